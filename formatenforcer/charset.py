@@ -1,0 +1,201 @@
+"""Sets of characters as sorted code-point intervals, with the UTF-8 queries the token walk needs.
+
+A parser answers "which characters may come next" with a ``CharSet``. Sets are often huge ("any character
+but a quote, a backslash or a control character"), so they are stored as sorted, disjoint, inclusive
+code-point intervals: membership is a binary search, and "could a character starting with these UTF-8 bytes
+be allowed" (needed when a token ends in the middle of a character) is an interval intersection.
+ASCII membership, the hot path of every walk, is a precomputed 128-entry table.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Iterable
+
+MAX_CODE_POINT = 0x10FFFF
+_SURROGATES = (0xD800, 0xDFFF)
+
+
+def _normalize(intervals: Iterable[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    """Sort, merge and clip intervals; surrogate code points are never characters."""
+    clipped: list[tuple[int, int]] = []
+    for lo, hi in intervals:
+        lo, hi = max(lo, 0), min(hi, MAX_CODE_POINT)
+        if lo > hi:
+            continue
+        # remove the surrogate block, which cannot appear in valid UTF-8 text
+        if lo <= _SURROGATES[1] and hi >= _SURROGATES[0]:
+            if lo < _SURROGATES[0]:
+                clipped.append((lo, _SURROGATES[0] - 1))
+            if hi > _SURROGATES[1]:
+                clipped.append((_SURROGATES[1] + 1, hi))
+        else:
+            clipped.append((lo, hi))
+    clipped.sort()
+    merged: list[tuple[int, int]] = []
+    for lo, hi in clipped:
+        if merged and lo <= merged[-1][1] + 1:
+            if hi > merged[-1][1]:
+                merged[-1] = (merged[-1][0], hi)
+        else:
+            merged.append((lo, hi))
+    return tuple(merged)
+
+
+def utf8_prefix_interval(prefix: bytes) -> tuple[int, int] | None:
+    """The code points whose UTF-8 encoding starts with ``prefix`` (an incomplete character), or None."""
+    lead = prefix[0]
+    n = len(prefix)
+    if 0xC2 <= lead <= 0xDF:
+        size, value, floor = 2, lead & 0x1F, 0x80
+    elif 0xE0 <= lead <= 0xEF:
+        size, value, floor = 3, lead & 0x0F, 0x800
+    elif 0xF0 <= lead <= 0xF4:
+        size, value, floor = 4, lead & 0x07, 0x10000
+    else:
+        return None
+    if n >= size:
+        return None
+    for byte in prefix[1:]:
+        if not 0x80 <= byte <= 0xBF:
+            return None
+        value = (value << 6) | (byte & 0x3F)
+    free_bits = 6 * (size - n)
+    lo = max(value << free_bits, floor)
+    hi = min(((value + 1) << free_bits) - 1, MAX_CODE_POINT)
+    if size == 3:
+        # a 3-byte prefix that only covers surrogates is not valid UTF-8
+        if lo >= _SURROGATES[0] and hi <= _SURROGATES[1]:
+            return None
+    return (lo, hi) if lo <= hi else None
+
+
+def utf8_length(lead: int) -> int:
+    """How many bytes the UTF-8 character starting with ``lead`` has (0 if ``lead`` cannot start one)."""
+    if lead < 0x80:
+        return 1
+    if 0xC2 <= lead <= 0xDF:
+        return 2
+    if 0xE0 <= lead <= 0xEF:
+        return 3
+    if 0xF0 <= lead <= 0xF4:
+        return 4
+    return 0
+
+
+class CharSet:
+    """An immutable set of characters. Build with ``of``, ``ranges``, ``ANY`` and the set operators."""
+
+    __slots__ = ("intervals", "ascii", "_starts", "_hash", "_prefix_cache")
+
+    def __init__(self, intervals: Iterable[tuple[int, int]] = ()) -> None:
+        self.intervals = _normalize(intervals)
+        self._starts = [lo for lo, _ in self.intervals]
+        table = bytearray(128)
+        for lo, hi in self.intervals:
+            if lo >= 128:
+                break
+            for cp in range(lo, min(hi, 127) + 1):
+                table[cp] = 1
+        self.ascii = bytes(table)
+        self._hash = hash(self.intervals)
+        self._prefix_cache: dict[bytes, bool] = {}
+
+    @classmethod
+    def of(cls, chars: Iterable[str]) -> CharSet:
+        """The set of the given characters."""
+        return cls((ord(c), ord(c)) for c in chars)
+
+    @classmethod
+    def ranges(cls, *pairs: tuple[str, str]) -> CharSet:
+        """The set of the characters in the given inclusive ranges, e.g. ``ranges(('0', '9'))``."""
+        return cls((ord(a), ord(b)) for a, b in pairs)
+
+    def __contains__(self, ch: str) -> bool:
+        cp = ord(ch)
+        if cp < 128:
+            return self.ascii[cp] == 1
+        i = bisect_right(self._starts, cp) - 1
+        return i >= 0 and cp <= self.intervals[i][1]
+
+    def intersects_interval(self, lo: int, hi: int) -> bool:
+        """Whether any character with a code point in ``[lo, hi]`` is in the set."""
+        i = bisect_right(self._starts, hi) - 1
+        return i >= 0 and self.intervals[i][1] >= lo
+
+    def allows_utf8_prefix(self, prefix: bytes) -> bool:
+        """Whether some character of the set has a UTF-8 encoding that starts with ``prefix``."""
+        cached = self._prefix_cache.get(prefix)
+        if cached is None:
+            interval = utf8_prefix_interval(prefix)
+            cached = interval is not None and self.intersects_interval(*interval)
+            if len(self._prefix_cache) < 4096:
+                self._prefix_cache[prefix] = cached
+        return cached
+
+    def __or__(self, other: CharSet) -> CharSet:
+        return CharSet(self.intervals + other.intervals)
+
+    def complement(self) -> CharSet:
+        """Every character not in this set."""
+        gaps: list[tuple[int, int]] = []
+        previous = -1
+        for lo, hi in self.intervals:
+            if lo > previous + 1:
+                gaps.append((previous + 1, lo - 1))
+            previous = hi
+        if previous < MAX_CODE_POINT:
+            gaps.append((previous + 1, MAX_CODE_POINT))
+        return CharSet(gaps)
+
+    def __sub__(self, other: CharSet) -> CharSet:
+        return self & other.complement()
+
+    def __and__(self, other: CharSet) -> CharSet:
+        out: list[tuple[int, int]] = []
+        a, b = self.intervals, other.intervals
+        i = j = 0
+        while i < len(a) and j < len(b):
+            lo, hi = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+            if lo <= hi:
+                out.append((lo, hi))
+            if a[i][1] < b[j][1]:
+                i += 1
+            else:
+                j += 1
+        return CharSet(out)
+
+    def __bool__(self) -> bool:
+        return bool(self.intervals)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CharSet) and self.intervals == other.intervals
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def size(self) -> int:
+        """How many characters the set holds."""
+        return sum(hi - lo + 1 for lo, hi in self.intervals)
+
+    def chars(self, limit: int = 1 << 16) -> list[str]:
+        """The characters of a small set, in code-point order (at most ``limit``)."""
+        out: list[str] = []
+        for lo, hi in self.intervals:
+            for cp in range(lo, hi + 1):
+                if len(out) >= limit:
+                    return out
+                out.append(chr(cp))
+        return out
+
+    def __repr__(self) -> str:
+        def show(cp: int) -> str:
+            return repr(chr(cp))[1:-1]
+
+        parts = [show(lo) if lo == hi else f"{show(lo)}-{show(hi)}" for lo, hi in self.intervals[:12]]
+        more = "..." if len(self.intervals) > 12 else ""
+        return f"CharSet[{''.join(parts)}{more}]"
+
+
+EMPTY = CharSet()
+ANY = CharSet([(0, MAX_CODE_POINT)])

@@ -1,0 +1,71 @@
+"""One of a list of literal strings, as a character trie shared by every state.
+
+A state is a node of the trie of choices: one integer. Unicode is handled per character, so choices with
+emoji or accented letters work like any other (the enforcer splits characters into bytes where tokens do).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable
+
+from .charset import CharSet
+from .errors import FormatError
+from .parser import CharacterParser
+
+
+class _ChoiceTrie:
+    __slots__ = ("children", "terminal", "charsets", "choices")
+
+    def __init__(self, choices: list[str]) -> None:
+        self.choices = choices
+        self.children: list[dict[str, int]] = [{}]
+        self.terminal: list[bool] = [False]
+        for text in choices:
+            node = 0
+            for ch in text:
+                nxt = self.children[node].get(ch)
+                if nxt is None:
+                    nxt = len(self.children)
+                    self.children[node][ch] = nxt
+                    self.children.append({})
+                    self.terminal.append(False)
+                node = nxt
+            self.terminal[node] = True
+        self.charsets = [CharSet.of(edges) for edges in self.children]
+
+
+class ChoiceParser(CharacterParser):
+    """Accepts exactly one of ``choices`` (a prefix of a longer choice may still end if it is a choice)."""
+
+    __slots__ = ("_trie", "_node")
+
+    def __init__(self, choices: Iterable[str] | _ChoiceTrie, _node: int = 0) -> None:
+        if isinstance(choices, _ChoiceTrie):
+            self._trie = choices
+        else:
+            if isinstance(choices, str):
+                raise FormatError("ChoiceParser takes a list of strings, not a single string")
+            listed = list(choices)
+            if not listed:
+                raise FormatError("ChoiceParser needs at least one choice")
+            for i, choice in enumerate(listed):
+                if not isinstance(choice, str):
+                    raise FormatError(f"choice #{i} is {type(choice).__name__}, not a string: {choice!r}")
+            self._trie = _ChoiceTrie(listed)
+        self._node = _node
+
+    def add_character(self, ch: str) -> ChoiceParser | None:
+        nxt = self._trie.children[self._node].get(ch)
+        return None if nxt is None else ChoiceParser(self._trie, nxt)
+
+    def allowed_characters(self) -> CharSet:
+        return self._trie.charsets[self._node]
+
+    def can_end(self) -> bool:
+        return self._trie.terminal[self._node]
+
+    def key(self) -> Hashable:
+        return ("choice", id(self._trie), self._node)
+
+    def __repr__(self) -> str:
+        return f"ChoiceParser({self._trie.choices!r}, node={self._node})"

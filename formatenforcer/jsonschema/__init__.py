@@ -1,0 +1,1 @@
+"""JSON Schema and JSON parsers (see issue 3)."""

@@ -1,0 +1,71 @@
+"""The character-level parser protocol every format is built on.
+
+A parser object *is* an immutable state: feeding it a character returns a new state and leaves the old one
+untouched, so the token walk can branch from one state into many without copying. Four methods make the
+contract; a fifth is an optional speed hint:
+
+    add_character(ch)    -> the state after ``ch``, or None if ``ch`` is refused here
+    allowed_characters() -> a CharSet that holds every character ``add_character`` accepts (exact, not a guess)
+    can_end()            -> whether the text read so far is a complete instance of the format
+    key()                -> a hashable value; two states with equal keys accept exactly the same continuations
+    free_run()           -> optional: a FreeRun promising that any run of characters from a set leads to a
+                            state that is known without reading it (inside a JSON string, ``.*`` in a regex);
+                            the token enforcer then answers from precomputed token sets instead of walking
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+
+from .charset import CharSet
+
+
+@dataclass(frozen=True)
+class FreeRun:
+    """A promise about a parser state ``s``: for every string ``w`` of characters from ``chars`` with
+    ``len(w) <= max_length`` (None: no limit), ``s.add_text(w)`` has the same key as ``after(len(w))``."""
+
+    chars: CharSet
+    max_length: int | None
+    after: Callable[[int], CharacterParser]
+
+
+class CharacterParser:
+    """Base class of every parser state. Subclasses implement the four abstract methods."""
+
+    __slots__ = ()
+
+    def add_character(self, ch: str) -> CharacterParser | None:
+        """The state after reading ``ch``; None when the format refuses ``ch`` here."""
+        raise NotImplementedError
+
+    def allowed_characters(self) -> CharSet:
+        """Exactly the characters ``add_character`` accepts in this state."""
+        raise NotImplementedError
+
+    def can_end(self) -> bool:
+        """Whether the text read so far is a complete instance of the format."""
+        raise NotImplementedError
+
+    def key(self) -> Hashable:
+        """Identifies the state: equal keys accept exactly the same continuations (used for caching)."""
+        raise NotImplementedError
+
+    def free_run(self) -> FreeRun | None:
+        """A FreeRun shortcut if this state loops over a large character class, else None."""
+        return None
+
+    def add_text(self, text: str) -> CharacterParser | None:
+        """The state after reading every character of ``text``; None as soon as one is refused."""
+        state: CharacterParser | None = self
+        for ch in text:
+            state = state.add_character(ch)
+            if state is None:
+                return None
+        return state
+
+    def accepts(self, text: str) -> bool:
+        """Whether ``text`` read from this state is a complete instance of the format."""
+        state = self.add_text(text)
+        return state is not None and state.can_end()

@@ -1,0 +1,196 @@
+"""The vocabulary index: the exact bytes each token adds to the output, in a byte trie, built once per tokenizer.
+
+Why bytes and not characters: byte-level BPE vocabularies (GPT-2, Llama 3, Qwen) and byte-fallback
+SentencePiece vocabularies (Llama 2) hold tokens that are only part of a UTF-8 character. Keying the trie by
+bytes lets an emoji split over three tokens be generated wherever the format allows the emoji: the walk
+carries the incomplete character's bytes along and checks them against the allowed characters as a prefix.
+
+Layout: each trie node is a dict ``{byte: child}``; the key ``-1`` holds the ids of the tokens that end at
+that node. Special tokens and tokens that add no text are left out of the trie, so they are never allowed;
+the end-of-sequence ids are handled by the enforcer (allowed exactly when the format may end).
+
+Free-run tables: for a character class C (say "any character allowed raw inside a JSON string"), the
+tokens made only of C characters, grouped by length, and the remaining tokens re-indexed by what follows
+their longest C prefix. The enforcer answers a state that loops over C from these tables (see enforcer.py).
+Each table is built lazily, once per vocabulary and class, in one pass over the vocabulary.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .charset import CharSet, utf8_length
+from .errors import VocabularyError
+
+IDS = -1
+"""The trie-node key under which the ids of the tokens ending at that node are stored."""
+
+Trie = dict
+
+
+def insert(trie: Trie, data: bytes, token_id: int) -> None:
+    """Adds ``token_id`` under the path ``data``."""
+    node = trie
+    for byte in data:
+        child = node.get(byte)
+        if child is None:
+            child = node[byte] = {}
+        node = child
+    ids = node.get(IDS)
+    if ids is None:
+        node[IDS] = [token_id]
+    else:
+        ids.append(token_id)
+
+
+def pack_ids(ids: Iterable[int], size: int) -> np.ndarray:
+    """A packed bitmask row (int32 words, bit ``i % 32`` of word ``i // 32``) with the given ids set."""
+    flags = np.zeros(((size + 31) // 32) * 32, dtype=np.bool_)
+    index = np.fromiter(ids, dtype=np.int64)
+    if index.size:
+        flags[index] = True
+    return np.packbits(flags, bitorder="little").view(np.int32)
+
+
+class FreeRunTable:
+    """Tokens sorted by how they behave in a state that loops over the character class ``chars``."""
+
+    def __init__(self, vocabulary: Vocabulary, chars: CharSet) -> None:
+        by_length: dict[int, list[int]] = {}
+        self.exits: dict[int, Trie] = {}
+        for token_id, data in enumerate(vocabulary.token_bytes):
+            if not data or utf8_length(data[0]) == 0:
+                continue  # never allowed, or starts inside a character: only the full walk handles those
+            text, tail = _split_complete(data)
+            run = 0
+            for ch in text:
+                if ch not in chars:
+                    break
+                run += 1
+            if run == len(text) and (not tail or chars.allows_utf8_prefix(tail)):
+                by_length.setdefault(run + (1 if tail else 0), []).append(token_id)
+                continue
+            rest = text[run:].encode("utf-8") + tail
+            insert(self.exits.setdefault(run, {}), rest, token_id)
+        self.longest_run = max(by_length, default=0)
+        size = vocabulary.size
+        cumulative: list[int] = []
+        self._upto: list[np.ndarray] = []
+        for length in range(self.longest_run + 1):
+            cumulative.extend(by_length.get(length, ()))
+            self._upto.append(pack_ids(cumulative, size))
+        for row in self._upto:
+            row.flags.writeable = False
+
+    def runs_upto(self, max_length: int | None) -> np.ndarray:
+        """Packed mask of the tokens made of at most ``max_length`` class characters (None: any length)."""
+        if max_length is None or max_length >= self.longest_run:
+            return self._upto[-1]
+        return self._upto[max(max_length, 0)]
+
+
+def _split_complete(data: bytes) -> tuple[str, bytes]:
+    """Splits token bytes into the complete characters and a trailing incomplete character (if any)."""
+    try:
+        return data.decode("utf-8"), b""
+    except UnicodeDecodeError:
+        pass
+    for cut in range(1, 4):
+        head, tail = data[:-cut], data[-cut:]
+        try:
+            text = head.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        if utf8_length(tail[0]) > len(tail):
+            return text, tail
+    # invalid UTF-8 inside the token: keep it walkable by the byte walk only
+    return "", data
+
+
+class Vocabulary:
+    """Per-tokenizer, read-only index of token texts. Build with ``from_tokens`` or ``from_transformers``."""
+
+    def __init__(
+        self,
+        token_bytes: Sequence[bytes | None],
+        eos_token_ids: Iterable[int],
+        *,
+        size: int | None = None,
+        strip_leading_space: bool = False,
+        name: str = "",
+    ) -> None:
+        self.token_bytes: list[bytes | None] = [t if t else None for t in token_bytes]
+        self.size = max(size or 0, len(self.token_bytes))
+        self.eos_token_ids = tuple(sorted({int(i) for i in eos_token_ids}))
+        for eos in self.eos_token_ids:
+            if not 0 <= eos < self.size:
+                raise VocabularyError(f"end-of-sequence id {eos} is outside the vocabulary of {self.size} tokens")
+            if eos < len(self.token_bytes):
+                self.token_bytes[eos] = None  # EOS adds no text; the enforcer allows it on its own terms
+        self.strip_leading_space = strip_leading_space
+        self.name = name
+        self.trie: Trie = {}
+        for token_id, data in enumerate(self.token_bytes):
+            if data is not None:
+                insert(self.trie, data, token_id)
+        self.eos_mask = pack_ids(self.eos_token_ids, self.size)
+        self.eos_mask.flags.writeable = False
+        self._tables: dict[CharSet, FreeRunTable] = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_tokens(
+        cls,
+        tokens: Sequence[str | bytes | None],
+        eos_token_ids: Iterable[int] = (),
+        *,
+        size: int | None = None,
+        strip_leading_space: bool = False,
+    ) -> Vocabulary:
+        """A vocabulary from plain token texts (index = id). ``str`` is UTF-8 encoded; ``bytes`` taken as is;
+        None or empty marks a token that is never allowed (special tokens other than EOS)."""
+        data: list[bytes | None] = []
+        for i, token in enumerate(tokens):
+            if token is None or isinstance(token, bytes):
+                data.append(token)
+            elif isinstance(token, str):
+                data.append(token.encode("utf-8"))
+            else:
+                raise VocabularyError(f"token #{i} is {type(token).__name__}; expected str, bytes or None")
+        return cls(data, eos_token_ids, size=size, strip_leading_space=strip_leading_space)
+
+    @classmethod
+    def from_transformers(
+        cls, tokenizer: Any, eos_token_ids: Iterable[int] | None = None, *, size: int | None = None
+    ) -> Vocabulary:
+        """The memoised vocabulary index of a transformers tokenizer (slow or fast)."""
+        from .hf_tokens import vocabulary_from_transformers
+
+        return vocabulary_from_transformers(tokenizer, eos_token_ids, size=size)
+
+    def free_run_table(self, chars: CharSet) -> FreeRunTable:
+        """The (lazily built, shared) free-run table for the character class ``chars``."""
+        table = self._tables.get(chars)
+        if table is None:
+            with self._lock:
+                table = self._tables.get(chars)
+                if table is None:
+                    table = FreeRunTable(self, chars)
+                    self._tables[chars] = table
+        return table
+
+    def text_of(self, token_id: int) -> bytes:
+        """The bytes ``token_id`` adds (empty for EOS, special and unknown ids)."""
+        if 0 <= token_id < len(self.token_bytes):
+            return self.token_bytes[token_id] or b""
+        return b""
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __repr__(self) -> str:
+        return f"Vocabulary({self.name or 'tokens'}, size={self.size}, eos={list(self.eos_token_ids)})"

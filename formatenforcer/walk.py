@@ -1,0 +1,128 @@
+"""The token walk: which tokens can come next from a parser state, as a packed bitmask.
+
+The byte trie of the vocabulary is walked depth first; at each node only the children whose byte can
+continue an allowed character are entered, so a refused character prunes its whole subtree at once. Bytes of
+a multi-byte character are carried as ``pending`` until the character is complete, then fed to the parser.
+
+States that loop over a large character class (inside a JSON string, ``.*``) are answered from the
+vocabulary's free-run tables: one precomputed mask for the tokens made only of that class, plus small walks
+over the tokens that leave it. No token is ever decoded here; the only per-node work is a table look-up and,
+for an allowed character, one parser step.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .charset import utf8_length
+from .parser import CharacterParser
+from .vocabulary import IDS, Trie, Vocabulary, pack_ids
+
+_CHR = [chr(b) for b in range(128)]
+_BYTE = [bytes((b,)) for b in range(256)]
+_LENGTH = [utf8_length(b) for b in range(256)]
+
+
+def walk(node: Trie, state: CharacterParser, pending: bytes, out: list[int]) -> None:
+    """Appends to ``out`` the ids of every token below ``node`` that ``state`` (with ``pending`` bytes of an
+    incomplete character already read) accepts as a prefix."""
+    charset = state.allowed_characters()
+    ascii_ok = charset.ascii
+    for byte, child in node.items():
+        if byte == IDS:
+            continue
+        if pending:
+            data = pending + _BYTE[byte]
+            if len(data) == _LENGTH[data[0]]:
+                try:
+                    ch = data.decode("utf-8")
+                except UnicodeDecodeError:
+                    continue
+                if ch not in charset:
+                    continue
+                nxt = state.add_character(ch)
+                if nxt is None:
+                    continue
+                ids = child.get(IDS)
+                if ids:
+                    out.extend(ids)
+                if len(child) > (1 if ids else 0):
+                    walk(child, nxt, b"", out)
+            elif 0x80 <= byte <= 0xBF and charset.allows_utf8_prefix(data):
+                ids = child.get(IDS)
+                if ids:
+                    out.extend(ids)
+                walk(child, state, data, out)
+        elif byte < 128:
+            if not ascii_ok[byte]:
+                continue
+            nxt = state.add_character(_CHR[byte])
+            if nxt is None:
+                continue
+            ids = child.get(IDS)
+            if ids:
+                out.extend(ids)
+            if len(child) > (1 if ids else 0):
+                walk(child, nxt, b"", out)
+        elif _LENGTH[byte] > 1 and charset.allows_utf8_prefix(_BYTE[byte]):
+            ids = child.get(IDS)
+            if ids:
+                out.extend(ids)
+            walk(child, state, _BYTE[byte], out)
+
+
+def allowed_mask(vocabulary: Vocabulary, state: CharacterParser, pending: bytes, at_start: bool) -> np.ndarray:
+    """The packed mask (int32 words) of the tokens allowed from ``state``, EOS included when it may end."""
+    out: list[int] = []
+    base = None
+    run = None if (pending or at_start) else state.free_run()
+    if run is not None:
+        table = vocabulary.free_run_table(run.chars)
+        base = table.runs_upto(run.max_length)
+        for length, exits in table.exits.items():
+            if run.max_length is not None and length > run.max_length:
+                continue
+            walk(exits, run.after(length), b"", out)
+    else:
+        walk(vocabulary.trie, state, pending, out)
+        if at_start and vocabulary.strip_leading_space:
+            # SentencePiece drops the space of the first decoded token: "▁{" at the start adds "{".
+            spaced = vocabulary.trie.get(0x20)
+            if spaced:
+                walk(spaced, state, b"", out)
+    mask = pack_ids(out, vocabulary.size)
+    if base is not None:
+        mask |= base
+    if not pending and state.can_end():
+        mask |= vocabulary.eos_mask
+    return mask
+
+
+def advance(state: CharacterParser, pending: bytes, data: bytes) -> tuple[CharacterParser, bytes] | None:
+    """Feeds the bytes of one token to ``state``; returns the new (state, pending bytes), or None if refused."""
+    for byte in data:
+        if pending:
+            pending += _BYTE[byte]
+            if not 0x80 <= byte <= 0xBF:
+                return None
+            if len(pending) < _LENGTH[pending[0]]:
+                if not state.allowed_characters().allows_utf8_prefix(pending):
+                    return None
+                continue
+            try:
+                ch = pending.decode("utf-8")
+            except UnicodeDecodeError:
+                return None
+            pending = b""
+        elif byte < 128:
+            ch = _CHR[byte]
+        else:
+            if _LENGTH[byte] < 2 or not state.allowed_characters().allows_utf8_prefix(_BYTE[byte]):
+                return None
+            pending = _BYTE[byte]
+            continue
+        nxt = state.add_character(ch)
+        if nxt is None:
+            return None
+        state = nxt
+    return state, pending

@@ -30,6 +30,7 @@ from .errors import (
     UnsupportedSchemaError,
     VocabularyError,
 )
+from .jsonschema import JsonConfig, JsonParser, JsonSchemaParser
 from .matcher import Matcher
 from .parser import CharacterParser, FreeRun
 from .regex import RegexParser
@@ -43,6 +44,9 @@ __all__ = [
     "FormatEnforcerError",
     "FormatError",
     "FreeRun",
+    "JsonConfig",
+    "JsonParser",
+    "JsonSchemaParser",
     "Matcher",
     "RegexError",
     "RegexParser",

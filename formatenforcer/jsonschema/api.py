@@ -1,0 +1,93 @@
+"""The public JSON entry points: ``JsonSchemaParser`` (a schema) and ``JsonParser`` (any JSON value).
+
+Both are CharacterParsers for the first character of the document; every later state is the inner parser's.
+Build order: load (dict / JSON text / pydantic class) -> normalize -> resolve every reference -> compile
+every reachable node -> report. All errors are raised here, at build time.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Hashable
+from typing import Any
+
+from ..charset import CharSet
+from ..errors import SchemaError, UnsupportedSchemaError
+from ..parser import CharacterParser, FreeRun
+from .compile import Compiler
+from .config import JsonConfig
+from .ir import AnyValue, Never, Node, deref
+from .merge import Merger
+from .normalize import Normalizer, load_schema
+
+
+class _Document(CharacterParser):
+    """A JSON document: delegates to the start state of its root value."""
+
+    __slots__ = ("_start", "compiler")
+
+    def _setup(self, compiler: Compiler, root: Node) -> None:
+        self.compiler = compiler
+        start = compiler.start(root)
+        if start is None:
+            reason = deref(root).reason if isinstance(deref(root), Never) else "no value matches"
+            raise SchemaError(f"the schema is unsatisfiable: {reason}", "#")
+        self._start = start
+
+    def add_character(self, ch: str) -> CharacterParser | None:
+        return self._start.add_character(ch)
+
+    def allowed_characters(self) -> CharSet:
+        return self._start.allowed_characters()
+
+    def can_end(self) -> bool:
+        return self._start.can_end()
+
+    def key(self) -> Hashable:
+        return self._start.key()
+
+    def free_run(self) -> FreeRun | None:
+        return self._start.free_run()
+
+
+class JsonSchemaParser(_Document):
+    """Accepts exactly the JSON texts valid under ``schema`` (laid out as ``config`` allows).
+
+    ``schema``: a dict or bool, a JSON string, or a pydantic ``BaseModel`` subclass (``model_json_schema()``).
+    ``lenient``: when False (default) any keyword that cannot be enforced raises ``UnsupportedSchemaError``
+    listing each one with its JSON pointer; when True they are reported once with ``warnings.warn`` and the
+    rest of the schema is enforced (an unenforced keyword then constrains nothing).
+    Raises ``SchemaError`` (with the pointer) for a malformed or unsatisfiable schema.
+    """
+
+    __slots__ = ("schema", "problems")
+
+    def __init__(self, schema: Any, *, lenient: bool = False, config: JsonConfig | None = None) -> None:
+        raw = load_schema(schema)
+        normalizer = Normalizer(raw)
+        root = normalizer.node(raw)
+        normalizer.finish()
+        origins = normalizer.origin
+        compiler = Compiler(config or JsonConfig(), normalizer.merger, lambda n: origins.get(id(n), "#"))
+        problems = list(normalizer.problems)
+        problems.extend(compiler.check_all(root, lenient=lenient))
+        problems = list(dict.fromkeys(problems))
+        if problems and not lenient:
+            raise UnsupportedSchemaError(problems)
+        if problems:
+            listed = ", ".join(f"'{k}' at {p}" for p, k in problems)
+            warnings.warn(f"formatenforcer: not enforcing {listed}", stacklevel=2)
+        self.schema = raw
+        self.problems = problems
+        self._setup(compiler, root)
+
+
+class JsonParser(_Document):
+    """Accepts any single JSON value (vLLM's ``json_object`` mode when the value must be an object: use
+    ``JsonSchemaParser({"type": "object"})``)."""
+
+    __slots__ = ()
+
+    def __init__(self, config: JsonConfig | None = None) -> None:
+        root = AnyValue()
+        self._setup(Compiler(config or JsonConfig(), Merger(), lambda n: "#"), root)

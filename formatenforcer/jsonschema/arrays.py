@@ -1,0 +1,237 @@
+"""JSON arrays: ``prefixItems``/``items`` per position, ``minItems``/``maxItems``, ``contains`` with
+``minContains``/``maxContains``, ``uniqueItems`` over scalar items.
+
+A state is (context, phase, items done, whitespace run, current item state, extra). Items never dead-end:
+``,`` is offered only when another item can exist and ``]`` only once the array may close. ``contains`` is
+counted by running the contains parser beside each item; when the remaining room equals the matches still
+needed, the next item must match ``contains`` (its schema becomes items AND contains), and once
+``maxContains`` is reached the next ones must not (items AND NOT contains). ``uniqueItems`` keeps the
+values seen and gives the next item a schema that excludes them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Hashable
+from typing import TYPE_CHECKING
+
+from ..charset import EMPTY, CharSet
+from ..parser import CharacterParser
+from .ir import AnyValue, Array, Boolean, Never, Node, Null, Number, String, Union, deref
+from .merge import Unsupported, union_of
+from .validate import to_fraction
+
+if TYPE_CHECKING:
+    from .compile import Compiler
+
+OPEN, FIRST, VALUE, AFTER, NEXT, DONE = range(6)
+_OPEN = CharSet.of("[")
+_CLOSE = CharSet.of("]")
+_COMMA = CharSet.of(",")
+
+
+def _scalar_only(node: Node) -> bool:
+    node = deref(node)
+    if isinstance(node, Union):
+        return all(_scalar_only(o) for o in node.options)
+    if isinstance(node, String):
+        return node.values is not None or (node.max_length is None and not node.patterns and not node.formats)
+    return isinstance(node, (Null, Boolean, Number))
+
+
+def _literal(value: object) -> Node:
+    if value is None:
+        return Null()
+    if isinstance(value, bool):
+        return Boolean(frozenset({value}))
+    if isinstance(value, (int, float)):
+        point = to_fraction(value)
+        return Number(low=point, high=point)
+    return String(values=frozenset({value}))  # type: ignore[arg-type]
+
+
+class ArrayContext:
+    """Compiled facts of one Array node, shared by all its states."""
+
+    def __init__(self, node: Array, compiler: Compiler) -> None:
+        self.node = node
+        self.compiler = compiler
+        self.ws = compiler.ws
+        self.min_items = node.min_items
+        self.max_items = node.max_items
+        self.contains = node.contains
+        self.track = node.contains is not None and (node.min_contains > 0 or node.max_contains is not None)
+        if node.unique and (node.max_items is None or node.max_items > 1):
+            for i in range(len(node.prefix) + 1):
+                schema = node.prefix[i] if i < len(node.prefix) else node.items
+                if not _scalar_only(schema) and not isinstance(deref(schema), Never):
+                    raise Unsupported("uniqueItems", "uniqueItems is enforced for scalar items only")
+            self.unique = True
+        else:
+            self.unique = False
+        if self.track and node.max_contains is not None and node.max_contains < node.min_contains:
+            self.max_items = -1  # unsatisfiable, start() reports it
+        self._items: dict[tuple, CharacterParser | None] = {}
+        self._tracker = compiler.start(node.contains) if self.track else None
+
+    def start(self) -> CharacterParser | None:
+        if self.max_items is not None and self.max_items < self.min_items:
+            return None
+        first = ArrayParser(self, OPEN, 0, 0, None, (0, frozenset()))
+        if self.min_items > 0 and first._item(0) is None:
+            return None
+        return first
+
+    def item_start(self, index: int, count: int, seen: frozenset) -> tuple[CharacterParser | None, bool]:
+        """The start of item ``index`` and whether it still needs the contains tracker."""
+        key = (min(index, len(self.node.prefix)), self._mode(index, count), seen)
+        hit = self._items.get(key)
+        if hit is None and key not in self._items:
+            hit = self._items[key] = self._build_item(*key)
+        return hit, key[1] == "free" and self.track
+
+    def _mode(self, index: int, count: int) -> str:
+        node = self.node
+        if not self.track:
+            return "free"
+        if node.max_contains is not None and count >= node.max_contains:
+            return "avoid"
+        if self.max_items is not None and node.min_contains - count >= self.max_items - index:
+            return "match"
+        return "free"
+
+    def _build_item(self, position: int, mode: str, seen: frozenset) -> CharacterParser | None:
+        node, merger = self.node, self.compiler.merger
+        schema = node.prefix[position] if position < len(node.prefix) else node.items
+        if mode == "match":
+            schema = merger.intersect(schema, node.contains)
+        elif mode == "avoid":
+            schema = merger.intersect(schema, merger.negate(node.contains))
+        if seen:
+            listed = union_of([_literal(json.loads(text)) for text in seen])
+            schema = merger.intersect(schema, merger.negate(listed))
+        return self.compiler.start(schema)
+
+
+class ArrayParser(CharacterParser):
+    """One JSON array; ``extra`` is (contains matches so far, texts of the items seen when unique)."""
+
+    __slots__ = ("_ctx", "_phase", "_index", "_ws", "_child", "_extra", "_tracker", "_text", "_allowed", "_key")
+
+    def __init__(self, ctx: ArrayContext, phase: int, index: int, ws: int, child: CharacterParser | None,
+                 extra: tuple, tracker: CharacterParser | None = None, text: str = "") -> None:  # fmt: skip
+        self._ctx, self._phase, self._index, self._ws = ctx, phase, index, ws
+        self._child, self._extra, self._tracker, self._text = child, extra, tracker, text
+        self._allowed: CharSet | None = None
+        self._key: Hashable | None = None
+
+    def _item(self, index: int) -> CharacterParser | None:
+        ctx = self._ctx
+        if ctx.max_items is not None and index >= ctx.max_items:
+            return None
+        return ctx.item_start(index, self._extra[0], self._extra[1])[0]
+
+    def _closable(self, count: int) -> bool:
+        ctx = self._ctx
+        return count >= ctx.min_items and (not ctx.track or self._extra[0] >= ctx.node.min_contains)
+
+    def _finish_item(self) -> ArrayParser:
+        ctx = self._ctx
+        count, seen = self._extra
+        _, tracked = ctx.item_start(self._index, count, seen)
+        mode = ctx._mode(self._index, count) if ctx.track else "free"
+        if mode == "match" or (tracked and self._tracker is not None and self._tracker.can_end()):
+            count += 1
+        if ctx.unique:
+            seen = seen | {json.dumps(json.loads(self._text))}
+        return ArrayParser(ctx, AFTER, self._index + 1, 0, None, (count, seen))
+
+    def _begin_item(self, ch: str) -> ArrayParser | None:
+        ctx = self._ctx
+        if ctx.max_items is not None and self._index >= ctx.max_items:
+            return None
+        start, tracked = ctx.item_start(self._index, *self._extra)
+        if start is None:
+            return None
+        child = start.add_character(ch)
+        if child is None:
+            return None
+        tracker = ctx._tracker.add_character(ch) if tracked and ctx._tracker is not None else None
+        return ArrayParser(ctx, VALUE, self._index, 0, child, self._extra, tracker, ch if ctx.unique else "")
+
+    def add_character(self, ch: str) -> ArrayParser | None:
+        phase, ctx = self._phase, self._ctx
+        if phase == VALUE:
+            child = self._child.add_character(ch)
+            if child is not None:
+                tracker = self._tracker.add_character(ch) if self._tracker is not None else None
+                text = self._text + ch if ctx.unique else ""
+                return ArrayParser(ctx, VALUE, self._index, 0, child, self._extra, tracker, text)
+            if not self._child.can_end():
+                return None
+            return self._finish_item().add_character(ch)
+        if phase == OPEN:
+            return ArrayParser(ctx, FIRST, 0, 0, None, self._extra) if ch == "[" else None
+        if phase == DONE:
+            return None
+        ws = ctx.ws.step(self._ws, ch)
+        if ws is not None:
+            return ArrayParser(ctx, phase, self._index, ws, None, self._extra)
+        if not ctx.ws.can_stop(self._ws):
+            return None
+        if phase in (FIRST, AFTER) and ch == "]":
+            if not self._closable(self._index):
+                return None
+            return ArrayParser(ctx, DONE, self._index, 0, None, (0, frozenset()))
+        if phase == AFTER:
+            if ch == "," and self._item(self._index) is not None:
+                return ArrayParser(ctx, NEXT, self._index, 0, None, self._extra)
+            return None
+        return self._begin_item(ch)
+
+    def allowed_characters(self) -> CharSet:
+        if self._allowed is None:
+            self._allowed = self._compute_allowed()
+        return self._allowed
+
+    def _compute_allowed(self) -> CharSet:
+        phase, ctx = self._phase, self._ctx
+        if phase == OPEN:
+            return _OPEN
+        if phase == DONE:
+            return EMPTY
+        if phase == VALUE:
+            out = self._child.allowed_characters()
+            if self._child.can_end():
+                out = out | self._finish_item().allowed_characters()
+            return out
+        out = ctx.ws.allowed(self._ws)
+        if not ctx.ws.can_stop(self._ws):
+            return out
+        if phase in (FIRST, AFTER) and self._closable(self._index):
+            out = out | _CLOSE
+        item = self._item(self._index)
+        if item is not None:
+            out = out | (_COMMA if phase == AFTER else item.allowed_characters())
+        return out
+
+    def can_end(self) -> bool:
+        return self._phase == DONE
+
+    def key(self) -> Hashable:
+        if self._key is None:
+            child = None if self._child is None else self._child.key()
+            tracker = None if self._tracker is None else self._tracker.key()
+            index = self._index
+            ctx = self._ctx
+            if not ctx.unique and not ctx.track and ctx.max_items is None and index > max(ctx.min_items,
+                                                                                          len(ctx.node.prefix)):
+                index = -1  # past every positional rule: later items all behave alike
+            self._key = ("arr", id(ctx), self._phase, index, self._ws, child, self._extra, tracker)
+        return self._key
+
+    def __repr__(self) -> str:
+        return f"ArrayParser(phase={self._phase}, index={self._index}, child={self._child!r})"
+
+
+__all__ = ["AnyValue", "ArrayContext", "ArrayParser"]

@@ -1,0 +1,44 @@
+"""JsonConfig: the one frozen object that shapes JSON output (property order, whitespace)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from ..errors import FormatError
+
+
+@dataclass(frozen=True)
+class JsonConfig:
+    """How JSON text may be laid out. Every field has a default that accepts both ``json.dumps(x)`` and
+    ``json.dumps(x, indent=2)``.
+
+    property_order: ``"any"`` (default) lets properties come in any order the schema allows, each at most
+        once, with every required one present before ``}``; ``"schema"`` fixes named properties to the order
+        the schema lists them (extra properties, where allowed, come after them).
+    whitespace: ``"flexible"`` (default) allows runs of spaces, tabs, newlines and carriage returns between
+        tokens, capped by ``max_whitespace``; ``"compact"`` allows no whitespace at all (``separators=(",",
+        ":")`` output only), which is the cheapest for the model and the mask cache.
+    max_whitespace: the longest run of consecutive whitespace characters in flexible mode. One run is the
+        newline plus the indentation before a key or item, so ``indent=2`` at nesting depth ``d`` needs
+        ``1 + 2*d`` characters; the default 20 fits nine levels of ``indent=2`` while stopping a model that
+        loops on spaces after twenty of them. Costs nothing to raise, except more room to loop.
+    whitespace_pattern: a regular expression that every run of whitespace between tokens must match in full
+        (vLLM's ``whitespace_pattern``), e.g. ``r"[ ]?"``; overrides ``whitespace``/``max_whitespace``. It
+        must match the empty string and only whitespace characters.
+    """
+
+    property_order: Literal["any", "schema"] = "any"
+    whitespace: Literal["compact", "flexible"] = "flexible"
+    max_whitespace: int = 20
+    whitespace_pattern: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.property_order not in ("any", "schema"):
+            raise FormatError(f"JsonConfig.property_order must be 'any' or 'schema', not {self.property_order!r}")
+        if self.whitespace not in ("compact", "flexible"):
+            raise FormatError(f"JsonConfig.whitespace must be 'compact' or 'flexible', not {self.whitespace!r}")
+        if not isinstance(self.max_whitespace, int) or self.max_whitespace < 0:
+            raise FormatError(f"JsonConfig.max_whitespace must be an int >= 0, not {self.max_whitespace!r}")
+        if self.whitespace_pattern is not None and not isinstance(self.whitespace_pattern, str):
+            raise FormatError("JsonConfig.whitespace_pattern must be a string or None")

@@ -1,0 +1,233 @@
+"""What the *decoded* characters of a JSON string may be: small automata the string parser steps through.
+
+The string parser (strings.py) handles quotes and escapes and feeds each decoded character here; a content
+automaton answers which decoded characters may come next (exactly, and only those from which the string can
+still be completed), whether the string may close, and, when it loops over every character, a free run.
+
+    LengthContent    any characters, minLength/maxLength (state: count, capped)
+    RegexContent     a pattern or format DFA together with lengths (state: DFA state, count)
+    TrieContent      one of a list of strings (enum, const, property names) (state: trie node)
+    ExcludeContent   any string except a few (``not`` of const/enum) (state: count, trie node)
+
+Lengths count code points, so an escape such as ``\\u00e9`` is one character.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable
+
+from ..charset import ANY, EMPTY, CharSet
+from ..regex import CompiledRegex
+
+JSON_STRING_CHARS = ANY - CharSet([(0x22, 0x22), (0x5C, 0x5C), (0, 0x1F)])
+"""The characters a JSON string may hold unescaped: one shared set, so a vocabulary builds one table for it."""
+
+FreeContent = tuple[CharSet, "int | None", Callable[[int], Hashable]]
+
+
+class Content:
+    """Interface of a content automaton; states are small hashable values."""
+
+    __slots__ = ()
+
+    def ident(self) -> Hashable:
+        """Identifies the automaton inside parser keys (its id: automata live as long as their schema)."""
+        return id(self)
+
+    def start(self) -> Hashable:
+        raise NotImplementedError
+
+    def step(self, state: Hashable, ch: str) -> Hashable | None:
+        raise NotImplementedError
+
+    def allowed(self, state: Hashable) -> CharSet:
+        raise NotImplementedError
+
+    def accepting(self, state: Hashable) -> bool:
+        raise NotImplementedError
+
+    def free(self, state: Hashable) -> FreeContent | None:
+        return None
+
+
+class LengthContent(Content):
+    """Any characters, between ``low`` and ``high`` of them. The count is capped where it stops mattering."""
+
+    __slots__ = ("low", "high", "_cap")
+
+    def __init__(self, low: int = 0, high: int | None = None) -> None:
+        self.low, self.high = low, high
+        self._cap = high if high is not None else low
+
+    def start(self) -> int:
+        return 0
+
+    def step(self, state: int, ch: str) -> int | None:
+        if self.high is not None and state >= self.high:
+            return None
+        return min(state + 1, self._cap)
+
+    def allowed(self, state: int) -> CharSet:
+        return ANY if self.high is None or state < self.high else EMPTY
+
+    def accepting(self, state: int) -> bool:
+        return state >= self.low
+
+    def free(self, state: int) -> FreeContent | None:
+        room = None if self.high is None else self.high - state
+        if room == 0:
+            return None
+        cap = self._cap
+        return JSON_STRING_CHARS, room, lambda n: min(state + n, cap)
+
+
+class RegexContent(Content):
+    """A DFA (pattern or format) plus lengths: a character is allowed when a final state stays reachable
+    within the remaining length budget (checked by breadth-first layers, memoised)."""
+
+    __slots__ = ("dfa", "low", "high", "_cap", "_memo", "_allowed")
+
+    def __init__(self, dfa: CompiledRegex, low: int = 0, high: int | None = None) -> None:
+        self.dfa, self.low, self.high = dfa, low, high
+        self._cap = high if high is not None else low
+        self._memo: dict[tuple[int, int, int | None], bool] = {}
+        self._allowed: dict[tuple[int, int], CharSet] = {}
+
+    def _can_finish(self, state: int, low: int, high: int | None) -> bool:
+        low = max(low, 0)
+        if high is not None and high < low:
+            return False
+        if low == 0 and high is None:
+            return True  # the DFA is pruned: every state reaches a final one
+        key = (state, low, high)
+        hit = self._memo.get(key)
+        if hit is not None:
+            return hit
+        finals, transitions = self.dfa.finals, self.dfa.transitions
+        layer = frozenset((state,))
+        seen: set[frozenset[int]] = set()
+        step, result = 0, False
+        while high is None or step <= high:
+            if step >= low:
+                if layer & finals:
+                    result = True
+                    break
+                if layer in seen:
+                    break
+                seen.add(layer)
+            layer = frozenset(t for s in layer for t in transitions[s].values())
+            if not layer:
+                break
+            step += 1
+        self._memo[key] = result
+        return result
+
+    def start(self) -> tuple[int, int]:
+        return (0, 0)
+
+    def step(self, state: tuple[int, int], ch: str) -> tuple[int, int] | None:
+        dfa_state, count = state
+        target = self.dfa.step(dfa_state, ch)
+        if target is None:
+            return None
+        count = count + 1
+        if not self._can_finish(target, self.low - count, None if self.high is None else self.high - count):
+            return None
+        return (target, min(count, self._cap))
+
+    def allowed(self, state: tuple[int, int]) -> CharSet:
+        hit = self._allowed.get(state)
+        if hit is None:
+            dfa_state, count = state
+            intervals: list[tuple[int, int]] = []
+            count += 1
+            high = None if self.high is None else self.high - count
+            for symbol, target in self.dfa.transitions[dfa_state].items():
+                if self._can_finish(target, self.low - count, high):
+                    intervals.extend(self.dfa.chars_of_symbol[symbol].intervals)
+            hit = CharSet(intervals) if intervals else EMPTY
+            self._allowed[state] = hit
+        return hit
+
+    def accepting(self, state: tuple[int, int]) -> bool:
+        return state[0] in self.dfa.finals and state[1] >= self.low
+
+    def free(self, state: tuple[int, int]) -> FreeContent | None:
+        if self.high is not None or state[1] < self.low:
+            return None
+        loop = self.dfa.self_loop(state[0])
+        if loop is None:
+            return None
+        chars = JSON_STRING_CHARS if not (JSON_STRING_CHARS - loop) else loop & JSON_STRING_CHARS
+        if chars.size() < 8:
+            return None
+        return chars, None, lambda n: state
+
+
+class _Trie:
+    """A character trie of strings; node 0 is the root."""
+
+    __slots__ = ("children", "terminal", "charsets")
+
+    def __init__(self, words: Iterable[str]) -> None:
+        self.children: list[dict[str, int]] = [{}]
+        self.terminal: list[bool] = [False]
+        for word in words:
+            node = 0
+            for ch in word:
+                nxt = self.children[node].get(ch)
+                if nxt is None:
+                    nxt = len(self.children)
+                    self.children[node][ch] = nxt
+                    self.children.append({})
+                    self.terminal.append(False)
+                node = nxt
+            self.terminal[node] = True
+        self.charsets = [CharSet.of(edges) for edges in self.children]
+
+
+class TrieContent(Content):
+    """Exactly one of ``words``."""
+
+    __slots__ = ("trie",)
+
+    def __init__(self, words: Iterable[str]) -> None:
+        self.trie = _Trie(sorted(words))
+
+    def start(self) -> int:
+        return 0
+
+    def step(self, state: int, ch: str) -> int | None:
+        return self.trie.children[state].get(ch)
+
+    def allowed(self, state: int) -> CharSet:
+        return self.trie.charsets[state]
+
+    def accepting(self, state: int) -> bool:
+        return self.trie.terminal[state]
+
+
+class ExcludeContent(Content):
+    """At least ``low`` characters of any kind, except the strings in ``excluded``. No upper length, so
+    a string equal to an excluded one can always go on: no dead end."""
+
+    __slots__ = ("low", "trie")
+
+    def __init__(self, excluded: Iterable[str], low: int = 0) -> None:
+        self.low = low
+        self.trie = _Trie(excluded)
+
+    def start(self) -> tuple[int, int]:
+        return (0, 0)
+
+    def step(self, state: tuple[int, int], ch: str) -> tuple[int, int]:
+        count, node = state
+        nxt = -1 if node < 0 else self.trie.children[node].get(ch, -1)
+        return (min(count + 1, self.low), nxt)
+
+    def allowed(self, state: tuple[int, int]) -> CharSet:
+        return ANY
+
+    def accepting(self, state: tuple[int, int]) -> bool:
+        count, node = state
+        return count >= self.low and (node < 0 or not self.trie.terminal[node])

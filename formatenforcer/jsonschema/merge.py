@@ -1,0 +1,287 @@
+"""Algebra on the intermediate form: intersection (``allOf``), union, complement (``not``), disjointness.
+
+Intersection is exact for every pair of kinds except where noted by raising ``Unsupported`` (two different
+``contains`` on one array). Sub-schemas of containers are intersected lazily (a ``Ref`` whose resolution
+merges), which keeps recursive schemas finite; results are memoised per normalizer.
+"""
+
+from __future__ import annotations
+
+from .ir import AnyValue, Array, Boolean, Never, Node, Null, Number, Object, Ref, Side, String, Union, deref
+from .validate import accepts, string_ok
+
+MAX_UNION = 256
+"""A union that would grow past this many branches (anyOf of anyOf of ...) is refused as unsupported."""
+
+
+class Unsupported(Exception):
+    """A combination the parsers cannot enforce without risking a dead end; ``keyword`` names it."""
+
+    def __init__(self, keyword: str, reason: str) -> None:
+        super().__init__(reason)
+        self.keyword = keyword
+        self.reason = reason
+
+
+def union_of(options: list[Node] | tuple[Node, ...]) -> Node:
+    """The union of ``options``: nested unions flattened, ``Never`` dropped, one option returned as is."""
+    flat: list[Node] = []
+    for option in options:
+        concrete = option if isinstance(option, Ref) else option
+        if isinstance(concrete, Union):
+            flat.extend(concrete.options)
+        elif isinstance(concrete, AnyValue):
+            return concrete
+        elif not isinstance(concrete, Never):
+            flat.append(concrete)
+    if not flat:
+        reasons = [o.reason for o in options if isinstance(o, Never)]
+        return Never(reasons[0] if len(reasons) == 1 else "no alternative can match")
+    if len(flat) > MAX_UNION:
+        raise Unsupported("anyOf", f"the schema expands into more than {MAX_UNION} alternatives")
+    return flat[0] if len(flat) == 1 else Union(tuple(flat))
+
+
+def _min_opt(a: int | None, b: int | None) -> int | None:
+    return b if a is None else a if b is None else min(a, b)
+
+
+def _lcm(a, b):  # noqa: ANN001, ANN202 - Fractions
+    from fractions import Fraction
+    from math import gcd
+
+    return Fraction(a.numerator * b.numerator // gcd(a.numerator, b.numerator), gcd(a.denominator, b.denominator))
+
+
+class Merger:
+    """Intersections with a memo, one per normalizer (never shared between schemas)."""
+
+    def __init__(self) -> None:
+        self._lazy: dict[tuple[int, int], Node] = {}
+        self._keep: list[Node] = []
+
+    def lazy_and(self, a: Node, b: Node) -> Node:
+        """``a`` and ``b`` together, merged when first needed."""
+        if isinstance(a, AnyValue) or a is b:
+            return b
+        if isinstance(b, AnyValue):
+            return a
+        key = (id(a), id(b))
+        hit = self._lazy.get(key)
+        if hit is None:
+            self._keep.extend((a, b))
+            hit = self._lazy[key] = Ref("allOf", lambda: self.intersect(a, b))
+        return hit
+
+    def intersect(self, a: Node, b: Node) -> Node:
+        """The values that are instances of both ``a`` and ``b``."""
+        a, b = deref(a), deref(b)
+        if isinstance(a, AnyValue) or isinstance(b, Never):
+            return b
+        if isinstance(b, AnyValue) or isinstance(a, Never):
+            return a
+        if isinstance(a, Union):
+            return union_of([self.intersect(option, b) for option in a.options])
+        if isinstance(b, Union):
+            return union_of([self.intersect(a, option) for option in b.options])
+        if type(a) is not type(b):
+            return Never(f"a value cannot be both {type(a).__name__.lower()} and {type(b).__name__.lower()}")
+        if isinstance(a, Null):
+            return a
+        if isinstance(a, Boolean):
+            values = a.values & b.values
+            return Boolean(values) if values else Never("no boolean value is left")
+        if isinstance(a, Number):
+            return _numbers(a, b)
+        if isinstance(a, String):
+            return _strings(a, b)
+        if isinstance(a, Array):
+            return self._arrays(a, b)
+        return self._objects(a, b)
+
+    def _arrays(self, a: Array, b: Array) -> Node:
+        if a.contains is not None and b.contains is not None:
+            raise Unsupported("contains", "two different 'contains' constraints on one array")
+        prefix = tuple(
+            self.lazy_and(a.prefix[i] if i < len(a.prefix) else a.items, b.prefix[i] if i < len(b.prefix) else b.items)
+            for i in range(max(len(a.prefix), len(b.prefix)))
+        )
+        with_contains = a if a.contains is not None else b
+        return checked_array(
+            Array(
+                prefix,
+                self.lazy_and(a.items, b.items),
+                max(a.min_items, b.min_items),
+                _min_opt(a.max_items, b.max_items),
+                a.unique or b.unique,
+                with_contains.contains,
+                with_contains.min_contains,
+                with_contains.max_contains,
+            )
+        )
+
+    def _objects(self, a: Object, b: Object) -> Node:
+        names: Node | None
+        if a.property_names is None or b.property_names is None:
+            names = a.property_names or b.property_names
+        else:
+            names = self.lazy_and(a.property_names, b.property_names)
+        return Object(
+            a.sides + b.sides,
+            a.required | b.required,
+            names,
+            max(a.min_properties, b.min_properties),
+            _min_opt(a.max_properties, b.max_properties),
+            a.dependent_required + b.dependent_required,
+        )
+
+    def negate(self, node: Node) -> Node:
+        """The values that are *not* instances of ``node``; raises Unsupported beyond kinds and literals."""
+        node = deref(node)
+        if isinstance(node, AnyValue):
+            return Never("'not' of a schema that allows everything")
+        if isinstance(node, Never):
+            return AnyValue()
+        options = node.options if isinstance(node, Union) else (node,)
+        kinds: dict[type, Node] = {
+            Null: Null(),
+            Boolean: Boolean(),
+            Number: Number(),
+            String: String(),
+            Array: Array(),
+            Object: Object(),
+        }
+        for option in options:
+            option = deref(option)
+            kind = type(option)
+            current = kinds.get(kind)
+            if current is None:
+                continue
+            if kind is Null or (kind is Boolean and option.values == current.values):
+                del kinds[kind]
+            elif kind is Boolean:
+                kinds[kind] = Boolean(current.values - option.values)
+            elif kind is Number and _plain_number(option):
+                if option.integer:
+                    raise Unsupported("not", "'not' of integers would need 'non-integer numbers'")
+                del kinds[kind]
+            elif kind is Number and option.low is not None and option.low == option.high and not option.integer:
+                kinds[kind] = Number(excluded=current.excluded | {option.low})
+            elif kind is String and option.values is not None:
+                kinds[kind] = String(excluded=current.excluded | option.values)
+            elif _plain(option):
+                del kinds[kind]
+            elif kind is Object and _required_only(option):
+                (name,) = option.required
+                side = Side(properties=((name, Never(f"'not' forbids property {name!r}")),))
+                kinds[kind] = self.intersect(current, Object((side,)))
+            else:
+                raise Unsupported("not", f"'not' of a constrained {kind.__name__.lower()} schema")
+        return union_of(list(kinds.values()))
+
+    def disjoint(self, a: Node, b: Node, depth: int = 0) -> bool:
+        """True only when no value can match both (conservative: False when unsure)."""
+        a, b = deref(a), deref(b)
+        if isinstance(a, Never) or isinstance(b, Never):
+            return True
+        if isinstance(a, AnyValue) or isinstance(b, AnyValue) or depth > 8:
+            return False
+        if isinstance(a, Union):
+            return all(self.disjoint(option, b, depth + 1) for option in a.options)
+        if isinstance(b, Union):
+            return all(self.disjoint(a, option, depth + 1) for option in b.options)
+        if type(a) is not type(b):
+            return True
+        if isinstance(a, Boolean):
+            return not (a.values & b.values)
+        if isinstance(a, String):
+            for one, other in ((a, b), (b, a)):
+                if one.values is not None and not any(string_ok(other, v) for v in one.values):
+                    return True
+            return False
+        if isinstance(a, Number):
+            return isinstance(_numbers(a, b), Never)
+        if isinstance(a, Object):
+            for name in a.required & b.required:
+                va = _first_property(a, name)
+                vb = _first_property(b, name)
+                if va is not None and vb is not None and self.disjoint(va, vb, depth + 1):
+                    return True
+        return False
+
+
+def _first_property(node: Object, name: str) -> Node | None:
+    for side in node.sides:
+        for key, schema in side.properties:
+            if key == name:
+                return schema
+    return None
+
+
+def _plain(node: Node) -> bool:
+    """A kind with no constraint at all (``{"type": "array"}``)."""
+    if isinstance(node, String):
+        return node.values is None and not (node.min_length or node.max_length is not None or node.patterns or
+                                            node.formats or node.excluded)  # fmt: skip
+    if isinstance(node, Array):
+        return (not node.prefix and isinstance(deref(node.items), AnyValue) and not node.min_items
+                and node.max_items is None and not node.unique and node.contains is None)  # fmt: skip
+    if isinstance(node, Object):
+        return (not node.required and node.property_names is None and not node.min_properties
+                and node.max_properties is None and not node.dependent_required
+                and all(not s.properties and not s.patterns and isinstance(deref(s.additional), AnyValue)
+                        for s in node.sides))  # fmt: skip
+    return False
+
+
+def _plain_number(node: Number) -> bool:
+    return node.low is None and node.high is None and node.multiple_of in (None, 1) and not node.excluded
+
+
+def _required_only(node: Object) -> bool:
+    return len(node.required) == 1 and _plain(Object(node.sides))
+
+
+def checked_array(node: Array) -> Node:
+    """``node``, or Never when its bounds contradict each other or a needed item cannot exist."""
+    if node.max_items is not None and node.min_items > node.max_items:
+        return Never(f"minItems {node.min_items} > maxItems {node.max_items}")
+    for i in range(min(node.min_items, len(node.prefix))):
+        target = node.prefix[i]
+        if isinstance(target, Never):
+            return Never(f"item {i} is required by minItems but cannot exist: {target.reason}")
+    return node
+
+
+def _numbers(a: Number, b: Number) -> Node:
+    low, low_open = a.low, a.low_open
+    if b.low is not None and (low is None or b.low > low or (b.low == low and b.low_open)):
+        low, low_open = b.low, b.low_open
+    high, high_open = a.high, a.high_open
+    if b.high is not None and (high is None or b.high < high or (b.high == high and b.high_open)):
+        high, high_open = b.high, b.high_open
+    multiple = a.multiple_of if b.multiple_of is None else b.multiple_of if a.multiple_of is None else None
+    if a.multiple_of is not None and b.multiple_of is not None:
+        multiple = _lcm(a.multiple_of, b.multiple_of)
+    from .numbers import number_satisfiable
+
+    merged = Number(a.integer or b.integer, low, low_open, high, high_open, multiple, a.excluded | b.excluded)
+    return merged if number_satisfiable(merged) else Never("no number satisfies the bounds")
+
+
+def _strings(a: String, b: String) -> Node:
+    if a.values is not None or b.values is not None:
+        if a.values is not None and b.values is not None:
+            values = a.values & b.values
+        else:
+            listed, other = (a, b) if a.values is not None else (b, a)
+            values = frozenset(v for v in listed.values if string_ok(other, v))
+        return String(values=values) if values else Never("no enum string satisfies the other constraints")
+    high = _min_opt(a.max_length, b.max_length)
+    low = max(a.min_length, b.min_length)
+    if high is not None and low > high:
+        return Never(f"minLength {low} > maxLength {high}")
+    return String(low, high, a.patterns + b.patterns, a.formats + b.formats, None, a.excluded | b.excluded)
+
+
+__all__ = ["Merger", "Unsupported", "accepts", "checked_array", "union_of"]

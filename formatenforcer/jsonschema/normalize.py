@@ -1,0 +1,451 @@
+"""Stage one: a raw JSON Schema (dict, JSON text or pydantic model) to the intermediate form (ir.py).
+
+Resolves ``$ref`` (JSON pointers, ``$defs``/``definitions``, ``$anchor``, ``$id``-relative references) lazily
+through ``Ref`` nodes, splits every schema by ``type`` into one node per kind, merges ``allOf`` (and 2020-12
+``$ref`` siblings), turns ``anyOf``/disjoint ``oneOf`` into unions, ``not`` into complements of kinds and
+literals, ``if/then/else`` into ``(if AND then) OR (NOT if AND else)``, and ``enum``/``const`` into the literal
+values the rest of the schema allows. Keyword types are checked here (SchemaError with the JSON pointer);
+keywords that cannot be enforced are collected as (pointer, keyword) problems for UnsupportedSchemaError.
+Cost: linear in the schema, plus the merges, which are memoised.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+from urllib.parse import unquote, urljoin
+
+from ..errors import SchemaError
+from .ir import (
+    ANNOTATIONS,
+    FORMATS,
+    IMPLEMENTED_KEYWORDS,
+    AnyValue,
+    Array,
+    Boolean,
+    CycleError,
+    Never,
+    Node,
+    Null,
+    Number,
+    Object,
+    Ref,
+    Side,
+    String,
+    deref,
+)  # fmt: skip
+from .merge import Merger, Unsupported, checked_array, union_of
+from .validate import accepts, to_fraction
+
+KNOWN_UNSUPPORTED = frozenset(
+    {"unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef", "$recursiveAnchor"}
+)
+"""Standard keywords that formatenforcer does not enforce (they need to look back at the whole value)."""
+
+_TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
+_COUNTS = ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties",
+           "minContains", "maxContains")  # fmt: skip
+_NUMBERS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
+_SCHEMAS = ("additionalProperties", "propertyNames", "not", "if", "then", "else", "contains", "additionalItems")
+_SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+
+
+def _escape(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def load_schema(schema: Any) -> Any:
+    """A dict/bool schema from a dict, bool, JSON text, or pydantic BaseModel subclass."""
+    if isinstance(schema, (dict, bool)):
+        return schema
+    if isinstance(schema, (str, bytes)):
+        try:
+            return json.loads(schema)
+        except ValueError as error:
+            raise SchemaError(f"the schema is not valid JSON: {error}", "#") from None
+    dump = getattr(schema, "model_json_schema", None)
+    if isinstance(schema, type) and callable(dump):
+        return dump()
+    raise SchemaError(f"a schema must be a dict, a JSON string or a pydantic model class, not {type(schema).__name__}")
+
+
+def _literal(value: Any) -> Node:
+    if value is None:
+        return Null()
+    if isinstance(value, bool):
+        return Boolean(frozenset({value}))
+    if isinstance(value, (int, float)):
+        point = to_fraction(value)
+        return Number(low=point, high=point)
+    if isinstance(value, str):
+        return String(values=frozenset({value}))
+    if isinstance(value, list):
+        return Array(tuple(_literal(v) for v in value), Never("no more items"), len(value), len(value))
+    properties = tuple((k, _literal(v)) for k, v in value.items())
+    return Object((Side(properties, (), Never("no other property")),), frozenset(value))
+
+
+def literals(values: list[Any]) -> Node:
+    """The union of the given JSON values, strings and booleans grouped into one node each."""
+    strings = frozenset(v for v in values if isinstance(v, str))
+    booleans = frozenset(v for v in values if isinstance(v, bool))
+    others = [_literal(v) for v in values if not isinstance(v, (str, bool))]
+    if strings:
+        others.append(String(values=strings))
+    if booleans:
+        others.append(Boolean(booleans))
+    return union_of(others) if others else Never("an empty enum")
+
+
+class Normalizer:
+    """One pass over one schema; ``problems`` collects unsupported keywords with their pointers."""
+
+    def __init__(self, root: Any) -> None:
+        self.root = root
+        dialect = str(root.get("$schema", "")) if isinstance(root, dict) else ""
+        self.draft7 = any(f"draft-0{n}" in dialect for n in (4, 6, 7))
+        self.problems: list[tuple[str, str]] = []
+        self.merger = Merger()
+        self.origin: dict[int, str] = {}
+        self._nodes: dict[str, Node] = {}
+        self._refs: dict[str, Ref] = {}
+        self._resources: dict[str, tuple[Any, str]] = {}
+        self._anchors: dict[str, tuple[Any, str, str]] = {}
+        self._bases: dict[str, str] = {}
+        self._scan(root, "#", "")
+
+    # --- documents, ids, anchors ---------------------------------------------------------------------------
+    def _scan(self, schema: Any, pointer: str, base: str) -> None:
+        if isinstance(schema, list):
+            for i, item in enumerate(schema):
+                self._scan(item, f"{pointer}/{i}", base)
+            return
+        if not isinstance(schema, dict):
+            return
+        ident = schema.get("$id", schema.get("id") if self.draft7 else None)
+        if isinstance(ident, str):
+            uri, _, fragment = urljoin(base, ident).partition("#")
+            if uri:
+                base = uri
+                self._resources[uri] = (schema, pointer)
+            if fragment and not fragment.startswith("/"):
+                self._anchors[f"{base}#{fragment}"] = (schema, pointer, base)
+        if pointer == "#":
+            self._resources.setdefault(base, (schema, pointer))
+        anchor = schema.get("$anchor")
+        if isinstance(anchor, str):
+            self._anchors[f"{base}#{anchor}"] = (schema, pointer, base)
+        self._bases[pointer] = base
+        for key, value in schema.items():
+            if key in ("enum", "const", "examples", "default"):
+                continue
+            self._scan(value, f"{pointer}/{_escape(key)}", base)
+
+    def _reference(self, ref: Any, base: str, pointer: str) -> Node:
+        if not isinstance(ref, str):
+            raise SchemaError("'$ref' must be a string", pointer)
+        uri, _, fragment = urljoin(base, ref).partition("#")
+        resource = self._resources.get(uri) if uri else (self.root, "#")
+        if resource is None:
+            if uri == self._bases.get("#", ""):
+                resource = (self.root, "#")
+            else:
+                self.problems.append((pointer, "$ref"))  # a remote document: never fetched
+                return AnyValue()
+        schema, target = resource
+        target_base = uri
+        fragment = unquote(fragment)
+        if fragment and not fragment.startswith("/"):
+            found = self._anchors.get(f"{uri}#{fragment}")
+            if found is None:
+                raise SchemaError(f"'$ref' {ref!r} names an anchor that does not exist", pointer)
+            schema, target, target_base = found
+        elif fragment:
+            for token in fragment[1:].split("/"):
+                token = token.replace("~1", "/").replace("~0", "~")
+                if isinstance(schema, dict) and token in schema:
+                    schema = schema[token]
+                elif isinstance(schema, list) and token.isdigit() and int(token) < len(schema):
+                    schema = schema[int(token)]
+                else:
+                    raise SchemaError(f"'$ref' {ref!r} points nowhere", pointer)
+                target = f"{target}/{_escape(token)}"
+            target_base = self._bases.get(target, target_base)
+        hit = self._refs.get(target)
+        if hit is None:
+            hit = self._refs[target] = Ref(target, lambda: self.node(schema, target, target_base))
+        return hit
+
+    def finish(self) -> None:
+        """Resolves every reference met so far (and those they lead to), so all problems are known now."""
+        done: set[str] = set()
+        while len(done) < len(self._refs):
+            for pointer, ref in list(self._refs.items()):
+                if pointer not in done:
+                    done.add(pointer)
+                    try:
+                        ref.get()
+                    except CycleError:
+                        self.problems.append((pointer, "$ref"))
+
+    # --- one schema ------------------------------------------------------------------------------------
+    def node(self, schema: Any, pointer: str = "#", base: str | None = None) -> Node:
+        """The intermediate form of ``schema`` found at ``pointer`` (memoised by pointer)."""
+        hit = self._nodes.get(pointer)
+        if hit is not None:
+            return hit
+        if base is None:
+            base = self._bases.get(pointer, "")
+        result = self._node(schema, pointer, base)
+        self._nodes[pointer] = result
+        self.origin.setdefault(id(result), pointer)
+        return result
+
+    def _node(self, schema: Any, pointer: str, base: str) -> Node:
+        if schema is True:
+            return AnyValue()
+        if schema is False:
+            return Never(f"the schema at {pointer} is false")
+        if not isinstance(schema, dict):
+            raise SchemaError(f"a schema must be an object or a boolean, not {type(schema).__name__}", pointer)
+        ident = schema.get("$id")
+        if isinstance(ident, str) and pointer != "#":
+            base = urljoin(base, ident).partition("#")[0] or base
+        self._check_keywords(schema, pointer)
+        if "$ref" in schema and self.draft7:
+            return self._reference(schema["$ref"], base, f"{pointer}/$ref")
+        node = self._kinds(schema, pointer, base)
+        steps = [
+            ("allOf", self._all_of), ("$ref", self._ref_sibling), ("anyOf", self._any_of), ("oneOf", self._one_of),
+            ("not", self._not), ("if", self._if), ("dependentSchemas", self._dependent_schemas),
+            ("dependencies", self._dependent_schemas),
+        ]  # fmt: skip
+        for keyword, apply in steps:
+            if keyword in schema:
+                try:
+                    node = apply(node, schema, pointer, base)
+                except Unsupported as problem:
+                    self.problems.append((f"{pointer}/{keyword}", problem.keyword))
+                except CycleError:
+                    self.problems.append((f"{pointer}/{keyword}", "$ref"))
+        for keyword in ("enum", "const"):
+            if keyword in schema:
+                values = schema[keyword] if keyword == "enum" else [schema[keyword]]
+                node = literals([v for v in values if accepts(node, v)])
+        return node
+
+    def _sub(self, schema: dict, keyword: str, pointer: str, base: str) -> Node:
+        return self.node(schema[keyword], f"{pointer}/{_escape(keyword)}", base)
+
+    def _subs(self, schema: dict, keyword: str, pointer: str, base: str) -> list[Node]:
+        return [self.node(s, f"{pointer}/{keyword}/{i}", base) for i, s in enumerate(schema[keyword])]
+
+    def _all_of(self, node: Node, schema: dict, pointer: str, base: str) -> Node:
+        for sub in self._subs(schema, "allOf", pointer, base):
+            node = self.merger.intersect(node, sub)
+        return node
+
+    def _ref_sibling(self, node: Node, schema: dict, pointer: str, base: str) -> Node:
+        return self.merger.intersect(node, self._reference(schema["$ref"], base, f"{pointer}/$ref"))
+
+    def _any_of(self, node: Node, schema: dict, pointer: str, base: str) -> Node:
+        return self.merger.intersect(node, union_of(self._subs(schema, "anyOf", pointer, base)))
+
+    def _one_of(self, node: Node, schema: dict, pointer: str, base: str) -> Node:
+        subs = [self.merger.intersect(node, s) for s in self._subs(schema, "oneOf", pointer, base)]
+        live = [s for s in subs if not isinstance(deref(s), Never)]
+        for i, a in enumerate(live):
+            for b in live[i + 1 :]:
+                if not self.merger.disjoint(a, b):
+                    raise Unsupported("oneOf", "branches that can match the same value")
+        return union_of(live)
+
+    def _not(self, node: Node, schema: dict, pointer: str, base: str) -> Node:
+        return self.merger.intersect(node, self.merger.negate(self._sub(schema, "not", pointer, base)))
+
+    def _if(self, node: Node, schema: dict, pointer: str, base: str) -> Node:
+        if "then" not in schema and "else" not in schema:
+            return node
+        condition = self._sub(schema, "if", pointer, base)
+        then = self._sub(schema, "then", pointer, base) if "then" in schema else AnyValue()
+        otherwise = self._sub(schema, "else", pointer, base) if "else" in schema else AnyValue()
+        merger = self.merger
+        yes = merger.intersect(merger.intersect(node, condition), then)
+        no = merger.intersect(merger.intersect(node, merger.negate(condition)), otherwise)
+        return union_of([yes, no])
+
+    def _dependent_schemas(self, node: Node, schema: dict, pointer: str, base: str) -> Node:
+        keyword = "dependentSchemas" if "dependentSchemas" in schema else "dependencies"
+        for name, sub in schema[keyword].items():
+            if isinstance(sub, list):
+                continue  # the array form is dependentRequired, handled with the object keywords
+            target = self.node(sub, f"{pointer}/{keyword}/{_escape(name)}", base)
+            without = Object((Side(((name, Never(f"{name!r} would need {keyword}")),)),))
+            others = union_of([Null(), Boolean(), Number(), String(), Array()])
+            with_it = self.merger.intersect(Object(required=frozenset({name})), target)
+            node = self.merger.intersect(node, union_of([others, without, with_it]))
+        return node
+
+    # --- keyword checks and the per-kind split ------------------------------------------------------------
+    def _check_keywords(self, schema: dict, pointer: str) -> None:
+        for key, value in schema.items():
+            where = f"{pointer}/{_escape(key)}"
+            if key in KNOWN_UNSUPPORTED:
+                self.problems.append((where, key))
+            elif key in _COUNTS:
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or value != int(value):
+                    raise SchemaError(f"'{key}' must be a non-negative integer", where)
+            elif key in _NUMBERS:
+                if key.startswith("exclusive") and isinstance(value, bool):
+                    self.problems.append((where, key))  # draft-04 boolean form
+                elif isinstance(value, bool) or not isinstance(value, (int, float)):
+                    raise SchemaError(f"'{key}' must be a number", where)
+                elif key == "multipleOf" and value <= 0:
+                    raise SchemaError("'multipleOf' must be greater than 0", where)
+            elif key in _SCHEMAS and not isinstance(value, (dict, bool)):
+                raise SchemaError(f"'{key}' must be a schema", where)
+            elif key in _SCHEMA_LISTS and (not isinstance(value, list) or (key != "prefixItems" and not value)):
+                raise SchemaError(f"'{key}' must be a non-empty array of schemas", where)
+            elif key in _SCHEMA_MAPS and not isinstance(value, dict):
+                raise SchemaError(f"'{key}' must be an object", where)
+            elif key == "type":
+                listed = value if isinstance(value, list) else [value]
+                if not listed or any(t not in _TYPES for t in listed):
+                    raise SchemaError(f"'type' must be one of {', '.join(_TYPES)} or a list of them", where)
+            elif key == "required" and (not isinstance(value, list) or not all(isinstance(v, str) for v in value)):
+                raise SchemaError("'required' must be an array of strings", where)
+            elif key == "enum" and not isinstance(value, list):
+                raise SchemaError("'enum' must be an array", where)
+            elif key in ("pattern", "format") and not isinstance(value, str):
+                raise SchemaError(f"'{key}' must be a string", where)
+            elif key == "pattern":
+                try:
+                    re.compile(value)
+                except re.error as error:
+                    raise SchemaError(f"'pattern' is not a valid regular expression: {error}", where) from None
+            elif key == "items" and not isinstance(value, (dict, bool, list)):
+                raise SchemaError("'items' must be a schema or an array of schemas", where)
+            elif key == "dependentRequired" and not isinstance(value, dict):
+                raise SchemaError("'dependentRequired' must be an object", where)
+        for low, high in (("minimum", "maximum"), ("minLength", "maxLength"), ("minItems", "maxItems"),
+                          ("minProperties", "maxProperties")):  # fmt: skip
+            a, b = schema.get(low), schema.get(high)
+            if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) and a > b:
+                raise SchemaError(f"'{low}' {a} is greater than '{high}' {b}", pointer)
+
+    def _kinds(self, schema: dict, pointer: str, base: str) -> Node:
+        declared = schema.get("type")
+        types = set(declared if isinstance(declared, list) else [declared]) if declared is not None else set(_TYPES)
+        if schema.get("nullable") is True:
+            types.add("null")
+        options: list[Node] = []
+        if "null" in types:
+            options.append(Null())
+        if "boolean" in types:
+            options.append(Boolean())
+        if "integer" in types or "number" in types:
+            options.append(self._number(schema, integer="number" not in types))
+        if "string" in types:
+            options.append(self._string(schema, pointer))
+        if "array" in types:
+            options.append(self._array(schema, pointer, base))
+        if "object" in types:
+            options.append(self._object(schema, pointer, base))
+        return union_of(options)
+
+    def _number(self, schema: dict, integer: bool) -> Node:
+        node = Number(integer=integer)
+        bounds = []
+        for key, low, open_ in (("minimum", True, False), ("exclusiveMinimum", True, True),
+                                ("maximum", False, False), ("exclusiveMaximum", False, True)):  # fmt: skip
+            value = schema.get(key)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                point = to_fraction(value)
+                bounds.append(Number(low=point, low_open=open_) if low else Number(high=point, high_open=open_))
+        multiple = schema.get("multipleOf")
+        if isinstance(multiple, (int, float)) and not isinstance(multiple, bool):
+            bounds.append(Number(multiple_of=to_fraction(multiple)))
+        for bound in bounds:
+            node = self.merger.intersect(node, bound)
+        return node
+
+    def _string(self, schema: dict, pointer: str) -> Node:
+        formats: tuple[str, ...] = ()
+        fmt = schema.get("format")
+        if isinstance(fmt, str):
+            if fmt in FORMATS:
+                formats = (fmt,)
+            else:
+                self.problems.append((f"{pointer}/format", "format"))
+        pattern = schema.get("pattern")
+        high = schema.get("maxLength")
+        node = String(int(schema.get("minLength", 0)), None if high is None else int(high),
+                      (pattern,) if isinstance(pattern, str) else (), formats)  # fmt: skip
+        if node.max_length is not None and node.min_length > node.max_length:
+            return Never("minLength > maxLength")
+        return node
+
+    def _array(self, schema: dict, pointer: str, base: str) -> Node:
+        items = schema.get("items")
+        prefix: list[Node] = []
+        rest: Node = AnyValue()
+        if isinstance(items, list):
+            prefix = [self.node(s, f"{pointer}/items/{i}", base) for i, s in enumerate(items)]
+            if "additionalItems" in schema:
+                rest = self._sub(schema, "additionalItems", pointer, base)
+        else:
+            if "prefixItems" in schema:
+                prefix = self._subs(schema, "prefixItems", pointer, base)
+            if items is not None:
+                rest = self._sub(schema, "items", pointer, base)
+        high = schema.get("maxItems")
+        contains = self._sub(schema, "contains", pointer, base) if "contains" in schema else None
+        max_contains = schema.get("maxContains") if contains is not None else None
+        min_contains = int(schema.get("minContains", 1)) if contains is not None else 1
+        node = Array(
+            tuple(prefix), rest, int(schema.get("minItems", 0)), None if high is None else int(high),
+            schema.get("uniqueItems") is True, contains, min_contains,
+            None if max_contains is None else int(max_contains),
+        )  # fmt: skip
+        if contains is not None and isinstance(deref(contains), Never) and min_contains > 0:
+            return Never("'contains' can never match")
+        if contains is not None and min_contains == 0 and max_contains is None:
+            node = Array(node.prefix, node.items, node.min_items, node.max_items, node.unique)
+        return checked_array(node)
+
+    def _object(self, schema: dict, pointer: str, base: str) -> Node:
+        properties = tuple(
+            (name, self.node(sub, f"{pointer}/properties/{_escape(name)}", base))
+            for name, sub in schema.get("properties", {}).items()
+        )
+        patterns = tuple(
+            (p, self.node(sub, f"{pointer}/patternProperties/{_escape(p)}", base))
+            for p, sub in schema.get("patternProperties", {}).items()
+        )
+        for p, _ in patterns:
+            try:
+                re.compile(p)
+            except re.error as error:
+                raise SchemaError(f"invalid pattern in 'patternProperties': {error}", pointer) from None
+        additional = self._sub(schema, "additionalProperties", pointer, base) if "additionalProperties" in schema \
+            else AnyValue()  # fmt: skip
+        names = self._sub(schema, "propertyNames", pointer, base) if "propertyNames" in schema else None
+        dependent = dict(schema.get("dependentRequired", {}))
+        for key, value in schema.get("dependencies", {}).items() if isinstance(schema.get("dependencies"), dict) \
+                else ():  # fmt: skip
+            if isinstance(value, list):
+                dependent[key] = value
+        for key, value in dependent.items():
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise SchemaError("dependentRequired values must be arrays of strings", f"{pointer}/{key}")
+        high = schema.get("maxProperties")
+        return Object(
+            (Side(properties, patterns, additional),), frozenset(schema.get("required", ())), names,
+            int(schema.get("minProperties", 0)), None if high is None else int(high),
+            tuple((k, tuple(v)) for k, v in dependent.items()),
+        )  # fmt: skip
+
+
+__all__ = ["ANNOTATIONS", "IMPLEMENTED_KEYWORDS", "Normalizer", "load_schema", "literals"]

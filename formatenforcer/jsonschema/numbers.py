@@ -1,0 +1,193 @@
+"""JSON numbers with exact bounds, ``multipleOf`` and excluded values, decided digit by digit.
+
+The JSON number grammar is followed exactly (no leading zeros, no ``+``, no bare ``.``). Under constraints a
+character is allowed only if some completion of the text stays inside the allowed set: a prefix such as
+``12`` can still become any value in ``[12·10^k, 13·10^k)`` for some k (or ``[12, 13)`` once a ``.`` is read),
+and each such interval is intersected with the bounds and the multiples of ``multipleOf``. So the parser never
+reaches a dead end, and ``minimum``/``maximum`` are enforced while generating, not checked afterwards.
+
+Integers never take a fraction or exponent. Numbers under bounds or ``multipleOf`` are written in plain
+decimal notation (no exponent): the reachable set of an exponent prefix is not an interval, and plain
+notation is what models write for bounded quantities. Cost per character: a few Fraction comparisons, and
+a loop over k bounded by the digits of ``maximum``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from fractions import Fraction
+from math import ceil
+
+from ..charset import EMPTY, CharSet
+from ..parser import CharacterParser
+from .ir import Number
+
+DIGITS = "0123456789"
+_MAX_K = 400
+
+
+class NumberContext:
+    """The compiled constraints of one Number node, mirrored for negative values (shared by its states)."""
+
+    __slots__ = ("integer", "constrained", "exponent", "positive", "negative", "node")
+
+    def __init__(self, node: Number) -> None:
+        self.node = node
+        self.integer = node.integer
+        multiple = node.multiple_of
+        if node.integer:
+            multiple = _lcm_int(multiple) if multiple is not None else None
+        self.constrained = (
+            node.low is not None or node.high is not None or multiple is not None or bool(node.excluded)
+        )
+        self.exponent = not node.integer and not self.constrained
+        self.positive = (node.low, node.low_open, node.high, node.high_open, multiple, node.excluded)
+        self.negative = (
+            None if node.high is None else -node.high,
+            node.high_open,
+            None if node.low is None else -node.low,
+            node.low_open,
+            multiple,
+            frozenset(-x for x in node.excluded),
+        )
+
+
+def _lcm_int(multiple: Fraction) -> Fraction | None:
+    """The step of integers that are multiples of ``multiple`` (None when every integer is)."""
+    step = Fraction(multiple.numerator)  # lcm(p/q, 1) = p for p/q in lowest terms
+    return None if step == 1 else step
+
+
+def _hits(a: Fraction, b: Fraction | None, bounds: tuple) -> bool:
+    """Whether ``[a, b)`` (b None: unbounded) holds an allowed value (bounds already mirrored)."""
+    low, low_open, high, high_open, multiple, excluded = bounds
+    lo, lo_open = a, False
+    if low is not None and (low > lo or (low == lo and low_open)):
+        lo, lo_open = low, low_open
+    hi, hi_open = b, True
+    if high is not None and (hi is None or high < hi):
+        hi, hi_open = high, high_open
+    if hi is not None and (lo > hi or (lo == hi and (lo_open or hi_open))):
+        return False
+    if multiple is None:
+        if hi is not None and lo == hi:
+            return lo not in excluded
+        return True
+    x = ceil(lo / multiple) * multiple
+    if lo_open and x == lo:
+        x += multiple
+    for _ in range(len(excluded) + 1):
+        if hi is not None and (x > hi or (x == hi and hi_open)):
+            return False
+        if x not in excluded:
+            return True
+        x += multiple
+    return False
+
+
+def feasible(ctx: NumberContext, negative: bool, whole: str, fraction: str | None) -> bool:
+    """Whether the prefix (sign, integer digits, fraction digits or None) can still end inside the set."""
+    if not ctx.constrained:
+        return True
+    bounds = ctx.negative if negative else ctx.positive
+    if whole == "":
+        return _hits(Fraction(0), None, bounds)
+    if fraction is not None:
+        a = Fraction(int(whole + fraction), 10 ** len(fraction))
+        return _hits(a, a + Fraction(1, 10 ** len(fraction)), bounds)
+    n = int(whole)
+    if n == 0:
+        return _hits(Fraction(0), Fraction(1), bounds)
+    high = bounds[2]
+    for k in range(_MAX_K):
+        a = Fraction(n * 10**k)
+        if high is not None and a > high:
+            return False
+        if _hits(a, Fraction((n + 1) * 10**k), bounds):
+            return True
+    return False
+
+
+def number_satisfiable(node: Number) -> bool:
+    """Whether any JSON number matches ``node`` (as this parser writes numbers)."""
+    ctx = NumberContext(node)
+    return feasible(ctx, True, "", None) or any(feasible(ctx, False, d, None) for d in DIGITS)
+
+
+class NumberParser(CharacterParser):
+    """One JSON number. State: sign, integer digits, fraction digits (None before '.'), exponent text."""
+
+    __slots__ = ("_ctx", "_neg", "_whole", "_frac", "_exp", "_allowed")
+
+    def __init__(
+        self, ctx: NumberContext, neg: bool = False, whole: str = "", frac: str | None = None, exp: str | None = None
+    ) -> None:
+        self._ctx = ctx
+        self._neg = neg
+        self._whole = whole
+        self._frac = frac
+        self._exp = exp
+        self._allowed: CharSet | None = None
+
+    def _candidates(self) -> str:
+        ctx = self._ctx
+        if self._exp is not None:
+            if self._exp == "":
+                return "+-" + DIGITS
+            return DIGITS
+        if self._whole == "":
+            return DIGITS if self._neg else "-" + DIGITS
+        e = "eE" if ctx.exponent else ""
+        dot = "" if ctx.integer else "."
+        if self._frac is None:
+            return (dot + e) if self._whole == "0" else (DIGITS + dot + e)
+        return DIGITS + e if self._frac else DIGITS
+
+    def add_character(self, ch: str) -> NumberParser | None:
+        if ch not in self._candidates():
+            return None
+        neg, whole, frac, exp = self._neg, self._whole, self._frac, self._exp
+        if exp is not None:
+            exp += ch
+        elif ch == "-":
+            neg = True
+        elif ch in "eE":
+            exp = ""
+        elif ch == ".":
+            frac = ""
+        elif frac is not None:
+            frac += ch
+        else:
+            whole += ch
+        if exp is None and not feasible(self._ctx, neg, whole, frac):
+            return None
+        return NumberParser(self._ctx, neg, whole, frac, exp)
+
+    def allowed_characters(self) -> CharSet:
+        if self._allowed is None:
+            self._allowed = CharSet.of(c for c in self._candidates() if self.add_character(c) is not None) or EMPTY
+        return self._allowed
+
+    def can_end(self) -> bool:
+        if self._whole == "" or self._frac == "" or (self._exp is not None and not self._exp.strip("+-")):
+            return False
+        if not self._ctx.constrained:
+            return True
+        value = Fraction(int(self._whole + (self._frac or "")), 10 ** len(self._frac or ""))
+        from .validate import number_ok
+
+        return number_ok(self._ctx.node, -value if self._neg else value, True)
+
+    def key(self) -> Hashable:
+        if self._ctx.constrained:
+            return ("num", id(self._ctx), self._neg, self._whole, self._frac)
+        whole = 0 if self._whole == "" else 1 if self._whole == "0" else 2
+        frac = None if self._frac is None else len(self._frac) > 0
+        exp = None if self._exp is None else min(len(self._exp.strip("+-")), 1) + (2 if self._exp else 0)
+        return ("num", id(self._ctx), self._neg and whole == 0, whole, frac, exp)
+
+    def __repr__(self) -> str:
+        sign = "-" if self._neg else ""
+        frac = "" if self._frac is None else "." + self._frac
+        exp = "" if self._exp is None else "e" + self._exp
+        return f"NumberParser({sign}{self._whole}{frac}{exp!s})"

@@ -1,0 +1,403 @@
+"""JSON objects: named and extra properties, ``required``, ``min/maxProperties``, ``dependentRequired``,
+``patternProperties``, ``additionalProperties`` and ``propertyNames``, in any order or in schema order.
+
+A state is (context, phase, named keys seen as a bit mask, extra keys seen, whitespace run, current key or
+value state). Keys are JSON strings read by the string parser over ``KeyContent``: a trie of the named keys
+still *available* (unseen, satisfiable, and leaving room under ``maxProperties`` for every required key still
+missing, including those ``dependentRequired`` would add), united with the automaton of extra keys (any
+string, the ``patternProperties`` of a closed object, or ``propertyNames``). So a key prefix is offered only
+when it can still become an acceptable key, ``,`` only when another key can come, and ``}`` only when the
+object is complete: no dead ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import TYPE_CHECKING
+
+from ..charset import EMPTY, CharSet
+from ..errors import RegexError
+from ..parser import CharacterParser
+from ..regex import compile_regex
+from .compile import search_to_full, string_content
+from .content import Content, LengthContent, RegexContent, TrieContent, _Trie
+from .ir import AnyValue, Never, Node, Object, String, Union, deref
+from .merge import Unsupported
+from .strings import StringParser
+from .validate import accepts, value_schemas
+
+if TYPE_CHECKING:
+    from .compile import Compiler
+
+OPEN, FIRST, KEY, COLON, BEFORE, VALUE, AFTER, NEXT, DONE = range(9)
+_OPEN, _CLOSE, _COMMA, _COLON_SET, _QUOTE = (CharSet.of(c) for c in "{},:\"")
+
+
+def _string_part(node: Node | None) -> String | None | bool:
+    """The string part of a propertyNames schema: True for "any string", None for "no string"."""
+    if node is None:
+        return True
+    node = deref(node)
+    if isinstance(node, AnyValue):
+        return True
+    if isinstance(node, Union):
+        parts = [deref(o) for o in node.options if isinstance(deref(o), String)]
+        if len(parts) > 1:
+            raise Unsupported("propertyNames", "propertyNames with several string alternatives")
+        return parts[0] if parts else None
+    return node if isinstance(node, String) else None
+
+
+class ObjectContext:
+    """Compiled facts of one Object node, shared by all its states."""
+
+    def __init__(self, node: Object, compiler: Compiler) -> None:
+        self.node, self.compiler, self.ws = node, compiler, compiler.ws
+        self.schema_order = compiler.config.property_order == "schema"
+        names: list[str] = []
+        for side in node.sides:
+            names.extend(name for name, _ in side.properties)
+        names.extend(sorted(node.required))
+        for key, needed in node.dependent_required:
+            names.append(key)
+            names.extend(needed)
+        self.names = tuple(dict.fromkeys(names))
+        self.index = {name: i for i, name in enumerate(self.names)}
+        key_rule = _string_part(node.property_names)
+        merger = compiler.merger
+        self.values: list[Node] = []
+        usable = 0
+        for i, name in enumerate(self.names):
+            schema: Node = AnyValue()
+            for part in value_schemas(node, name):
+                schema = merger.lazy_and(schema, part)
+            self.values.append(schema)
+            name_ok = key_rule is True or (key_rule is not None and accepts(key_rule, name))
+            if name_ok and not isinstance(deref(schema), Never):
+                usable |= 1 << i
+        self.usable = usable
+        self.required = sum(1 << self.index[name] for name in node.required)
+        deps = [0] * len(self.names)
+        for key, needed in node.dependent_required:
+            for name in needed:
+                deps[self.index[key]] |= 1 << self.index[name]
+        self.deps = deps
+        self.trie = _Trie(self.names)
+        self.subtree = self._subtree_masks()
+        self.extras = self._extras(key_rule)
+        self.min_properties, self.max_properties = node.min_properties, node.max_properties
+        self._extra_values: dict[tuple[int, ...], CharacterParser | None] = {}
+        self._value_starts: dict[int, CharacterParser | None] = {}
+        self.key_contents: dict[tuple, KeyContent] = {}
+
+    def _subtree_masks(self) -> list[int]:
+        masks = [0] * len(self.trie.children)
+        terminal_of = {}
+        for i, name in enumerate(self.names):
+            node = 0
+            for ch in name:
+                node = self.trie.children[node][ch]
+            terminal_of[node] = i
+        for node in range(len(masks) - 1, -1, -1):  # children always have larger numbers than parents
+            mask = 1 << terminal_of[node] if node in terminal_of else 0
+            for child in self.trie.children[node].values():
+                mask |= masks[child]
+            masks[node] = mask
+        self.terminal_of = terminal_of
+        return masks
+
+    def _extras(self, key_rule: String | None | bool) -> Content | None:
+        """The automaton of keys outside ``names`` (None: no extra key is allowed)."""
+        if key_rule is None:
+            return None
+        closed = [side for side in self.node.sides if isinstance(deref(side.additional), Never)]
+        patterns: list[str] | None = None
+        if closed:
+            if len(closed) > 1 and sum(1 for side in closed if side.patterns) > 1:
+                raise Unsupported("additionalProperties", "several closed object schemas with patternProperties")
+            if any(not side.patterns for side in closed):
+                return None
+            patterns = [p for p, schema in closed[0].patterns if not isinstance(deref(schema), Never)]
+            if not patterns:
+                return None
+        if key_rule is True:
+            if patterns is None:
+                return LengthContent()
+            full = "|".join(f"(?:{search_to_full(p)})" for p in patterns)
+            try:
+                return RegexContent(compile_regex(full))
+            except RegexError as error:
+                raise Unsupported("patternProperties", str(error)) from None
+        if patterns is not None:
+            if key_rule.values is None:
+                raise Unsupported("propertyNames", "propertyNames together with patternProperties on a closed object")
+            from .validate import _regex
+
+            values = [v for v in key_rule.values if any(_regex(p).search(v) for p in patterns)]
+            return TrieContent(values) if values else None
+        return string_content(key_rule)
+
+    def start(self) -> CharacterParser | None:
+        missing = self.required
+        if missing & ~self.usable:
+            return None
+        if self.max_properties is not None and bin(missing).count("1") > self.max_properties:
+            return None
+        if self.extras is None and bin(self.usable).count("1") < self.min_properties:
+            return None
+        return ObjectParser(self, OPEN, 0, frozenset(), 0, None, None)
+
+    def value_start(self, key: int | str) -> CharacterParser | None:
+        """The start state of the value of a named key (by index) or an extra key (by text)."""
+        if isinstance(key, int):
+            if key not in self._value_starts:
+                self._value_starts[key] = self.compiler.start(self.values[key])
+            return self._value_starts[key]
+        parts = value_schemas(self.node, key)
+        ident = tuple(id(p) for p in parts)
+        if ident not in self._extra_values:
+            schema: Node = AnyValue()
+            for part in parts:
+                schema = self.compiler.merger.lazy_and(schema, part)
+            try:
+                self._extra_values[ident] = self.compiler.start(schema)
+            except Exception:  # noqa: BLE001 - an unsupported merge found mid-generation refuses the key
+                self._extra_values[ident] = None
+            self.compiler._keep.extend(parts)
+        return self._extra_values[ident]
+
+
+class KeyContent(Content):
+    """Decoded characters of a key: the trie of available named keys united with the extra-key automaton.
+    State: (trie node or -1, extra-automaton state or None, text so far when extras are possible)."""
+
+    __slots__ = ("ctx", "available", "extras", "seen_extras")
+
+    def __init__(self, ctx: ObjectContext, available: int, extras: Content | None, seen_extras: frozenset) -> None:
+        self.ctx, self.available, self.extras, self.seen_extras = ctx, available, extras, seen_extras
+
+    def ident(self) -> Hashable:
+        return (id(self.ctx), self.available, self.extras is not None, self.seen_extras)
+
+    def start(self) -> tuple:
+        return (0, None if self.extras is None else self.extras.start(), "" if self.extras is not None else None)
+
+    def step(self, state: tuple, ch: str) -> tuple | None:
+        node, extra, text = state
+        trie = self.ctx.trie
+        node = trie.children[node].get(ch, -1) if node >= 0 else -1
+        if extra is not None:
+            extra = self.extras.step(extra, ch)
+        if extra is None and (node < 0 or not self.ctx.subtree[node] & self.available):
+            return None
+        return (node, extra, None if text is None else text + ch)
+
+    def allowed(self, state: tuple) -> CharSet:
+        node, extra, _ = state
+        out = EMPTY
+        if node >= 0:
+            trie, subtree = self.ctx.trie, self.ctx.subtree
+            ok = [ch for ch, child in trie.children[node].items() if subtree[child] & self.available]
+            out = CharSet.of(ok) if ok else EMPTY
+        if extra is not None:
+            out = out | self.extras.allowed(extra)
+        return out
+
+    def named(self, state: tuple) -> int | None:
+        node = state[0]
+        return self.ctx.terminal_of.get(node) if node >= 0 else None
+
+    def accepting(self, state: tuple) -> bool:
+        name = self.named(state)
+        if name is not None:
+            return bool(self.available >> name & 1)
+        _, extra, text = state
+        return extra is not None and self.extras.accepting(extra) and text not in self.seen_extras
+
+
+class ObjectParser(CharacterParser):
+    """One JSON object; ``_pending`` is the key just read (named index or extra text) until its value starts."""
+
+    __slots__ = ("_ctx", "_phase", "_seen", "_extras", "_ws", "_child", "_pending", "_allowed", "_key")
+
+    def __init__(self, ctx: ObjectContext, phase: int, seen: int, extras: frozenset, ws: int,
+                 child: CharacterParser | None, pending: int | str | None) -> None:  # fmt: skip
+        self._ctx, self._phase, self._seen, self._extras, self._ws = ctx, phase, seen, extras, ws
+        self._child, self._pending = child, pending
+        self._allowed: CharSet | None = None
+        self._key: Hashable | None = None
+
+    def _with(self, phase: int, ws: int = 0, child: CharacterParser | None = None, pending=None) -> ObjectParser:  # noqa: ANN001
+        return ObjectParser(self._ctx, phase, self._seen, self._extras, ws, child, pending)
+
+    # --- bookkeeping ------------------------------------------------------------------------------------
+    def _count(self) -> int:
+        return bin(self._seen).count("1") + len(self._extras)
+
+    def _missing(self, seen: int) -> int:
+        ctx = self._ctx
+        needed = ctx.required
+        rest = seen
+        while rest:
+            low = rest & -rest
+            needed |= ctx.deps[low.bit_length() - 1]
+            rest ^= low
+        return needed & ~seen
+
+    def _available(self) -> int:
+        """Named keys that may come next."""
+        ctx = self._ctx
+        missing = self._missing(self._seen)
+        candidates = ctx.usable & ~self._seen
+        if ctx.schema_order:
+            if self._extras:
+                return 0
+            last = self._seen.bit_length()
+            candidates &= ~((1 << last) - 1)
+            if missing:
+                first_missing = (missing & -missing).bit_length()
+                candidates &= (1 << first_missing) - 1
+        count, cap = self._count(), ctx.max_properties
+        out = 0
+        rest = candidates
+        while rest:
+            low = rest & -rest
+            rest ^= low
+            after = self._missing(self._seen | low)
+            if after & ~ctx.usable:
+                continue
+            if cap is not None and count + 1 + bin(after).count("1") > cap:
+                continue
+            out |= low
+        return out
+
+    def _extras_open(self) -> bool:
+        ctx = self._ctx
+        if ctx.extras is None:
+            return False
+        missing = self._missing(self._seen)
+        if ctx.schema_order and missing:
+            return False
+        return ctx.max_properties is None or self._count() + 1 + bin(missing).count("1") <= ctx.max_properties
+
+    def _key_start(self) -> StringParser | None:
+        available = self._available()
+        extras = self._ctx.extras if self._extras_open() else None
+        if not available and extras is None:
+            return None
+        memo = self._ctx.key_contents
+        ident = (available, extras is not None, self._extras)
+        content = memo.get(ident)
+        if content is None:
+            content = memo[ident] = KeyContent(self._ctx, available, extras, self._extras)
+        return StringParser(content)
+
+    def _closable(self) -> bool:
+        return not self._missing(self._seen) and self._count() >= self._ctx.min_properties
+
+    def _finish_key(self, key_state: StringParser) -> ObjectParser:
+        content: KeyContent = key_state._content  # type: ignore[assignment]
+        state = key_state.content_state
+        name = content.named(state)
+        pending: int | str = name if name is not None else state[2]
+        return self._with(COLON, pending=pending)
+
+    def _finish_value(self) -> ObjectParser:
+        pending = self._pending
+        seen, extras = self._seen, self._extras
+        if isinstance(pending, int):
+            seen |= 1 << pending
+        else:
+            extras = extras | {pending}
+        return ObjectParser(self._ctx, AFTER, seen, extras, 0, None, None)
+
+    # --- protocol ----------------------------------------------------------------------------------------
+    def add_character(self, ch: str) -> ObjectParser | None:
+        phase, ctx = self._phase, self._ctx
+        if phase == VALUE:
+            child = self._child.add_character(ch)
+            if child is not None:
+                return ObjectParser(ctx, VALUE, self._seen, self._extras, 0, child, self._pending)
+            if not self._child.can_end():
+                return None
+            return self._finish_value().add_character(ch)
+        if phase == KEY:
+            child = self._child.add_character(ch)
+            if child is None:
+                return None
+            if child.can_end():
+                return self._finish_key(child)
+            return ObjectParser(ctx, KEY, self._seen, self._extras, 0, child, None)
+        if phase == OPEN:
+            return self._with(FIRST) if ch == "{" else None
+        if phase == DONE:
+            return None
+        ws = ctx.ws.step(self._ws, ch)
+        if ws is not None:
+            return ObjectParser(ctx, phase, self._seen, self._extras, ws, None, self._pending)
+        if not ctx.ws.can_stop(self._ws):
+            return None
+        if phase in (FIRST, AFTER) and ch == "}":
+            return ObjectParser(ctx, DONE, 0, frozenset(), 0, None, None) if self._closable() else None
+        if phase in (FIRST, NEXT) and ch == '"':
+            start = self._key_start()
+            child = None if start is None else start.add_character(ch)
+            return None if child is None else self._with(KEY, child=child)
+        if phase == AFTER and ch == ",":
+            return self._with(NEXT) if self._key_start() is not None else None
+        if phase == COLON and ch == ":":
+            return self._with(BEFORE, pending=self._pending)
+        if phase == BEFORE:
+            start = ctx.value_start(self._pending)
+            child = None if start is None else start.add_character(ch)
+            if child is None:
+                return None
+            return ObjectParser(ctx, VALUE, self._seen, self._extras, 0, child, self._pending)
+        return None
+
+    def allowed_characters(self) -> CharSet:
+        if self._allowed is None:
+            self._allowed = self._compute_allowed()
+        return self._allowed
+
+    def _compute_allowed(self) -> CharSet:
+        phase, ctx = self._phase, self._ctx
+        if phase == OPEN:
+            return _OPEN
+        if phase == DONE:
+            return EMPTY
+        if phase == KEY:
+            return self._child.allowed_characters()
+        if phase == VALUE:
+            out = self._child.allowed_characters()
+            if self._child.can_end():
+                out = out | self._finish_value().allowed_characters()
+            return out
+        out = ctx.ws.allowed(self._ws)
+        if not ctx.ws.can_stop(self._ws):
+            return out
+        if phase in (FIRST, AFTER) and self._closable():
+            out = out | _CLOSE
+        if phase in (FIRST, NEXT) and self._key_start() is not None:
+            out = out | _QUOTE
+        if phase == AFTER and self._key_start() is not None:
+            out = out | _COMMA
+        if phase == COLON:
+            out = out | _COLON_SET
+        if phase == BEFORE:
+            start = ctx.value_start(self._pending)
+            if start is not None:
+                out = out | start.allowed_characters()
+        return out
+
+    def can_end(self) -> bool:
+        return self._phase == DONE
+
+    def key(self) -> Hashable:
+        if self._key is None:
+            child = None if self._child is None else self._child.key()
+            self._key = ("obj", id(self._ctx), self._phase, self._seen, self._extras, self._ws, child, self._pending)
+        return self._key
+
+    def __repr__(self) -> str:
+        return f"ObjectParser(phase={self._phase}, seen={self._seen:b}, child={self._child!r})"

@@ -1,0 +1,172 @@
+"""The JSON string parser: quotes, every escape (``\\uXXXX`` and surrogate pairs), no raw control characters.
+
+Decoded characters go to a content automaton (content.py), so ``"\\u0041"`` and ``"A"`` are the same string to
+``pattern``, ``enum`` or ``maxLength``. An escape is allowed only when the character it can still produce is
+one the content allows: hex digits are narrowed digit by digit to the allowed code-point ranges, and a high
+surrogate only when a matching supplementary character is allowed, so no escape can lead to a dead end.
+
+Inside the body, when the content loops over every string character, ``free_run`` hands the enforcer the
+shared ``JSON_STRING_CHARS`` table, so most steps inside long strings never walk the vocabulary trie.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+
+from ..charset import EMPTY, CharSet
+from ..parser import CharacterParser, FreeRun
+from .content import JSON_STRING_CHARS, Content
+
+OPEN, BODY, ESCAPE, HEX, LOW_BACKSLASH, LOW_U, LOW_HEX, DONE = range(8)
+_SIMPLE = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+_HEX_DIGITS = "0123456789abcdefABCDEF"
+_QUOTE = CharSet.of('"')
+_BACKSLASH = CharSet.of("\\")
+_U = CharSet.of("u")
+_BODY_EXTRA = CharSet.of('"\\')
+
+
+def _unit_allowed(allowed: CharSet, lo: int, hi: int) -> bool:
+    """Whether a first UTF-16 code unit in [lo, hi] can still decode to an allowed character."""
+    if allowed.intersects_interval(lo, hi):
+        return True
+    hs_lo, hs_hi = max(lo, 0xD800), min(hi, 0xDBFF)
+    if hs_lo > hs_hi:
+        return False
+    return allowed.intersects_interval(0x10000 + (hs_lo - 0xD800) * 0x400, 0x10000 + (hs_hi - 0xD800) * 0x400 + 0x3FF)
+
+
+def _low_allowed(allowed: CharSet, high: int, lo: int, hi: int) -> bool:
+    lo, hi = max(lo, 0xDC00), min(hi, 0xDFFF)
+    if lo > hi:
+        return False
+    base = 0x10000 + (high - 0xD800) * 0x400 - 0xDC00
+    return allowed.intersects_interval(base + lo, base + hi)
+
+
+class StringParser(CharacterParser):
+    """One JSON string whose decoded characters obey ``content``."""
+
+    __slots__ = ("_content", "_phase", "_state", "_aux", "_allowed", "_key")
+
+    def __init__(self, content: Content, phase: int = OPEN, state: Hashable = None, aux: Hashable = None) -> None:
+        self._content = content
+        self._phase = phase
+        self._state = content.start() if state is None else state
+        self._aux = aux
+        self._allowed: CharSet | None = None
+        self._key: Hashable | None = None
+
+    @property
+    def content_state(self) -> Hashable:
+        return self._state
+
+    def _with(self, phase: int, state: Hashable, aux: Hashable = None) -> StringParser:
+        return StringParser(self._content, phase, state, aux)
+
+    def _decoded(self, ch: str) -> StringParser | None:
+        nxt = self._content.step(self._state, ch)
+        return None if nxt is None else self._with(BODY, nxt)
+
+    def add_character(self, ch: str) -> StringParser | None:
+        phase = self._phase
+        if phase == BODY:
+            if ch == '"':
+                return self._with(DONE, self._state) if self._content.accepting(self._state) else None
+            if ch == "\\":
+                return self._with(ESCAPE, self._state) if self._content.allowed(self._state) else None
+            if ch not in JSON_STRING_CHARS:
+                return None
+            return self._decoded(ch)
+        if phase == OPEN:
+            return self._with(BODY, self._state) if ch == '"' else None
+        if ch not in self.allowed_characters():
+            return None
+        if phase == ESCAPE:
+            if ch == "u":
+                return self._with(HEX, self._state, (0, 0))
+            return self._decoded(_SIMPLE[ch])
+        if phase == HEX:
+            value, count = self._aux
+            value = value * 16 + int(ch, 16)
+            if count < 3:
+                return self._with(HEX, self._state, (value, count + 1))
+            if 0xD800 <= value <= 0xDBFF:
+                return self._with(LOW_BACKSLASH, self._state, value)
+            return self._decoded(chr(value))
+        if phase == LOW_BACKSLASH:
+            return self._with(LOW_U, self._state, self._aux)
+        if phase == LOW_U:
+            return self._with(LOW_HEX, self._state, (self._aux, 0, 0))
+        if phase == LOW_HEX:
+            high, value, count = self._aux
+            value = value * 16 + int(ch, 16)
+            if count < 3:
+                return self._with(LOW_HEX, self._state, (high, value, count + 1))
+            return self._decoded(chr(0x10000 + (high - 0xD800) * 0x400 + (value - 0xDC00)))
+        return None
+
+    def allowed_characters(self) -> CharSet:
+        if self._allowed is None:
+            self._allowed = self._compute_allowed()
+        return self._allowed
+
+    def _compute_allowed(self) -> CharSet:
+        phase, content = self._phase, self._content
+        if phase == OPEN:
+            return _QUOTE
+        if phase == DONE:
+            return EMPTY
+        decodable = content.allowed(self._state)
+        if phase == BODY:
+            out = decodable & JSON_STRING_CHARS
+            if content.accepting(self._state):
+                out = out | _QUOTE
+            if decodable:
+                out = out | _BACKSLASH
+            return out
+        if phase == ESCAPE:
+            out = [c for c, decoded in _SIMPLE.items() if decoded in decodable]
+            return CharSet.of(out + (["u"] if decodable else []))
+        if phase == HEX:
+            value, count = self._aux
+            width = 16 ** (3 - count)
+            ok = []
+            for c in _HEX_DIGITS:
+                lo = (value * 16 + int(c, 16)) * width
+                if _unit_allowed(decodable, lo, lo + width - 1):
+                    ok.append(c)
+            return CharSet.of(ok)
+        if phase == LOW_BACKSLASH:
+            return _BACKSLASH
+        if phase == LOW_U:
+            return _U
+        high, value, count = self._aux
+        width = 16 ** (3 - count)
+        ok = []
+        for c in _HEX_DIGITS:
+            lo = (value * 16 + int(c, 16)) * width
+            if _low_allowed(decodable, high, lo, lo + width - 1):
+                ok.append(c)
+        return CharSet.of(ok)
+
+    def can_end(self) -> bool:
+        return self._phase == DONE
+
+    def key(self) -> Hashable:
+        if self._key is None:
+            self._key = ("str", self._content.ident(), self._phase, self._state, self._aux)
+        return self._key
+
+    def free_run(self) -> FreeRun | None:
+        if self._phase != BODY:
+            return None
+        free = self._content.free(self._state)
+        if free is None:
+            return None
+        chars, room, after = free
+        content = self._content
+        return FreeRun(chars, room, lambda n: StringParser(content, BODY, after(n)))
+
+    def __repr__(self) -> str:
+        return f"StringParser(phase={self._phase}, state={self._state!r})"

@@ -106,10 +106,12 @@ class TokenEnforcer:
                 return None
             return Position(position.state, b"", False, True)
         data = vocabulary.text_of(token_id)
-        if position.at_start and vocabulary.strip_leading_space and data[:1] == b" ":
-            data = data[1:]
         if not data:
             return None
+        if position.at_start and vocabulary.strip_leading_space and data[:1] == b" ":
+            data = data[1:]
+            if not data:  # a lone "▁" first: it adds no text, and the next token keeps its space
+                return Position(position.state, b"", False, False)
         moved = advance(position.state, position.pending, data)
         if moved is None:
             return None

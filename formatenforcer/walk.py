@@ -87,8 +87,10 @@ def allowed_mask(vocabulary: Vocabulary, state: CharacterParser, pending: bytes,
         walk(vocabulary.trie, state, pending, out)
         if at_start and vocabulary.strip_leading_space:
             # SentencePiece drops the space of the first decoded token: "▁{" at the start adds "{".
+            # A lone "▁" adds nothing there; allowing it keeps the tokenizer's own "▁" + "2024" spelling.
             spaced = vocabulary.trie.get(0x20)
             if spaced:
+                out.extend(spaced.get(IDS, ()))
                 walk(spaced, state, b"", out)
     mask = pack_ids(out, vocabulary.size)
     if base is not None:

@@ -1,0 +1,168 @@
+"""Recovering the exact bytes each token of a transformers tokenizer adds to the output.
+
+Three token spellings cover the tokenizers in use, and each is undone by rule rather than by decoding token
+by token (which would be slow and loses bytes of split UTF-8 characters):
+
+- byte-level BPE (GPT-2, Llama 3, Qwen, SmolLM): every byte is spelled as one printable character
+  (``Ġ`` = space, ``Ċ`` = newline); the inverse of that fixed byte-to-character table gives the bytes.
+- SentencePiece (Llama 2, Mistral): ``▁`` is a space and ``<0x0A>``-style pieces are raw bytes (byte
+  fallback). Its decoder drops the space of the first token of a text, which ``strip_leading_space`` records.
+- added, non-special tokens are literal text.
+
+The result is checked against ``tokenizer.decode`` on a sample of tokens, so a tokenizer with another
+spelling fails loudly (VocabularyError) instead of producing wrong masks.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import weakref
+from collections.abc import Iterable
+from typing import Any
+
+from .errors import VocabularyError
+from .vocabulary import Vocabulary
+
+_BYTE_FALLBACK = re.compile(r"^<0x([0-9A-Fa-f]{2})>$")
+_EOS_NAMES = ("<|eot_id|>", "<|end_of_text|>", "<|im_end|>", "<|endoftext|>", "</s>", "<eos>", "<|end|>")
+
+
+def _byte_level_decoder() -> dict[str, int]:
+    """The inverse of the byte-level BPE table: printable bytes stand for themselves, the other bytes are
+    shifted to code points 256 and up, in byte order."""
+    printable = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+    table = {chr(b): b for b in printable}
+    shifted = 0
+    for b in range(256):
+        if b not in table.values():
+            table[chr(256 + shifted)] = b
+            shifted += 1
+    return table
+
+
+_BYTE_LEVEL = _byte_level_decoder()
+
+
+def _scheme(tokenizer: Any, pieces: list[str]) -> str:
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    decoder = str(getattr(backend, "decoder", "")) if backend is not None else ""
+    if "ByteLevel" in decoder or hasattr(tokenizer, "byte_decoder"):
+        return "byte-level"
+    if any("▁" in p for p in pieces[:5000] if p) or "Metaspace" in decoder or "ByteFallback" in decoder:
+        return "sentencepiece"
+    return "decode"
+
+
+def _piece_bytes(piece: str, scheme: str, tokenizer: Any, token_id: int) -> bytes:
+    if scheme == "byte-level":
+        try:
+            return bytes(_BYTE_LEVEL[ch] for ch in piece)
+        except KeyError:
+            return piece.encode("utf-8")  # an added token spelled as plain text
+    if scheme == "sentencepiece":
+        match = _BYTE_FALLBACK.match(piece)
+        if match:
+            return bytes((int(match.group(1), 16),))
+        return piece.replace("▁", " ").encode("utf-8")
+    return tokenizer.decode([token_id], clean_up_tokenization_spaces=False).encode("utf-8")
+
+
+def token_bytes_of(tokenizer: Any) -> tuple[list[bytes | None], bool, str]:
+    """(bytes per id with None for special tokens, strip_leading_space, scheme name) of a tokenizer."""
+    count = len(tokenizer)
+    pieces = tokenizer.convert_ids_to_tokens(list(range(count)))
+    special = set(getattr(tokenizer, "all_special_ids", ()) or ())
+    added_literal: dict[int, str] = {}
+    for token_id, added in (getattr(tokenizer, "added_tokens_decoder", {}) or {}).items():
+        if getattr(added, "special", False):
+            special.add(token_id)
+        else:
+            added_literal[token_id] = str(added)
+    scheme = _scheme(tokenizer, pieces)
+    data: list[bytes | None] = []
+    for token_id, piece in enumerate(pieces):
+        if token_id in special or piece is None:
+            data.append(None)
+        elif token_id in added_literal:
+            data.append(added_literal[token_id].encode("utf-8"))
+        else:
+            data.append(_piece_bytes(piece, scheme, tokenizer, token_id))
+    strip = _strips_leading_space(tokenizer, data)
+    _verify(tokenizer, data, strip)
+    return data, strip, scheme
+
+
+def _strips_leading_space(tokenizer: Any, data: list[bytes | None]) -> bool:
+    """Whether decoding a lone space-led word token drops its space (SentencePiece's first-token rule)."""
+    for token_id, token in enumerate(data):
+        if token and len(token) > 2 and token[:1] == b" " and token[1:].isalpha():
+            return not tokenizer.decode([token_id], clean_up_tokenization_spaces=False).startswith(" ")
+    return False
+
+
+def _verify(tokenizer: Any, data: list[bytes | None], strip: bool, sample: int = 400) -> None:
+    """Compares the recovered bytes with ``tokenizer.decode`` on an even sample of complete-UTF-8 tokens."""
+    step = max(1, len(data) // sample)
+    wrong: list[str] = []
+    checked = 0
+    for token_id in range(0, len(data), step):
+        token = data[token_id]
+        if not token:
+            continue
+        try:
+            expected = token.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        if strip and expected.startswith(" "):
+            expected = expected[1:]
+        got = tokenizer.decode([token_id], clean_up_tokenization_spaces=False)
+        checked += 1
+        if got != expected:
+            wrong.append(f"id {token_id}: decode gives {got!r}, recovered {expected!r}")
+    if checked and len(wrong) > max(2, checked // 100):
+        raise VocabularyError(
+            f"cannot recover token texts of {type(tokenizer).__name__}: {len(wrong)} of {checked} sampled tokens "
+            f"disagree with tokenizer.decode, e.g. {'; '.join(wrong[:3])}. Build the vocabulary with "
+            "Vocabulary.from_tokens(...) from the exact bytes of each token instead."
+        )
+
+
+def default_eos_ids(tokenizer: Any) -> list[int]:
+    """The tokenizer's end-of-sequence id plus the usual end-of-turn markers present in its vocabulary."""
+    ids: list[int] = []
+    if getattr(tokenizer, "eos_token_id", None) is not None:
+        ids.append(int(tokenizer.eos_token_id))
+    vocab = tokenizer.get_vocab()
+    for name in _EOS_NAMES:
+        if name in vocab and vocab[name] not in ids:
+            ids.append(int(vocab[name]))
+            if len(ids) >= 2:
+                break
+    if not ids:
+        raise VocabularyError(
+            f"{type(tokenizer).__name__} names no end-of-sequence token: pass eos_token_ids=[...] explicitly"
+        )
+    return ids
+
+
+_MEMO: weakref.WeakKeyDictionary[Any, dict[tuple, Vocabulary]] = weakref.WeakKeyDictionary()
+_MEMO_LOCK = threading.Lock()
+
+
+def vocabulary_from_transformers(
+    tokenizer: Any, eos_token_ids: Iterable[int] | None = None, *, size: int | None = None
+) -> Vocabulary:
+    """The Vocabulary of ``tokenizer``, built once per tokenizer object (and per EOS set and size)."""
+    eos = tuple(eos_token_ids) if eos_token_ids is not None else tuple(default_eos_ids(tokenizer))
+    key = (eos, size)
+    with _MEMO_LOCK:
+        cached = _MEMO.get(tokenizer, {}).get(key)
+    if cached is not None:
+        return cached
+    data, strip, scheme = token_bytes_of(tokenizer)
+    name = f"{getattr(tokenizer, 'name_or_path', '') or type(tokenizer).__name__} ({scheme})"
+    vocabulary = Vocabulary(data, eos, size=size, strip_leading_space=strip, name=name)
+    with _MEMO_LOCK:
+        _MEMO.setdefault(tokenizer, {})[key] = vocabulary
+    return vocabulary

@@ -1,0 +1,64 @@
+"""Shared fixtures: the real tokenizers (session-scoped, built offline) and their vocabularies."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from formatenforcer import Vocabulary  # noqa: E402
+
+from . import tokenizers_fixtures as tf  # noqa: E402
+
+TOKENIZER_NAMES = ("llama3", "smollm2", "sentencepiece")
+
+
+@pytest.fixture(scope="session")
+def llama3_tokenizer():
+    return tf.llama3_tokenizer()
+
+
+@pytest.fixture(scope="session")
+def smollm2_tokenizer():
+    return tf.smollm2_tokenizer()
+
+
+@pytest.fixture(scope="session")
+def sp_tokenizer(tmp_path_factory):
+    return tf.sentencepiece_tokenizer(tmp_path_factory.mktemp("sentencepiece"))
+
+
+@pytest.fixture(scope="session")
+def tokenizers(llama3_tokenizer, smollm2_tokenizer, sp_tokenizer):
+    """name -> transformers tokenizer, for tests that run the same cases on every real tokenizer."""
+    return {"llama3": llama3_tokenizer, "smollm2": smollm2_tokenizer, "sentencepiece": sp_tokenizer}
+
+
+@pytest.fixture(scope="session")
+def vocabularies(tokenizers):
+    """name -> Vocabulary (Llama 3 with both of its end markers)."""
+    out = {}
+    for name, tokenizer in tokenizers.items():
+        eos = tf.LLAMA3_EOS if name == "llama3" else None
+        out[name] = Vocabulary.from_transformers(tokenizer, eos)
+    return out
+
+
+@pytest.fixture(scope="session")
+def llama3_vocabulary(vocabularies):
+    return vocabularies["llama3"]
+
+
+@pytest.fixture(scope="session")
+def smollm2_model(smollm2_tokenizer):
+    """The real SmolLM2-135M-Instruct (float32, CPU, one torch thread) with its tokenizer."""
+    torch = pytest.importorskip("torch")
+    from transformers import AutoModelForCausalLM
+
+    torch.set_num_threads(1)
+    model = AutoModelForCausalLM.from_pretrained(str(tf.smollm2_folder()), gguf_file=tf.SMOLLM2_GGUF)
+    model.eval()
+    return model, smollm2_tokenizer

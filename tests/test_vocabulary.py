@@ -1,0 +1,81 @@
+"""The vocabulary index on real tokenizers: recovered token texts, special tokens, EOS, split characters."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from formatenforcer import ChoiceParser, RegexParser, TokenEnforcer, Vocabulary
+
+from .checking import accepts_text, encode
+from .conftest import TOKENIZER_NAMES
+
+TEXTS = ["Hello, world!", ' {"key": [1, 2.5e-3, true]}', "naïve café — 東京 😀🎉", "\n\t  indented\n"]
+
+
+@pytest.mark.parametrize("name", TOKENIZER_NAMES)
+def test_token_bytes_concatenate_to_the_decoded_text(tokenizers, vocabularies, name):
+    tokenizer, vocabulary = tokenizers[name], vocabularies[name]
+    for text in TEXTS:
+        ids = encode(tokenizer, text)
+        data = b"".join(vocabulary.text_of(t) for t in ids)
+        decoded = tokenizer.decode(ids, clean_up_tokenization_spaces=False)
+        if vocabulary.strip_leading_space and data[:1] == b" ":
+            data = data[1:]
+        assert data.decode("utf-8") == decoded, f"{name}: {text!r}"
+
+
+def test_scheme_detection(vocabularies):
+    assert not vocabularies["llama3"].strip_leading_space
+    assert not vocabularies["smollm2"].strip_leading_space
+    assert vocabularies["sentencepiece"].strip_leading_space
+    assert "byte-level" in vocabularies["llama3"].name and "sentencepiece" in vocabularies["sentencepiece"].name
+
+
+def test_memoised_per_tokenizer(llama3_tokenizer, llama3_vocabulary):
+    assert Vocabulary.from_transformers(llama3_tokenizer, (128001, 128009)) is llama3_vocabulary
+
+
+@pytest.mark.parametrize("name", TOKENIZER_NAMES)
+def test_special_tokens_are_never_allowed(tokenizers, vocabularies, name):
+    tokenizer, vocabulary = tokenizers[name], vocabularies[name]
+    specials = set(tokenizer.all_special_ids) | {
+        i for i, t in tokenizer.added_tokens_decoder.items() if t.special
+    }
+    specials -= set(vocabulary.eos_token_ids)
+    enforcer = TokenEnforcer(vocabulary, RegexParser(r"(.|\n)*"))
+    allowed = set(enforcer.matcher().allowed_token_ids())
+    assert specials and not (specials & allowed)
+    assert set(vocabulary.eos_token_ids) <= allowed  # ".*" may end at once
+
+
+@pytest.mark.parametrize("name", TOKENIZER_NAMES)
+def test_eos_allowed_exactly_when_the_format_may_end(vocabularies, tokenizers, name):
+    vocabulary = vocabularies[name]
+    matcher = TokenEnforcer(vocabulary, ChoiceParser(["hot", "hotel"])).matcher()
+    eos = set(vocabulary.eos_token_ids)
+    assert not eos & set(matcher.allowed_token_ids())
+    for token in encode(tokenizers[name], "hot"):
+        assert matcher.accept_token(token)
+    assert eos <= set(matcher.allowed_token_ids())
+
+
+@pytest.mark.parametrize("name", TOKENIZER_NAMES)
+@pytest.mark.parametrize("text", ["😀", "東京🎉", "é"])
+def test_characters_split_over_tokens_are_generatable(tokenizers, vocabularies, name, text):
+    """A character made of several byte tokens must be reachable wherever the format allows it."""
+    ok, reason = accepts_text(vocabularies[name], tokenizers[name], ChoiceParser(["a", text]), text)
+    assert ok, reason
+
+
+def test_llama3_emoji_really_is_split(llama3_tokenizer):
+    assert len(encode(llama3_tokenizer, "😀")) > 1  # otherwise the test above proves nothing
+
+
+def test_import_loads_no_engine():
+    import subprocess
+
+    code = "import formatenforcer, sys; print(sorted(m for m in ('torch','transformers','vllm') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

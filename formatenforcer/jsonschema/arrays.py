@@ -16,7 +16,8 @@ from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
 from ..charset import EMPTY, CharSet
-from ..parser import CharacterParser
+from ..parser import CharacterParser, FreeRun
+from .compile import union_memo
 from .ir import AnyValue, Array, Boolean, Never, Node, Null, Number, String, Union, deref
 from .merge import Unsupported, union_of
 from .validate import to_fraction
@@ -72,6 +73,7 @@ class ArrayContext:
         if self.track and node.max_contains is not None and node.max_contains < node.min_contains:
             self.max_items = -1  # unsatisfiable, start() reports it
         self._items: dict[tuple, CharacterParser | None] = {}
+        self.unions: dict[tuple[CharSet, ...], CharSet] = {}
         self._tracker = compiler.start(node.contains) if self.track else None
 
     def start(self) -> CharacterParser | None:
@@ -201,22 +203,30 @@ class ArrayParser(CharacterParser):
         if phase == DONE:
             return EMPTY
         if phase == VALUE:
-            out = self._child.allowed_characters()
-            if self._child.can_end():
-                out = out | self._finish_item().allowed_characters()
-            return out
-        out = ctx.ws.allowed(self._ws)
-        if not ctx.ws.can_stop(self._ws):
-            return out
-        if phase in (FIRST, AFTER) and self._closable(self._index):
-            out = out | _CLOSE
-        item = self._item(self._index)
-        if item is not None:
-            out = out | (_COMMA if phase == AFTER else item.allowed_characters())
-        return out
+            if not self._child.can_end():
+                return self._child.allowed_characters()
+            return union_memo(ctx.unions, (self._child.allowed_characters(), self._finish_item().allowed_characters()))
+        parts = [ctx.ws.allowed(self._ws)]
+        if ctx.ws.can_stop(self._ws):
+            if phase in (FIRST, AFTER) and self._closable(self._index):
+                parts.append(_CLOSE)
+            item = self._item(self._index)
+            if item is not None:
+                parts.append(_COMMA if phase == AFTER else item.allowed_characters())
+        return union_memo(ctx.unions, tuple(parts))
 
     def can_end(self) -> bool:
         return self._phase == DONE
+
+    def free_run(self) -> FreeRun | None:
+        # the item consumes the whole run; not when a contains tracker or a unique-items text rides along
+        if self._phase != VALUE or self._tracker is not None or self._ctx.unique:
+            return None
+        inner = self._child.free_run()
+        if inner is None:
+            return None
+        ctx, index, extra, after = self._ctx, self._index, self._extra, inner.after
+        return FreeRun(inner.chars, inner.max_length, lambda n: ArrayParser(ctx, VALUE, index, 0, after(n), extra))
 
     def key(self) -> Hashable:
         if self._key is None:

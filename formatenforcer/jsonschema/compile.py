@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..charset import EMPTY, CharSet
 from ..choice import ChoiceParser
 from ..combinators import UnionParser
 from ..errors import SchemaError, UnsupportedSchemaError
@@ -145,6 +146,20 @@ class Compiler:
             todo.extend(children(node))
         self.lenient = lenient
         return problems
+
+
+def union_memo(memo: dict, parts: tuple) -> CharSet:
+    """The union of CharSets ``parts``, memoised in ``memo`` (a container context's: the same few unions
+    recur at every step, and building a CharSet is the expensive part of a step)."""
+    if len(parts) == 1:
+        return parts[0]
+    hit = memo.get(parts)
+    if hit is None:
+        intervals = [iv for part in parts for iv in part.intervals]
+        hit = memo[parts] = CharSet(intervals) if intervals else EMPTY
+        if len(memo) > 4096:
+            memo.clear()
+    return hit
 
 
 def relax(node: Node) -> Node:

@@ -28,7 +28,23 @@ FreeContent = tuple[CharSet, "int | None", Callable[[int], Hashable]]
 class Content:
     """Interface of a content automaton; states are small hashable values."""
 
-    __slots__ = ()
+    __slots__ = ("_body",)
+
+    def body_charset(self, state: Hashable, compute: Callable[[], CharSet]) -> CharSet:
+        """The raw characters allowed in a string body at ``state``, memoised per automaton (they repeat)."""
+        try:
+            memo = self._body
+        except AttributeError:
+            memo = self._body = {}
+        key = self.charset_key(state)
+        hit = memo.get(key)
+        if hit is None:
+            hit = memo[key] = compute()
+        return hit
+
+    def charset_key(self, state: Hashable) -> Hashable:
+        """What of ``state`` the allowed characters depend on."""
+        return state
 
     def ident(self) -> Hashable:
         """Identifies the automaton inside parser keys (its id: automata live as long as their schema)."""

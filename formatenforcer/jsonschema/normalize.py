@@ -52,6 +52,13 @@ _SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
 _SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 
 
+def _join(base: str, ref: str) -> str:
+    """``urljoin`` that also keeps a fragment-only reference on a non-hierarchical base (``urn:...``)."""
+    if ref.startswith("#"):
+        return base.partition("#")[0] + ref
+    return _join(base, ref)
+
+
 def _escape(token: str) -> str:
     return token.replace("~", "~0").replace("/", "~1")
 
@@ -125,8 +132,10 @@ class Normalizer:
         if not isinstance(schema, dict):
             return
         ident = schema.get("$id", schema.get("id") if self.draft7 else None)
+        if self.draft7 and "$ref" in schema:
+            ident = None  # draft-07: $ref ignores its siblings, $id included
         if isinstance(ident, str):
-            uri, _, fragment = urljoin(base, ident).partition("#")
+            uri, _, fragment = _join(base, ident).partition("#")
             if uri:
                 base = uri
                 self._resources[uri] = (schema, pointer)
@@ -134,9 +143,10 @@ class Normalizer:
                 self._anchors[f"{base}#{fragment}"] = (schema, pointer, base)
         if pointer == "#":
             self._resources.setdefault(base, (schema, pointer))
-        anchor = schema.get("$anchor")
-        if isinstance(anchor, str):
-            self._anchors[f"{base}#{anchor}"] = (schema, pointer, base)
+        for keyword in ("$anchor", "$dynamicAnchor"):  # a $ref to a dynamic anchor acts as a plain one
+            anchor = schema.get(keyword)
+            if isinstance(anchor, str):
+                self._anchors.setdefault(f"{base}#{anchor}", (schema, pointer, base))
         self._bases[pointer] = base
         for key, value in schema.items():
             if key in ("enum", "const", "examples", "default"):
@@ -146,7 +156,7 @@ class Normalizer:
     def _reference(self, ref: Any, base: str, pointer: str) -> Node:
         if not isinstance(ref, str):
             raise SchemaError("'$ref' must be a string", pointer)
-        uri, _, fragment = urljoin(base, ref).partition("#")
+        uri, _, fragment = _join(base, ref).partition("#")
         resource = self._resources.get(uri) if uri else (self.root, "#")
         if resource is None:
             if uri == self._bases.get("#", ""):
@@ -211,8 +221,8 @@ class Normalizer:
         if not isinstance(schema, dict):
             raise SchemaError(f"a schema must be an object or a boolean, not {type(schema).__name__}", pointer)
         ident = schema.get("$id")
-        if isinstance(ident, str) and pointer != "#":
-            base = urljoin(base, ident).partition("#")[0] or base
+        if isinstance(ident, str) and pointer != "#" and not (self.draft7 and "$ref" in schema):
+            base = _join(base, ident).partition("#")[0] or base
         self._check_keywords(schema, pointer)
         if "$ref" in schema and self.draft7:
             return self._reference(schema["$ref"], base, f"{pointer}/$ref")
@@ -321,10 +331,7 @@ class Normalizer:
             elif key in ("pattern", "format") and not isinstance(value, str):
                 raise SchemaError(f"'{key}' must be a string", where)
             elif key == "pattern":
-                try:
-                    re.compile(value)
-                except re.error as error:
-                    raise SchemaError(f"'pattern' is not a valid regular expression: {error}", where) from None
+                self._check_pattern(value, where, "pattern")
             elif key == "items" and not isinstance(value, (dict, bool, list)):
                 raise SchemaError("'items' must be a schema or an array of schemas", where)
             elif key == "dependentRequired" and not isinstance(value, dict):
@@ -334,6 +341,15 @@ class Normalizer:
             a, b = schema.get(low), schema.get(high)
             if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) and a > b:
                 raise SchemaError(f"'{low}' {a} is greater than '{high}' {b}", pointer)
+
+    def _check_pattern(self, pattern: str, where: str, keyword: str) -> None:
+        if re.search(r"(?<!\\)\\[pP]\{", pattern):
+            self.problems.append((where, keyword))  # ECMA-262 unicode property classes: no DFA support
+            return
+        try:
+            re.compile(pattern)
+        except re.error as error:
+            raise SchemaError(f"'{keyword}' holds an invalid regular expression: {error}", where) from None
 
     def _kinds(self, schema: dict, pointer: str, base: str) -> Node:
         declared = schema.get("type")
@@ -425,10 +441,7 @@ class Normalizer:
             for p, sub in schema.get("patternProperties", {}).items()
         )
         for p, _ in patterns:
-            try:
-                re.compile(p)
-            except re.error as error:
-                raise SchemaError(f"invalid pattern in 'patternProperties': {error}", pointer) from None
+            self._check_pattern(p, f"{pointer}/patternProperties", "patternProperties")
         additional = self._sub(schema, "additionalProperties", pointer, base) if "additionalProperties" in schema \
             else AnyValue()  # fmt: skip
         names = self._sub(schema, "propertyNames", pointer, base) if "propertyNames" in schema else None

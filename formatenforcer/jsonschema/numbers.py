@@ -29,10 +29,12 @@ _MAX_K = 400
 class NumberContext:
     """The compiled constraints of one Number node, mirrored for negative values (shared by its states)."""
 
-    __slots__ = ("integer", "constrained", "exponent", "positive", "negative", "node")
+    __slots__ = ("integer", "constrained", "exponent", "positive", "negative", "node", "charsets", "feasible")
 
     def __init__(self, node: Number) -> None:
         self.node = node
+        self.charsets: dict[str, CharSet] = {}
+        self.feasible: dict[tuple, bool] = {}
         self.integer = node.integer
         multiple = node.multiple_of
         if node.integer:
@@ -159,13 +161,26 @@ class NumberParser(CharacterParser):
             frac += ch
         else:
             whole += ch
-        if exp is None and not feasible(self._ctx, neg, whole, frac):
-            return None
+        if exp is None and self._ctx.constrained:
+            memo = self._ctx.feasible
+            key = (neg, whole, frac)
+            ok = memo.get(key)
+            if ok is None:
+                ok = memo[key] = feasible(self._ctx, neg, whole, frac)
+                if len(memo) > 65536:
+                    memo.clear()
+            if not ok:
+                return None
         return NumberParser(self._ctx, neg, whole, frac, exp)
 
     def allowed_characters(self) -> CharSet:
         if self._allowed is None:
-            self._allowed = CharSet.of(c for c in self._candidates() if self.add_character(c) is not None) or EMPTY
+            chars = "".join(c for c in self._candidates() if self.add_character(c) is not None)
+            memo = self._ctx.charsets
+            hit = memo.get(chars)
+            if hit is None:
+                hit = memo[chars] = CharSet.of(chars) if chars else EMPTY
+            self._allowed = hit
         return self._allowed
 
     def can_end(self) -> bool:

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 
 from ..charset import EMPTY, CharSet
 from ..errors import RegexError
-from ..parser import CharacterParser
+from ..parser import CharacterParser, FreeRun
 from ..regex import compile_regex
-from .compile import search_to_full, string_content
-from .content import Content, LengthContent, RegexContent, TrieContent, _Trie
+from .compile import search_to_full, string_content, union_memo
+from .content import JSON_STRING_CHARS, Content, FreeContent, LengthContent, RegexContent, TrieContent, _Trie
 from .ir import AnyValue, Never, Node, Object, String, Union, deref
 from .merge import Unsupported
 from .strings import StringParser
@@ -46,6 +46,22 @@ def _string_part(node: Node | None) -> String | None | bool:
             raise Unsupported("propertyNames", "propertyNames with several string alternatives")
         return parts[0] if parts else None
     return node if isinstance(node, String) else None
+
+
+class _Placeholder(str):
+    """The unknown name of an extra key read inside a free run (only ever seen while checking the rest of one
+    token): equal to no real key, so it can never be mistaken for one."""
+
+    __slots__ = ()
+
+    def __new__(cls, length: int) -> _Placeholder:
+        return super().__new__(cls, "\x00" * (length + 1))
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __hash__(self) -> int:
+        return id(self)
 
 
 class ObjectContext:
@@ -85,10 +101,13 @@ class ObjectContext:
         self.trie = _Trie(self.names)
         self.subtree = self._subtree_masks()
         self.extras = self._extras(key_rule)
+        self.name_lengths = frozenset(len(name) for name in self.names)
+        self.plain_extras = all(not side.patterns for side in node.sides)
         self.min_properties, self.max_properties = node.min_properties, node.max_properties
         self._extra_values: dict[tuple[int, ...], CharacterParser | None] = {}
         self._value_starts: dict[int, CharacterParser | None] = {}
         self.key_contents: dict[tuple, KeyContent] = {}
+        self.unions: dict[tuple[CharSet, ...], CharSet] = {}
 
     def _subtree_masks(self) -> list[int]:
         masks = [0] * len(self.trie.children)
@@ -190,6 +209,8 @@ class KeyContent(Content):
             extra = self.extras.step(extra, ch)
         if extra is None and (node < 0 or not self.ctx.subtree[node] & self.available):
             return None
+        if isinstance(text, int):
+            return (node, extra, text + 1)
         return (node, extra, None if text is None else text + ch)
 
     def allowed(self, state: tuple) -> CharSet:
@@ -203,6 +224,9 @@ class KeyContent(Content):
             out = out | self.extras.allowed(extra)
         return out
 
+    def charset_key(self, state: tuple) -> Hashable:
+        return (state[0], state[1], self.accepting(state))
+
     def named(self, state: tuple) -> int | None:
         node = state[0]
         return self.ctx.terminal_of.get(node) if node >= 0 else None
@@ -212,7 +236,25 @@ class KeyContent(Content):
         if name is not None:
             return bool(self.available >> name & 1)
         _, extra, text = state
-        return extra is not None and self.extras.accepting(extra) and text not in self.seen_extras
+        if extra is None or not self.extras.accepting(extra):
+            return False
+        if isinstance(text, int):
+            # a stand-in text of known length (see ``free``): closing is offered only when it surely
+            # names a new extra key, i.e. no named key and no seen extra key has that length
+            return text not in self.ctx.name_lengths and all(len(t) != text for t in self.seen_extras)
+        return text not in self.seen_extras
+
+    def free(self, state: tuple) -> FreeContent | None:
+        """Inside a key of an open object every string character is allowed, so the run is free. Which
+        characters it read is forgotten: ``after(n)`` is a stand-in that knows only the length and accepts
+        a subset of what the real state accepts (it never closes onto a name it cannot rule out). The
+        enforcer uses it only to check the rest of a token after the run, so a mask never allows a token
+        that ``add_character`` would refuse; real states always carry the real text."""
+        if not isinstance(self.extras, LengthContent) or self.extras.high is not None or not self.ctx.plain_extras:
+            return None
+        node, extra, text = state
+        length = text if isinstance(text, int) else len(text)
+        return JSON_STRING_CHARS, None, lambda n: (-1, extra, length + n) if n else state
 
 
 class ObjectParser(CharacterParser):
@@ -300,6 +342,8 @@ class ObjectParser(CharacterParser):
         state = key_state.content_state
         name = content.named(state)
         pending: int | str = name if name is not None else state[2]
+        if isinstance(pending, int) and name is None:
+            pending = _Placeholder(pending)
         return self._with(COLON, pending=pending)
 
     def _finish_value(self) -> ObjectParser:
@@ -369,29 +413,39 @@ class ObjectParser(CharacterParser):
         if phase == KEY:
             return self._child.allowed_characters()
         if phase == VALUE:
-            out = self._child.allowed_characters()
-            if self._child.can_end():
-                out = out | self._finish_value().allowed_characters()
-            return out
-        out = ctx.ws.allowed(self._ws)
-        if not ctx.ws.can_stop(self._ws):
-            return out
-        if phase in (FIRST, AFTER) and self._closable():
-            out = out | _CLOSE
-        if phase in (FIRST, NEXT) and self._key_start() is not None:
-            out = out | _QUOTE
-        if phase == AFTER and self._key_start() is not None:
-            out = out | _COMMA
-        if phase == COLON:
-            out = out | _COLON_SET
-        if phase == BEFORE:
-            start = ctx.value_start(self._pending)
-            if start is not None:
-                out = out | start.allowed_characters()
-        return out
+            if not self._child.can_end():
+                return self._child.allowed_characters()
+            return union_memo(ctx.unions, (self._child.allowed_characters(), self._finish_value().allowed_characters()))
+        parts = [ctx.ws.allowed(self._ws)]
+        if ctx.ws.can_stop(self._ws):
+            if phase in (FIRST, AFTER) and self._closable():
+                parts.append(_CLOSE)
+            if phase in (FIRST, NEXT) and self._key_start() is not None:
+                parts.append(_QUOTE)
+            if phase == AFTER and self._key_start() is not None:
+                parts.append(_COMMA)
+            if phase == COLON:
+                parts.append(_COLON_SET)
+            if phase == BEFORE:
+                start = ctx.value_start(self._pending)
+                if start is not None:
+                    parts.append(start.allowed_characters())
+        return union_memo(ctx.unions, tuple(parts))
 
     def can_end(self) -> bool:
         return self._phase == DONE
+
+    def free_run(self) -> FreeRun | None:
+        # a run the child promises is consumed by the child alone: the object only swaps its child state
+        if self._phase not in (KEY, VALUE):
+            return None
+        inner = self._child.free_run()
+        if inner is None:
+            return None
+        ctx, phase, seen, extras, pending = self._ctx, self._phase, self._seen, self._extras, self._pending
+        after = inner.after
+        return FreeRun(inner.chars, inner.max_length,
+                       lambda n: ObjectParser(ctx, phase, seen, extras, 0, after(n), pending))  # fmt: skip
 
     def key(self) -> Hashable:
         if self._key is None:

@@ -117,14 +117,9 @@ class StringParser(CharacterParser):
             return _QUOTE
         if phase == DONE:
             return EMPTY
-        decodable = content.allowed(self._state)
         if phase == BODY:
-            out = decodable & JSON_STRING_CHARS
-            if content.accepting(self._state):
-                out = out | _QUOTE
-            if decodable:
-                out = out | _BACKSLASH
-            return out
+            return content.body_charset(self._state, self._body_charset)
+        decodable = content.allowed(self._state)
         if phase == ESCAPE:
             out = [c for c, decoded in _SIMPLE.items() if decoded in decodable]
             return CharSet.of(out + (["u"] if decodable else []))
@@ -149,6 +144,15 @@ class StringParser(CharacterParser):
             if _low_allowed(decodable, high, lo, lo + width - 1):
                 ok.append(c)
         return CharSet.of(ok)
+
+    def _body_charset(self) -> CharSet:
+        decodable = self._content.allowed(self._state)
+        out = decodable & JSON_STRING_CHARS
+        if self._content.accepting(self._state):
+            out = out | _QUOTE
+        if decodable:
+            out = out | _BACKSLASH
+        return out
 
     def can_end(self) -> bool:
         return self._phase == DONE

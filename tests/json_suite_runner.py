@@ -1,0 +1,212 @@
+"""Runs the official JSON-Schema-Test-Suite through JsonSchemaParser and summarises the result per file.
+
+Used by test_json_schema_suite.py. Each group's schema is built once; each valid instance must be accepted
+(compact with raw unicode, and ``indent=2`` with ``\\uXXXX`` escapes), each invalid one refused. Valid
+instances are checked token by token over a real tokenizer when ``accept`` is given (natural tokenization,
+EOS at the end); invalid ones character by character, which is exact: a text refused by the parser cannot be
+spelled by any token sequence, since tokens are byte strings of that text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from formatenforcer import JsonSchemaParser, SchemaError, UnsupportedSchemaError
+
+SUITE = Path(__file__).resolve().parents[2] / "shared/corpora/json-schema-test-suite/tests"
+DRAFTS = {"draft2020-12": "https://json-schema.org/draft/2020-12/schema", "draft7": "http://json-schema.org/draft-07/schema#"}
+
+DIFFERENCES = {
+    "format-assertion": "`format` is enforced as an assertion: a string that is not a valid date/email/... is never "
+    "generated, although `format` is only an annotation by default in 2020-12 (the `optional/format/` files "
+    "hold the assertion cases and are reported separately)",
+    "integer-float": "an integer is generated without fraction or exponent, so `1.0` is refused where the schema "
+    "says `integer` (JSON Schema counts 1.0 as an integer)",
+    "bounded-exponent": "a number under minimum/maximum/multipleOf is written in plain decimal notation, so "
+    "`1e-05` (how Python serializes 0.00001) is refused there; the reachable set of an exponent prefix is not "
+    "an interval, which digit-by-digit bound enforcement needs",
+}
+
+
+def serializations(data: Any) -> list[str]:
+    """Compact with raw unicode, and indent=2 with ASCII escapes."""
+    return [json.dumps(data, separators=(",", ":"), ensure_ascii=False), json.dumps(data, indent=2)]
+
+
+def _has_integral_float(data: Any) -> bool:
+    if isinstance(data, float):
+        return data.is_integer()
+    if isinstance(data, list):
+        return any(_has_integral_float(v) for v in data)
+    if isinstance(data, dict):
+        return any(_has_integral_float(v) for v in data.values())
+    return False
+
+
+def expected_difference(file: str, schema: Any, data: Any) -> str | None:
+    """Which deliberate difference (if any) explains refusing this *valid* instance."""
+    text = json.dumps(schema)
+    if file == "format.json" and isinstance(data, str):
+        return "format-assertion"
+    if _has_integral_float(data) and '"integer"' in text:
+        return "integer-float"
+    if "e" in json.dumps(data).replace("true", "").replace("false", "") and any(
+        k in text for k in ("minimum", "maximum", "xclusive", "multipleOf", '"const"', '"enum"')
+    ):
+        return "bounded-exponent"
+    return None
+
+
+@dataclass
+class FileResult:
+    groups: int = 0
+    supported: int = 0
+    valid: int = 0
+    valid_ok: int = 0
+    invalid: int = 0
+    invalid_ok: int = 0
+    differences: dict[str, int] = field(default_factory=dict)
+    unsupported: dict[str, int] = field(default_factory=dict)
+    failures: list[str] = field(default_factory=list)
+
+
+def run_file(path: Path, name: str, draft: str, accept: Callable[[JsonSchemaParser, str], tuple[bool, str]] | None) -> FileResult:
+    result = FileResult()
+    for group in json.loads(path.read_text()):
+        result.groups += 1
+        schema = group["schema"]
+        if isinstance(schema, dict) and "$schema" not in schema:
+            schema = {"$schema": DRAFTS[draft], **schema}
+        try:
+            parser: JsonSchemaParser | None = JsonSchemaParser(schema)
+        except UnsupportedSchemaError as error:
+            for keyword in sorted({k for _, k in error.problems}):
+                result.unsupported[keyword] = result.unsupported.get(keyword, 0) + 1
+            continue
+        except SchemaError:
+            parser = None  # an unsatisfiable schema: every instance is refused
+        result.supported += 1
+        for test in group["tests"]:
+            label = f"{name} / {group['description']} / {test['description']}"
+            texts = serializations(test["data"])
+            if test["valid"]:
+                result.valid += 1
+                reasons = []
+                for text in texts:
+                    if parser is None:
+                        reasons.append("schema refused as unsatisfiable")
+                    elif accept is not None:
+                        ok, why = accept(parser, text)
+                        if not ok:
+                            reasons.append(why)
+                    elif not parser.accepts(text):
+                        reasons.append("refused character by character")
+                if not reasons:
+                    result.valid_ok += 1
+                    continue
+                difference = expected_difference(path.name, schema, test["data"])
+                if difference is not None:
+                    result.differences[difference] = result.differences.get(difference, 0) + 1
+                else:
+                    result.failures.append(f"valid refused: {label}: {texts[0]!r}: {reasons[0]}")
+            else:
+                result.invalid += 1
+                if parser is None or not any(parser.accepts(text) for text in texts):
+                    result.invalid_ok += 1
+                else:
+                    result.failures.append(f"invalid accepted: {label}: {texts[0]!r}")
+    return result
+
+
+def run_draft(draft: str, accept=None, files: list[str] | None = None) -> dict[str, FileResult]:  # noqa: ANN001
+    folder = SUITE / draft
+    paths = sorted(folder.glob("*.json")) + sorted((folder / "optional/format").glob("*.json"))
+    out = {}
+    for path in paths:
+        name = str(path.relative_to(folder))
+        if files is None or name in files:
+            out[name] = run_file(path, name, draft, accept)
+    return out
+
+
+def summary_markdown(results: dict[str, dict[str, FileResult]]) -> str:
+    lines = [
+        "# JSON-Schema-Test-Suite coverage",
+        "",
+        "Written by `python -m pytest tests/test_json_schema_suite.py` (do not edit by hand). Suite: "
+        "`../shared/corpora/json-schema-test-suite/` (draft2020-12 and draft7, plus `optional/format/`).",
+        "A group is *supported* when `JsonSchemaParser(schema)` builds (an unsatisfiable schema counts as supported: "
+        "it refuses everything). Valid instances: accepted token by token with the Llama 3 tokenizer, compact "
+        "(raw unicode) and `indent=2` (`\\uXXXX` escapes), end-of-sequence allowed at the end. Invalid instances: "
+        "refused in both layouts (checked character by character, which no token sequence can get around).",
+        "",
+    ]
+    for draft, files in results.items():
+        total = FileResult()
+        for r in files.values():
+            total.groups += r.groups
+            total.supported += r.supported
+            total.valid += r.valid
+            total.valid_ok += r.valid_ok
+            total.invalid += r.invalid
+            total.invalid_ok += r.invalid_ok
+            for k, v in r.differences.items():
+                total.differences[k] = total.differences.get(k, 0) + v
+        lines += [
+            f"## {draft}",
+            "",
+            f"Totals: {total.supported}/{total.groups} groups supported; valid accepted {total.valid_ok}/{total.valid}"
+            f" (+{sum(total.differences.values())} deliberate differences); invalid refused "
+            f"{total.invalid_ok}/{total.invalid}.",
+            "",
+            "| file | groups supported | valid accepted | invalid refused | deliberate differences | unsupported |",
+            "|---|---|---|---|---|---|",
+        ]
+        for name, r in files.items():
+            diffs = ", ".join(f"{k} {v}" for k, v in sorted(r.differences.items())) or ""
+            unsupported = ", ".join(f"{k} ({v})" for k, v in sorted(r.unsupported.items())) or ""
+            lines.append(
+                f"| {name} | {r.supported}/{r.groups} | {r.valid_ok}/{r.valid} | {r.invalid_ok}/{r.invalid} "
+                f"| {diffs} | {unsupported} |"
+            )
+        lines.append("")
+    lines += ["## Deliberate differences", ""]
+    lines += [f"- **{k}**: {v}" for k, v in DIFFERENCES.items()]
+    lines += ["", UNSUPPORTED_NOTES]
+    return "\n".join(lines) + "\n"
+
+
+UNSUPPORTED_NOTES = """## Unsupported groups and why
+
+Each is refused at build time with `UnsupportedSchemaError` naming the keyword and its JSON pointer
+(`lenient=True` turns that into a warning and enforces the rest):
+
+- `unevaluatedProperties`, `unevaluatedItems`: they depend on which keywords evaluated which parts of the
+  whole value, known only once the value is complete; not decidable left to right without a full evaluator.
+- `$dynamicRef`, `$recursiveRef`: dynamic scope resolution; not implemented.
+- `$ref` to remote documents (`http://localhost:1234/...`): never fetched (no network at generation time);
+  also a `$ref` whose resolution needs itself before any value is read (`allOf` cycles).
+- `format` values other than date-time, date, time, duration, email, uuid, uri, ipv4, ipv6, hostname
+  (idn-*, iri*, uri-reference, uri-template, json-pointer, relative-json-pointer, regex).
+- `oneOf` whose branches can match the same value: "exactly one" can need the complete value to decide,
+  so it could dead-end; `oneOf` with provably disjoint branches (different types, consts, discriminator
+  properties) is enforced as `anyOf`.
+- `not` of anything but types, `const`/`enum` literals, and `required` of one property; `if` likewise (its
+  `else` branch needs `not if`).
+- `uniqueItems` over arrays or objects (scalar items are enforced by excluding the values already seen).
+- `pattern` combined with `format` or a second pattern on one string, several closed object schemas with
+  `patternProperties` merged by `allOf`, `propertyNames` with a pattern on an object closed by
+  `patternProperties`: each would need an automaton product that can dead-end.
+- draft-04 boolean `exclusiveMinimum`/`exclusiveMaximum`.
+
+## Known approximations
+
+- `date`/`date-time` accept 29 February in every year; `hostname` does not cap the total length at 253;
+  `email` is the dot-atom form only (no quoted local parts or IP-literal domains).
+- The JSON Schema `pattern` dialect is ECMA-262; patterns are run as Python/interegular regexes
+  (`\\w`, `\\d` are ASCII-only, as in ECMA-262 without the `u` flag).
+"""

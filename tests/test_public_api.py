@@ -1,0 +1,42 @@
+"""The curated public surface: what ``import formatenforcer`` exports is pinned here on purpose."""
+
+from __future__ import annotations
+
+import formatenforcer
+
+CORE = {
+    "CharSet",
+    "CharacterParser",
+    "ChoiceParser",
+    "EnforcerConfig",
+    "FormatEnforcerError",
+    "FormatError",
+    "FreeRun",
+    "Matcher",
+    "RegexError",
+    "RegexParser",
+    "SchemaError",
+    "SequenceParser",
+    "TokenEnforcer",
+    "UnionParser",
+    "UnsupportedSchemaError",
+    "Vocabulary",
+    "VocabularyError",
+    "allocate_bitmask",
+    "apply_bitmask",
+}
+JSON = {"JsonConfig", "JsonParser", "JsonSchemaParser"}
+
+
+def test_exported_members():
+    exported = set(formatenforcer.__all__)
+    assert CORE | JSON <= exported
+    assert all(hasattr(formatenforcer, name) for name in exported)
+    assert not {name for name in exported if name.startswith("_")}
+
+
+def test_error_tree():
+    assert issubclass(formatenforcer.RegexError, formatenforcer.FormatError)
+    assert issubclass(formatenforcer.UnsupportedSchemaError, formatenforcer.SchemaError)
+    assert issubclass(formatenforcer.SchemaError, formatenforcer.FormatEnforcerError)
+    assert issubclass(formatenforcer.VocabularyError, formatenforcer.FormatEnforcerError)

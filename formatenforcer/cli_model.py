@@ -177,3 +177,19 @@ def _save_cache(model: Any, tokenizer: Any, folder: Path) -> None:
     except (OSError, ValueError, AttributeError) as error:
         shutil.rmtree(tmp, ignore_errors=True)
         print(f"formatenforcer: note: could not cache the converted model ({error})", file=sys.stderr)
+
+
+def transformers_folder(model: str | None = None, *, cache_dir: str | None = None) -> Path:
+    """A plain transformers model folder for ``model`` (default: SmolLM2), converting a GGUF file once.
+
+    For engines that cannot read this GGUF quantization themselves (vLLM, exllamav2): the samples point them
+    at the converted folder in the cache."""
+    source = resolve_source(model)
+    if source.gguf_file is None:
+        return source.folder
+    folder = cache_folder(source, cache_root(cache_dir))
+    if not (folder / "config.json").is_file():
+        load(model, cache_dir=cache_dir)
+    if not (folder / "config.json").is_file():
+        raise CliError(f"could not write the converted model to {folder}")
+    return folder

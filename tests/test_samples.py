@@ -18,8 +18,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
 SCRIPTS = sorted(SAMPLES.glob("*.py"))
-HF_SAMPLES = ["hf_prefix_allowed_tokens.py", "hf_logits_processor.py", "pydantic_model.py", "regex.py", "choice.py"]
-ENGINE_SAMPLES = {"vllm_offline.py": "vllm", "exllamav2_filter.py": "exllamav2", "llamacpp.py": "llama_cpp"}
+HF_SAMPLES = ["hf_prefix_allowed_tokens.py", "hf_logits_processor.py", "pydantic_model.py", "regex_date.py", "choice.py"]
+ENGINE_SAMPLES = {"vllm_offline.py": "vllm", "exllamav2_filter.py": "exllamav2", "llamacpp_logits.py": "llama_cpp"}
 
 
 def run_sample(name: str, timeout: float) -> subprocess.CompletedProcess[str]:

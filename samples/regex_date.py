@@ -1,6 +1,6 @@
 """A regular expression as the format: an ISO date, whatever the model would rather say.
 
-Run: python samples/regex.py
+Run: python samples/regex_date.py
 Supported: the syntax of Python's re minus lookaround and backreferences (a finite automaton's syntax).
 """
 

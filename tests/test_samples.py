@@ -18,7 +18,13 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
 SCRIPTS = sorted(SAMPLES.glob("*.py"))
-HF_SAMPLES = ["hf_prefix_allowed_tokens.py", "hf_logits_processor.py", "pydantic_model.py", "regex_date.py", "choice.py"]
+HF_SAMPLES = [
+    "hf_prefix_allowed_tokens.py",
+    "hf_logits_processor.py",
+    "pydantic_model.py",
+    "regex_date.py",
+    "choice.py",
+]
 ENGINE_SAMPLES = {"vllm_offline.py": "vllm", "exllamav2_filter.py": "exllamav2", "llamacpp_logits.py": "llama_cpp"}
 
 
@@ -33,6 +39,12 @@ def test_samples_exist() -> None:
     names = {p.name for p in SCRIPTS}
     assert set(HF_SAMPLES) <= names and "engine_loop.py" in names
     assert (SAMPLES / "custom_schemas.ipynb").is_file() and (SAMPLES / "person.schema.json").is_file()
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=[p.name for p in SCRIPTS])
+def test_sample_name_shadows_no_installed_module(script: Path) -> None:
+    """``python samples/x.py`` puts samples/ first on sys.path: a sample named regex.py breaks transformers."""
+    assert importlib.util.find_spec(script.stem) is None, f"rename {script.name}: it shadows a module"
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=[p.name for p in SCRIPTS])

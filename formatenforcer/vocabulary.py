@@ -57,12 +57,16 @@ def pack_ids(ids: Iterable[int], size: int) -> np.ndarray:
 
 
 class FreeRunTable:
-    """Tokens sorted by how they behave in a state that loops over the character class ``chars``."""
+    """Tokens sorted by how they behave in a state that loops over the character class ``chars``.
 
-    def __init__(self, vocabulary: Vocabulary, chars: CharSet) -> None:
+    ``entries`` are (token id, bytes still to read); ``bucketed`` keeps one mask per run length (so a
+    ``maxLength`` can be honoured exactly) instead of a single mask for runs of any length."""
+
+    def __init__(self, entries: Iterable[tuple[int, bytes]], chars: CharSet, size: int, bucketed: bool = True):
         by_length: dict[int, list[int]] = {}
         self.exits: dict[int, Trie] = {}
-        for token_id, data in enumerate(vocabulary.token_bytes):
+        self.bucketed = bucketed
+        for token_id, data in entries:
             if not data or utf8_length(data[0]) == 0:
                 continue  # never allowed, or starts inside a character: only the full walk handles those
             text, tail = _split_complete(data)
@@ -77,20 +81,39 @@ class FreeRunTable:
             rest = text[run:].encode("utf-8") + tail
             insert(self.exits.setdefault(run, {}), rest, token_id)
         self.longest_run = max(by_length, default=0)
-        size = vocabulary.size
-        cumulative: list[int] = []
         self._upto: list[np.ndarray] = []
-        for length in range(self.longest_run + 1):
-            cumulative.extend(by_length.get(length, ()))
-            self._upto.append(pack_ids(cumulative, size))
+        if bucketed:
+            cumulative: list[int] = []
+            for length in range(self.longest_run + 1):
+                cumulative.extend(by_length.get(length, ()))
+                self._upto.append(pack_ids(cumulative, size))
+        else:
+            self._upto.append(pack_ids((i for ids in by_length.values() for i in ids), size))
         for row in self._upto:
             row.flags.writeable = False
 
-    def runs_upto(self, max_length: int | None) -> np.ndarray:
-        """Packed mask of the tokens made of at most ``max_length`` class characters (None: any length)."""
+    def runs_upto(self, max_length: int | None) -> np.ndarray | None:
+        """Packed mask of the tokens made of at most ``max_length`` class characters (None: any length);
+        None when this table is not bucketed and a limit is asked for."""
         if max_length is None or max_length >= self.longest_run:
             return self._upto[-1]
+        if not self.bucketed:
+            return None
         return self._upto[max(max_length, 0)]
+
+
+def _subtree_entries(node: Trie) -> list[tuple[int, bytes]]:
+    """(token id, bytes below ``node``) for every token in the subtree of ``node``."""
+    out: list[tuple[int, bytes]] = []
+    stack: list[tuple[Trie, bytes]] = [(node, b"")]
+    while stack:
+        current, path = stack.pop()
+        for byte, child in current.items():
+            if byte == IDS:
+                out.extend((token_id, path) for token_id in child)
+            else:
+                stack.append((child, path + bytes((byte,))))
+    return out
 
 
 def _split_complete(data: bytes) -> tuple[str, bytes]:
@@ -140,6 +163,7 @@ class Vocabulary:
         self.eos_mask = pack_ids(self.eos_token_ids, self.size)
         self.eos_mask.flags.writeable = False
         self._tables: dict[CharSet, FreeRunTable] = {}
+        self._subtables: dict[tuple[int, CharSet], FreeRunTable] = {}
         self._lock = threading.Lock()
 
     @classmethod
@@ -173,14 +197,27 @@ class Vocabulary:
         return vocabulary_from_transformers(tokenizer, eos_token_ids, size=size)
 
     def free_run_table(self, chars: CharSet) -> FreeRunTable:
-        """The (lazily built, shared) free-run table for the character class ``chars``."""
+        """The (lazily built, shared) free-run table of the whole vocabulary for the character class ``chars``."""
         table = self._tables.get(chars)
         if table is None:
             with self._lock:
                 table = self._tables.get(chars)
                 if table is None:
-                    table = FreeRunTable(self, chars)
+                    table = FreeRunTable(enumerate(self.token_bytes), chars, self.size)
                     self._tables[chars] = table
+        return table
+
+    def subtree_run_table(self, node: Trie, chars: CharSet) -> FreeRunTable:
+        """A free-run table for the tokens below one trie node (say, every token starting with a quote),
+        for walks that enter a free-text state part-way through a token. Unbucketed, to bound memory."""
+        key = (id(node), chars)
+        table = self._subtables.get(key)
+        if table is None:
+            with self._lock:
+                table = self._subtables.get(key)
+                if table is None:
+                    table = FreeRunTable(_subtree_entries(node), chars, self.size, bucketed=False)
+                    self._subtables[key] = table
         return table
 
     def text_of(self, token_id: int) -> bytes:

@@ -23,78 +23,104 @@ _BYTE = [bytes((b,)) for b in range(256)]
 _LENGTH = [utf8_length(b) for b in range(256)]
 
 
-def walk(node: Trie, state: CharacterParser, pending: bytes, out: list[int]) -> None:
-    """Appends to ``out`` the ids of every token below ``node`` that ``state`` (with ``pending`` bytes of an
-    incomplete character already read) accepts as a prefix."""
-    charset = state.allowed_characters()
-    ascii_ok = charset.ascii
-    for byte, child in node.items():
-        if byte == IDS:
-            continue
-        if pending:
-            data = pending + _BYTE[byte]
-            if len(data) == _LENGTH[data[0]]:
-                try:
-                    ch = data.decode("utf-8")
-                except UnicodeDecodeError:
+_SUBTREE_MIN_FANOUT = 16
+"""A node with at least this many children is big enough to answer a free-run state from a subtree table."""
+
+
+class _Walk:
+    """One mask computation: collects allowed ids, plus precomputed masks to OR in."""
+
+    __slots__ = ("vocabulary", "out", "masks")
+
+    def __init__(self, vocabulary: Vocabulary) -> None:
+        self.vocabulary = vocabulary
+        self.out: list[int] = []
+        self.masks: list[np.ndarray] = []
+
+    def enter(self, child: Trie, state: CharacterParser) -> None:
+        """Continues below ``child`` (reached on a complete character) in ``state``."""
+        if len(child) >= _SUBTREE_MIN_FANOUT:
+            run = state.free_run()
+            if run is not None and run.max_length is None:
+                table = self.vocabulary.subtree_run_table(child, run.chars)
+                self.masks.append(table.runs_upto(None))
+                for length, exits in table.exits.items():
+                    self.walk(exits, run.after(length), b"")
+                return
+        self.walk(child, state, b"")
+
+    def walk(self, node: Trie, state: CharacterParser, pending: bytes) -> None:
+        """Adds every token below ``node`` that ``state`` (with ``pending`` bytes of an incomplete character
+        already read) accepts as a prefix."""
+        out = self.out
+        charset = state.allowed_characters()
+        ascii_ok = charset.ascii
+        for byte, child in node.items():
+            if byte == IDS:
+                continue
+            if pending:
+                data = pending + _BYTE[byte]
+                if len(data) == _LENGTH[data[0]]:
+                    try:
+                        ch = data.decode("utf-8")
+                    except UnicodeDecodeError:
+                        continue
+                    if ch not in charset:
+                        continue
+                    nxt = state.add_character(ch)
+                    if nxt is None:
+                        continue
+                    ids = child.get(IDS)
+                    if ids:
+                        out.extend(ids)
+                    if len(child) > (1 if ids else 0):
+                        self.enter(child, nxt)
+                elif 0x80 <= byte <= 0xBF and charset.allows_utf8_prefix(data):
+                    ids = child.get(IDS)
+                    if ids:
+                        out.extend(ids)
+                    self.walk(child, state, data)
+            elif byte < 128:
+                if not ascii_ok[byte]:
                     continue
-                if ch not in charset:
-                    continue
-                nxt = state.add_character(ch)
+                nxt = state.add_character(_CHR[byte])
                 if nxt is None:
                     continue
                 ids = child.get(IDS)
                 if ids:
                     out.extend(ids)
                 if len(child) > (1 if ids else 0):
-                    walk(child, nxt, b"", out)
-            elif 0x80 <= byte <= 0xBF and charset.allows_utf8_prefix(data):
+                    self.enter(child, nxt)
+            elif _LENGTH[byte] > 1 and charset.allows_utf8_prefix(_BYTE[byte]):
                 ids = child.get(IDS)
                 if ids:
                     out.extend(ids)
-                walk(child, state, data, out)
-        elif byte < 128:
-            if not ascii_ok[byte]:
-                continue
-            nxt = state.add_character(_CHR[byte])
-            if nxt is None:
-                continue
-            ids = child.get(IDS)
-            if ids:
-                out.extend(ids)
-            if len(child) > (1 if ids else 0):
-                walk(child, nxt, b"", out)
-        elif _LENGTH[byte] > 1 and charset.allows_utf8_prefix(_BYTE[byte]):
-            ids = child.get(IDS)
-            if ids:
-                out.extend(ids)
-            walk(child, state, _BYTE[byte], out)
+                self.walk(child, state, _BYTE[byte])
 
 
 def allowed_mask(vocabulary: Vocabulary, state: CharacterParser, pending: bytes, at_start: bool) -> np.ndarray:
     """The packed mask (int32 words) of the tokens allowed from ``state``, EOS included when it may end."""
-    out: list[int] = []
-    base = None
+    walker = _Walk(vocabulary)
     run = None if (pending or at_start) else state.free_run()
     if run is not None:
         table = vocabulary.free_run_table(run.chars)
-        base = table.runs_upto(run.max_length)
+        walker.masks.append(table.runs_upto(run.max_length))
         for length, exits in table.exits.items():
             if run.max_length is not None and length > run.max_length:
                 continue
-            walk(exits, run.after(length), b"", out)
+            walker.walk(exits, run.after(length), b"")
     else:
-        walk(vocabulary.trie, state, pending, out)
+        walker.walk(vocabulary.trie, state, pending)
         if at_start and vocabulary.strip_leading_space:
             # SentencePiece drops the space of the first decoded token: "▁{" at the start adds "{".
             # A lone "▁" adds nothing there; allowing it keeps the tokenizer's own "▁" + "2024" spelling.
             spaced = vocabulary.trie.get(0x20)
             if spaced:
-                out.extend(spaced.get(IDS, ()))
-                walk(spaced, state, b"", out)
-    mask = pack_ids(out, vocabulary.size)
-    if base is not None:
-        mask |= base
+                walker.out.extend(spaced.get(IDS, ()))
+                walker.walk(spaced, state, b"")
+    mask = pack_ids(walker.out, vocabulary.size)
+    for extra in walker.masks:
+        mask |= extra
     if not pending and state.can_end():
         mask |= vocabulary.eos_mask
     return mask

@@ -1,0 +1,75 @@
+"""The parser contract, checked generically on every parser kind, including JSON states reached by text.
+
+- immutability: feeding a character leaves the old state's key and allowed set unchanged;
+- allowed_characters is exact: a character is accepted iff it is in the set;
+- the FreeRun promise: for runs of the promised characters, ``add_text(run)`` has the key of ``after(len)``.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from formatenforcer import ChoiceParser, JsonParser, JsonSchemaParser, RegexParser, SequenceParser, UnionParser
+
+PROBE = list('{}[]",:. 0123456789-+eEtrufalsn\\/abcxyzé😀\n\tA_')
+
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "tags": {"type": "array", "items": {"type": "string", "maxLength": 5}},
+        "note": {"type": "string", "pattern": "^[a-z ]*$"},
+    },
+    "required": ["name"],
+}
+
+# (parser, prefixes that lead to interesting states)
+CASES = [
+    (RegexParser(r"[a-z]+@[a-z]+\.[a-z]{2,}"), ["", "ab", "ab@c", "ab@c.d"]),
+    (RegexParser(r'"[^"]*"'), ["", '"', '"abc']),
+    (ChoiceParser(["abc", "abx", "b"]), ["", "a", "ab"]),
+    (SequenceParser([RegexParser("a*"), RegexParser('[^"]*')]), ["", "a", "ab"]),
+    (UnionParser([RegexParser("ab+"), ChoiceParser(["ac", "a"])]), ["", "a"]),
+    (JsonParser(), ["", '{"', '{"a', '{"a": "x', '[1, "', '["ab\\n']),
+    (JsonSchemaParser(SCHEMA), ["", '{"', '{"na', '{"name": "', '{"name": "Al', '{"x": "', '{"tags": ["ab']),
+]
+
+
+def states():
+    for parser, prefixes in CASES:
+        for prefix in prefixes:
+            state = parser.add_text(prefix)
+            assert state is not None, (parser, prefix)
+            yield f"{type(parser).__name__}:{prefix!r}", state
+
+
+STATES = list(states())
+
+
+@pytest.mark.parametrize("label, state", STATES, ids=[label for label, _ in STATES])
+def test_immutable_and_exact_charset(label, state):
+    key, allowed = state.key(), state.allowed_characters()
+    for ch in PROBE:
+        assert (state.add_character(ch) is not None) == (ch in allowed), (label, ch)
+    assert state.key() == key and state.allowed_characters() == allowed
+
+
+@pytest.mark.parametrize("label, state", STATES, ids=[label for label, _ in STATES])
+def test_free_run_promise(label, state):
+    run = state.free_run()
+    if run is None:
+        return
+    rng = random.Random(label)
+    pool = [ch for ch in PROBE if ch in run.chars] or run.chars.chars(64)
+    limit = 12 if run.max_length is None else min(run.max_length, 12)
+    for _ in range(30):
+        text = "".join(rng.choice(pool) for _ in range(rng.randint(0, limit)))
+        direct = state.add_text(text)
+        assert direct is not None, (label, text)
+        promised = run.after(len(text))
+        assert promised.key() == direct.key(), (label, text)
+        # and the promised state accepts exactly what the real one accepts next
+        for ch in PROBE:
+            assert (promised.add_character(ch) is None) == (direct.add_character(ch) is None), (label, text, ch)

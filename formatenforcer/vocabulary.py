@@ -17,6 +17,7 @@ Each table is built lazily, once per vocabulary and class, in one pass over the 
 
 from __future__ import annotations
 
+import gc
 import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -157,9 +158,16 @@ class Vocabulary:
         self.strip_leading_space = strip_leading_space
         self.name = name
         self.trie: Trie = {}
-        for token_id, data in enumerate(self.token_bytes):
-            if data is not None:
-                insert(self.trie, data, token_id)
+        # Hundreds of thousands of small dicts, none cyclic: pausing the cycle collector halves the build time.
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            for token_id, data in enumerate(self.token_bytes):
+                if data is not None:
+                    insert(self.trie, data, token_id)
+        finally:
+            if paused:
+                gc.enable()
         self.eos_mask = pack_ids(self.eos_token_ids, self.size)
         self.eos_mask.flags.writeable = False
         self._tables: dict[CharSet, FreeRunTable] = {}

@@ -98,8 +98,11 @@ def build_format(args: Any) -> Format:
 
 def _schema_format(schema: Any, lenient: bool, config: JsonConfig, description: str) -> Format:
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore" if lenient else "default")
+        warnings.simplefilter("ignore")  # lenient mode's warning is re-said below as one line
         parser = JsonSchemaParser(schema, lenient=lenient, config=config)
+    if parser.problems:
+        listed = ", ".join(f"'{keyword}' at {pointer or '#'}" for pointer, keyword in parser.problems)
+        print(f"formatenforcer: note: --lenient: not enforcing {listed}", file=sys.stderr)
     text = json.dumps(schema, separators=(",", ":"))
     instruction = f"Answer with JSON only, following this JSON Schema: {text}"
     return Format(parser, description, instruction)

@@ -171,12 +171,15 @@ def _save_cache(model: Any, tokenizer: Any, folder: Path) -> None:
         tmp.mkdir(parents=True, exist_ok=True)
         model.save_pretrained(str(tmp))
         tokenizer.save_pretrained(str(tmp))
-        if folder.exists():
-            shutil.rmtree(folder, ignore_errors=True)
+        if (folder / "config.json").is_file():  # another process finished first: keep its copy
+            shutil.rmtree(tmp, ignore_errors=True)
+            return
+        shutil.rmtree(folder, ignore_errors=True)  # a leftover without config.json
         os.replace(tmp, folder)
     except (OSError, ValueError, AttributeError) as error:
         shutil.rmtree(tmp, ignore_errors=True)
-        print(f"formatenforcer: note: could not cache the converted model ({error})", file=sys.stderr)
+        if not (folder / "config.json").is_file():
+            print(f"formatenforcer: note: could not cache the converted model ({error})", file=sys.stderr)
 
 
 def transformers_folder(model: str | None = None, *, cache_dir: str | None = None) -> Path:

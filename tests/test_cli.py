@@ -216,3 +216,46 @@ def test_explain_tokens_with_default_tokenizer() -> None:
     result = run("explain", "--tokens", "--json", '{"a": [1, 2]}', timeout=900)
     assert result.returncode == 0, result.stderr
     assert "step  allowed  token" in result.stdout and "complete" in result.stdout
+
+
+# --- model sources and the cache key (in process, no model) -----------------------------------------------
+
+
+def test_model_sources_and_cache_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("transformers")
+    from formatenforcer.cli_model import CliError, cache_folder, cache_root, default_source, resolve_source
+
+    default = resolve_source(None)
+    assert default == default_source() and default.gguf_file and default.gguf_file.endswith(".gguf")
+    gguf = tmp_path / "tiny.gguf"
+    gguf.write_bytes(b"GGUF")
+    source = resolve_source(str(gguf))
+    assert source.gguf_file == "tiny.gguf" and source.folder == tmp_path
+    first = cache_folder(source, tmp_path / "cache")
+    assert first.parent == tmp_path / "cache" / "models" and first.name.startswith("tiny-")
+    gguf.write_bytes(b"GGUF, changed")  # another size: another cache folder, never a stale model
+    assert cache_folder(source, tmp_path / "cache") != first
+    folder = tmp_path / "model"
+    folder.mkdir()
+    with pytest.raises(CliError, match="without config.json"):
+        resolve_source(str(folder))
+    (folder / "config.json").write_text("{}")
+    assert resolve_source(str(folder)).gguf_file is None
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_root(None) == tmp_path / "xdg" / "formatenforcer"
+    assert cache_root(str(tmp_path / "mine")) == tmp_path / "mine"
+
+
+def test_progress_is_quiet_off_a_terminal_and_draws_on_one() -> None:
+    import io
+
+    from formatenforcer.cli_progress import Progress
+
+    quiet = io.StringIO()
+    with Progress("Working", stream=quiet):
+        pass
+    assert quiet.getvalue() == ""
+    shown = io.StringIO()
+    with Progress("Working", stream=shown, enabled=True) as progress:
+        progress.done_message = "done"
+    assert shown.getvalue().endswith("Working: done\n")

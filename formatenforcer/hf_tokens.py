@@ -15,12 +15,16 @@ spelling fails loudly (VocabularyError) instead of producing wrong masks.
 
 from __future__ import annotations
 
+import gc
+import os
 import re
 import threading
 import weakref
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
+from . import vocab_cache
 from .errors import VocabularyError
 from .vocabulary import Vocabulary
 
@@ -68,10 +72,20 @@ def _piece_bytes(piece: str, scheme: str, tokenizer: Any, token_id: int) -> byte
     return tokenizer.decode([token_id], clean_up_tokenization_spaces=False).encode("utf-8")
 
 
-def token_bytes_of(tokenizer: Any) -> tuple[list[bytes | None], bool, str]:
-    """(bytes per id with None for special tokens, strip_leading_space, scheme name) of a tokenizer."""
+def _pieces(tokenizer: Any) -> tuple[list[str], set[int], dict[int, str]]:
+    """(token pieces by id, special ids, literal text of added non-special tokens)."""
     count = len(tokenizer)
-    pieces = tokenizer.convert_ids_to_tokens(list(range(count)))
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is not None:  # one call into the Rust tokenizer instead of one per id
+        pieces: list[str] = [None] * count  # type: ignore[list-item]
+        for piece, token_id in backend.get_vocab(with_added_tokens=True).items():
+            if token_id < count:
+                pieces[token_id] = piece
+        missing = [i for i, piece in enumerate(pieces) if piece is None]
+        for token_id, piece in zip(missing, tokenizer.convert_ids_to_tokens(missing)):
+            pieces[token_id] = piece
+    else:
+        pieces = tokenizer.convert_ids_to_tokens(list(range(count)))
     special = set(getattr(tokenizer, "all_special_ids", ()) or ())
     added_literal: dict[int, str] = {}
     for token_id, added in (getattr(tokenizer, "added_tokens_decoder", {}) or {}).items():
@@ -79,6 +93,12 @@ def token_bytes_of(tokenizer: Any) -> tuple[list[bytes | None], bool, str]:
             special.add(token_id)
         else:
             added_literal[token_id] = str(added)
+    return pieces, special, added_literal
+
+
+def token_bytes_of(tokenizer: Any, parts: tuple | None = None) -> tuple[list[bytes | None], bool, str]:
+    """(bytes per id with None for special tokens, strip_leading_space, scheme name) of a tokenizer."""
+    pieces, special, added_literal = parts or _pieces(tokenizer)
     scheme = _scheme(tokenizer, pieces)
     data: list[bytes | None] = []
     for token_id, piece in enumerate(pieces):
@@ -151,18 +171,54 @@ _MEMO_LOCK = threading.Lock()
 
 
 def vocabulary_from_transformers(
-    tokenizer: Any, eos_token_ids: Iterable[int] | None = None, *, size: int | None = None
+    tokenizer: Any,
+    eos_token_ids: Iterable[int] | None = None,
+    *,
+    size: int | None = None,
+    cache_dir: str | os.PathLike | None | bool = True,
 ) -> Vocabulary:
-    """The Vocabulary of ``tokenizer``, built once per tokenizer object (and per EOS set and size)."""
+    """The Vocabulary of ``tokenizer``, built once per tokenizer object (and per EOS set and size), and
+    reloaded from the on-disk cache (see vocab_cache.py) when the same tokenizer was indexed before."""
     eos = tuple(eos_token_ids) if eos_token_ids is not None else tuple(default_eos_ids(tokenizer))
     key = (eos, size)
     with _MEMO_LOCK:
         cached = _MEMO.get(tokenizer, {}).get(key)
     if cached is not None:
         return cached
-    data, strip, scheme = token_bytes_of(tokenizer)
-    name = f"{getattr(tokenizer, 'name_or_path', '') or type(tokenizer).__name__} ({scheme})"
-    vocabulary = Vocabulary(data, eos, size=size, strip_leading_space=strip, name=name)
+    paused = gc.isenabled()
+    gc.disable()  # large lists of small objects, none cyclic: no need for the cycle collector to scan them
+    try:
+        vocabulary = _index(tokenizer, eos, size, cache_dir)
+    finally:
+        if paused:
+            gc.enable()
     with _MEMO_LOCK:
         _MEMO.setdefault(tokenizer, {})[key] = vocabulary
+    return vocabulary
+
+
+def _index(tokenizer: Any, eos: tuple[int, ...], size: int | None, cache_dir: Any) -> Vocabulary:
+    parts = _pieces(tokenizer)
+    folder = None
+    if cache_dir is True:
+        folder = vocab_cache.default_cache_dir()
+    elif cache_dir:
+        folder = Path(cache_dir)
+    fingerprint = ""
+    payload = None
+    if folder is not None:
+        decoder = getattr(getattr(tokenizer, "backend_tokenizer", None), "decoder", None)
+        fingerprint = vocab_cache.fingerprint(
+            [type(tokenizer).__name__, str(decoder), parts[0], sorted(parts[1]), sorted(parts[2].items()), eos, size]
+        )
+        payload = vocab_cache.load(folder, fingerprint)
+    if payload is not None:
+        data, strip, scheme, trie = payload
+    else:
+        data, strip, scheme = token_bytes_of(tokenizer, parts)
+        trie = None
+    name = f"{getattr(tokenizer, 'name_or_path', '') or type(tokenizer).__name__} ({scheme})"
+    vocabulary = Vocabulary(data, eos, size=size, strip_leading_space=strip, name=name, trie=trie)
+    if folder is not None and payload is None:
+        vocab_cache.save(folder, fingerprint, (vocabulary.token_bytes, strip, scheme, vocabulary.trie))
     return vocabulary

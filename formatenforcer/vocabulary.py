@@ -18,6 +18,7 @@ Each table is built lazily, once per vocabulary and class, in one pass over the 
 from __future__ import annotations
 
 import gc
+import os
 import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -146,6 +147,7 @@ class Vocabulary:
         size: int | None = None,
         strip_leading_space: bool = False,
         name: str = "",
+        trie: Trie | None = None,
     ) -> None:
         self.token_bytes: list[bytes | None] = [t if t else None for t in token_bytes]
         self.size = max(size or 0, len(self.token_bytes))
@@ -157,22 +159,29 @@ class Vocabulary:
                 self.token_bytes[eos] = None  # EOS adds no text; the enforcer allows it on its own terms
         self.strip_leading_space = strip_leading_space
         self.name = name
-        self.trie: Trie = {}
+        if trie is not None:  # restored from the on-disk cache, built from these very token bytes
+            self.trie = trie
+        else:
+            self.trie = self._build_trie()
+        self.eos_mask = pack_ids(self.eos_token_ids, self.size)
+        self.eos_mask.flags.writeable = False
+        self._tables: dict[CharSet, FreeRunTable] = {}
+        self._subtables: dict[tuple[int, CharSet], FreeRunTable] = {}
+        self._lock = threading.Lock()
+
+    def _build_trie(self) -> Trie:
+        trie: Trie = {}
         # Hundreds of thousands of small dicts, none cyclic: pausing the cycle collector halves the build time.
         paused = gc.isenabled()
         gc.disable()
         try:
             for token_id, data in enumerate(self.token_bytes):
                 if data is not None:
-                    insert(self.trie, data, token_id)
+                    insert(trie, data, token_id)
         finally:
             if paused:
                 gc.enable()
-        self.eos_mask = pack_ids(self.eos_token_ids, self.size)
-        self.eos_mask.flags.writeable = False
-        self._tables: dict[CharSet, FreeRunTable] = {}
-        self._subtables: dict[tuple[int, CharSet], FreeRunTable] = {}
-        self._lock = threading.Lock()
+        return trie
 
     @classmethod
     def from_tokens(
@@ -197,12 +206,20 @@ class Vocabulary:
 
     @classmethod
     def from_transformers(
-        cls, tokenizer: Any, eos_token_ids: Iterable[int] | None = None, *, size: int | None = None
+        cls,
+        tokenizer: Any,
+        eos_token_ids: Iterable[int] | None = None,
+        *,
+        size: int | None = None,
+        cache_dir: str | os.PathLike | None | bool = True,
     ) -> Vocabulary:
-        """The memoised vocabulary index of a transformers tokenizer (slow or fast)."""
+        """The vocabulary index of a transformers tokenizer (slow or fast), memoised per tokenizer object.
+
+        ``cache_dir``: where the index is cached on disk (True: ``~/.cache/formatenforcer``; False/None: no
+        disk cache), so a restarted process reloads it instead of rebuilding it."""
         from .hf_tokens import vocabulary_from_transformers
 
-        return vocabulary_from_transformers(tokenizer, eos_token_ids, size=size)
+        return vocabulary_from_transformers(tokenizer, eos_token_ids, size=size, cache_dir=cache_dir)
 
     def free_run_table(self, chars: CharSet) -> FreeRunTable:
         """The (lazily built, shared) free-run table of the whole vocabulary for the character class ``chars``."""

@@ -1,0 +1,73 @@
+"""An on-disk cache of vocabulary indexes, so a restarted server does not rebuild them.
+
+Entries are keyed by a SHA-256 fingerprint of everything the index is derived from (the tokenizer's pieces,
+special and added tokens, its decoder, the EOS ids and the logits size, and this format's version), and are
+stored with ``marshal`` — the fastest way CPython has to reload hundreds of thousands of small dicts. A
+missing, stale or unreadable entry is simply rebuilt: the cache can make loading faster, never wrong.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import logging
+import marshal
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger("formatenforcer")
+
+FORMAT_VERSION = 1
+
+
+def default_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/formatenforcer`` (``~/.cache/formatenforcer`` when unset)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "formatenforcer"
+
+
+def fingerprint(parts: Iterable[Any]) -> str:
+    """SHA-256 over the ``repr`` of each part, separated so that no two part lists collide."""
+    digest = hashlib.sha256(f"formatenforcer-vocabulary-v{FORMAT_VERSION}".encode())
+    for part in parts:
+        text = "\x00".join(map(str, part)) if isinstance(part, list) else repr(part)
+        digest.update(text.encode("utf-8", "surrogatepass"))
+        digest.update(b"\x01")
+    return digest.hexdigest()
+
+
+def load(folder: Path, key: str) -> Any | None:
+    """The cached payload for ``key``, or None (absent, unreadable or from another format version)."""
+    path = folder / f"{key}.vocab"
+    try:
+        blob = path.read_bytes()
+    except OSError:
+        return None
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        payload = marshal.loads(blob)
+    except (EOFError, ValueError, TypeError) as error:
+        logger.debug("formatenforcer: ignoring unreadable vocabulary cache %s: %s", path, error)
+        return None
+    finally:
+        if paused:
+            gc.enable()
+    if not isinstance(payload, tuple) or not payload or payload[0] != FORMAT_VERSION:
+        return None
+    return payload[1:]
+
+
+def save(folder: Path, key: str, payload: tuple) -> None:
+    """Writes the payload atomically (temporary file + rename); failures are logged and ignored."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        blob = marshal.dumps((FORMAT_VERSION, *payload))
+        with tempfile.NamedTemporaryFile(dir=folder, delete=False, suffix=".tmp") as handle:
+            handle.write(blob)
+        os.replace(handle.name, folder / f"{key}.vocab")
+    except (OSError, ValueError) as error:
+        logger.debug("formatenforcer: could not write the vocabulary cache in %s: %s", folder, error)

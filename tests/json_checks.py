@@ -23,3 +23,26 @@ def accepts_tokens(enforcer: TokenEnforcer, tokenizer: Any, text: str) -> tuple[
     if not (int(matcher.mask()[eos >> 5]) >> (eos & 31)) & 1 or not matcher.accept_token(eos):
         return False, "end-of-sequence refused at the end"
     return True, ""
+
+
+def char_walk(parser: Any, rng: Any, max_chars: int = 400, end_bias: float = 0.3) -> tuple[str, bool]:
+    """A random walk one character at a time: at each state a random allowed character (a random interval,
+    then a random code point in it; quotes, brackets and digits as likely as letters), ending when allowed
+    with probability ``end_bias``. Asserts there is always a way on (no dead end) and that every offered
+    character is accepted. Returns (text, finished)."""
+    state = parser
+    out: list[str] = []
+    for _ in range(max_chars):
+        if state.can_end() and rng.random() < end_bias:
+            return "".join(out), True
+        allowed = state.allowed_characters()
+        if not allowed:
+            assert state.can_end(), f"dead end after {''.join(out)!r}"
+            return "".join(out), True
+        lo, hi = allowed.intervals[rng.randrange(len(allowed.intervals))]
+        ch = chr(rng.randint(lo, min(hi, lo + 300)))
+        nxt = state.add_character(ch)
+        assert nxt is not None, f"offered {ch!r} refused after {''.join(out)!r}"
+        out.append(ch)
+        state = nxt
+    return "".join(out), False

@@ -74,7 +74,10 @@ class FileResult:
     failures: list[str] = field(default_factory=list)
 
 
-def run_file(path: Path, name: str, draft: str, accept: Callable[[JsonSchemaParser, str], tuple[bool, str]] | None) -> FileResult:
+Accept = Callable[[JsonSchemaParser, str], tuple[bool, str]]
+
+
+def run_file(path: Path, name: str, draft: str, accept: Accept | None) -> FileResult:
     result = FileResult()
     for group in json.loads(path.read_text()):
         result.groups += 1

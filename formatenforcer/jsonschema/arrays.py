@@ -77,12 +77,27 @@ class ArrayContext:
         self._tracker = compiler.start(node.contains) if self.track else None
 
     def start(self) -> CharacterParser | None:
+        """The opening state, or None when no array fits (too few items can exist, or none can match
+        ``contains``): then the parent never offers this value, so no state can be stranded inside it."""
         if self.max_items is not None and self.max_items < self.min_items:
             return None
-        first = ArrayParser(self, OPEN, 0, 0, None, (0, frozenset()))
-        if self.min_items > 0 and first._item(0) is None:
+        positions = len(self.node.prefix) + 1
+        if self.max_items is not None:
+            positions = min(positions, self.max_items)
+        node, merger = self.node, self.compiler.merger
+        schemas = [*node.prefix, node.items][:positions]
+        possible = 0
+        while possible < len(schemas) and not isinstance(deref(schemas[possible]), Never):
+            possible += 1
+        if possible == len(node.prefix) + 1:
+            possible = self.max_items if self.max_items is not None else 1 << 30
+        if possible < self.min_items:
             return None
-        return first
+        if self.track and node.min_contains > 0:
+            matching = [merger.intersect(s, node.contains) for s in schemas[: min(len(schemas), possible)]]
+            if all(isinstance(deref(m), Never) for m in matching):
+                return None
+        return ArrayParser(self, OPEN, 0, 0, None, (0, frozenset()))
 
     def item_start(self, index: int, count: int, seen: frozenset) -> tuple[CharacterParser | None, bool]:
         """The start of item ``index`` and whether it still needs the contains tracker."""

@@ -56,7 +56,7 @@ def _join(base: str, ref: str) -> str:
     """``urljoin`` that also keeps a fragment-only reference on a non-hierarchical base (``urn:...``)."""
     if ref.startswith("#"):
         return base.partition("#")[0] + ref
-    return _join(base, ref)
+    return urljoin(base, ref)
 
 
 def _escape(token: str) -> str:

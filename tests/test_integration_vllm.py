@@ -1,0 +1,394 @@
+"""vLLM V1: FormatEnforcerLogitsProcessor.
+
+Fast tests drive the processor through vLLM's real ``BatchUpdate`` / ``MoveDirectionality`` types over a toy
+vocabulary (mixed batch, requests joining, leaving, moving and swapping, multiple EOS ids, the enforcer cache).
+Slow tests run real vLLM on CPU with SmolLM2-135M-Instruct: one offline ``LLM.generate`` batch mixing a JSON
+Schema, a regex, a choice, a json_object and an unconstrained request, and ``vllm serve`` with the processor,
+queried through the OpenAI-compatible HTTP API with ``vllm_xargs``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+import types
+import urllib.request
+
+import numpy as np
+import pytest
+
+from formatenforcer import FormatError, Vocabulary
+from formatenforcer.integrations.vllm import EnforcerCache, FormatSpec, format_spec_from_args
+
+PROCESSOR = "formatenforcer.integrations.vllm:FormatEnforcerLogitsProcessor"
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "minLength": 1, "maxLength": 20},
+        "age": {"type": "integer", "minimum": 0, "maximum": 120},
+        "city": {"enum": ["Paris", "London", "Tokyo"]},
+    },
+    "required": ["name", "age", "city"],
+    "additionalProperties": False,
+}
+PHONE = r"[0-9]{3}-[0-9]{4}"
+COLORS = ["red", "green", "blue"]
+
+
+# --- request fields ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (None, None),
+        ({}, None),
+        ({"other": 1}, None),
+        ({"regex": "a+"}, FormatSpec("regex", "a+")),
+        ({"choice": ["x", "y"]}, FormatSpec("choice", '["x", "y"]')),
+        ({"json": {"type": "integer"}}, FormatSpec("json", '{"type": "integer"}')),
+        ({"json": '{"type": "integer"}'}, FormatSpec("json", '{"type": "integer"}')),
+        ({"json_object": True, "whitespace_pattern": "[ ]?"}, FormatSpec("json_object", "", "[ ]?")),
+        ({"json_object": 1}, FormatSpec("json_object", "")),
+        ({"json_object": False}, None),
+    ],
+)
+def test_format_spec_from_args(args, expected):
+    assert format_spec_from_args(args) == expected
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"regex": "a", "choice": ["a"]},
+        {"choice": "abc"},
+        {"regex": 3},
+        {"json": "{not json"},
+        {"whitespace_pattern": " "},
+        {"regex": "a", "whitespace_pattern": " "},
+    ],
+)
+def test_format_spec_refuses(args):
+    with pytest.raises(FormatError):
+        format_spec_from_args(args)
+
+
+def test_specs_build_parsers():
+    for args in ({"regex": PHONE}, {"choice": COLORS}, {"json": SCHEMA}, {"json_object": True}):
+        assert format_spec_from_args(args).build_parser() is not None
+    with pytest.raises(FormatError):
+        format_spec_from_args({"regex": "(?=x)"}).build_parser()
+
+
+# --- the processor over a toy vocabulary (real vLLM types, no engine) -----------------------------------------
+TOKENS = [None, None, *"0123456789-", "12", "red", "re", "d", "green", "blue", "x", "{", "}"]
+EOS = (0, 1)  # two end-of-sequence ids, as Llama 3 has
+ID = {t: i for i, t in enumerate(TOKENS) if t}
+
+
+@pytest.fixture()
+def vllm_types():
+    pytest.importorskip("vllm")
+    from vllm.v1.sample.logits_processor import BatchUpdate, MoveDirectionality
+
+    from formatenforcer.integrations.vllm import FormatEnforcerLogitsProcessor
+
+    return types.SimpleNamespace(
+        BatchUpdate=BatchUpdate, Move=MoveDirectionality, Processor=FormatEnforcerLogitsProcessor
+    )
+
+
+def _processor(vllm_types, max_seqs: int = 8):
+    torch = pytest.importorskip("torch")
+    config = types.SimpleNamespace(
+        model_config=types.SimpleNamespace(get_vocab_size=lambda: len(TOKENS)),
+        scheduler_config=types.SimpleNamespace(max_num_seqs=max_seqs),
+    )
+    processor = vllm_types.Processor(config, torch.device("cpu"), False)
+    processor._cache = EnforcerCache(Vocabulary.from_tokens(TOKENS, EOS))  # instead of the model's tokenizer
+    return processor
+
+
+def _params(**extra):
+    return types.SimpleNamespace(extra_args=extra or None)
+
+
+def _allowed(processor, batch: int) -> list[set[str]]:
+    import torch
+
+    logits = torch.zeros(batch, len(TOKENS))
+    out = processor.apply(logits)
+    assert out is logits
+    return [{TOKENS[i] or f"<eos{i}>" for i in np.flatnonzero(row.numpy() == 0)} for row in logits]
+
+
+def _update(vllm_types, batch_size, removed=(), added=(), moved=()):
+    return vllm_types.BatchUpdate(batch_size=batch_size, removed=list(removed), added=list(added), moved=list(moved))
+
+
+def test_processor_mixed_batch_join_leave_move(vllm_types):
+    processor = _processor(vllm_types)
+    assert not processor.is_argmax_invariant()
+    digits = set("0123456789") | {"12"}
+    out0: list[int] = []
+    out1: list[int] = []
+    out2: list[int] = []
+    processor.update_state(
+        _update(
+            vllm_types,
+            3,
+            added=[
+                (0, _params(regex="[0-9]{2}-[0-9]"), [5, 6], out0),
+                (1, _params(), [5], out1),  # unconstrained
+                (2, _params(choice=COLORS), None, out2),
+            ],
+        )
+    )
+    rows = _allowed(processor, 3)
+    assert (
+        rows[0] == digits
+        and rows[1] == set(TOKENS[2:]) | {"<eos0>", "<eos1>"}
+        and rows[2] == {"re", "red", "green", "blue"}
+    )
+
+    out0.append(ID["12"])  # vLLM appends sampled tokens to the very lists it handed over
+    out2.append(ID["re"])
+    processor.update_state(None)
+    rows = _allowed(processor, 3)
+    assert rows[0] == {"-"} and rows[2] == {"d"}
+
+    out2.append(ID["d"])
+    processor.update_state(None)
+    assert _allowed(processor, 3)[2] == {"<eos0>", "<eos1>"}  # complete: either EOS id may end it
+
+    # request 1 leaves, the finished choice request's slot 2 is taken by a new request, which vLLM then moves
+    # into the free slot 1 (changes apply in the documented order: removed, added, moved)
+    out3: list[int] = []
+    processor.update_state(
+        _update(
+            vllm_types,
+            3,
+            removed=[1],
+            added=[(2, _params(regex="x{1,2}"), None, out3)],
+            moved=[(2, 1, vllm_types.Move.UNIDIRECTIONAL)],
+        )
+    )
+    rows = _allowed(processor, 3)
+    assert rows[1] == {"x"} and rows[0] == {"-"} and 2 not in processor._requests
+
+    processor.update_state(_update(vllm_types, 2, moved=[(0, 1, vllm_types.Move.SWAP)]))
+    rows = _allowed(processor, 2)
+    assert rows[0] == {"x"} and rows[1] == {"-"}
+
+    processor.update_state(_update(vllm_types, 0, removed=[0, 1]))
+    assert not processor._requests
+
+
+def test_processor_leaves_unconstrained_batches_alone(vllm_types):
+    import torch
+
+    processor = _processor(vllm_types)
+    processor.update_state(_update(vllm_types, 2, added=[(0, _params(), None, []), (1, _params(x=1), None, [])]))
+    logits = torch.randn(2, len(TOKENS))
+    before = logits.clone()
+    assert processor.apply(logits) is logits and torch.equal(logits, before)
+    assert processor._cache.builds == 0
+
+
+def test_processor_caches_enforcers_per_format(vllm_types):
+    processor = _processor(vllm_types)
+    added = [(i, _params(regex="[0-9]+"), None, []) for i in range(4)]
+    added.append((4, _params(regex="[0-9]+-"), None, []))
+    processor.update_state(_update(vllm_types, 5, added=added))
+    assert processor._cache.builds == 2
+    assert len({id(processor._requests[i].matcher.enforcer) for i in range(4)}) == 1
+
+
+def test_processor_never_leaves_format_on_foreign_token(vllm_types):
+    processor = _processor(vllm_types)
+    out: list[int] = []
+    processor.update_state(_update(vllm_types, 1, added=[(0, _params(regex="[0-9]+"), None, out)]))
+    out.append(ID["x"])  # not allowed: something else chose it
+    assert _allowed(processor, 1)[0] == {"<eos0>", "<eos1>"}
+
+
+def test_validate_params_refuses_bad_formats(vllm_types):
+    vllm_types.Processor.validate_params(_params(regex=PHONE))
+    vllm_types.Processor.validate_params(_params())
+    for bad in (_params(regex="(a"), _params(json={"type": "nonsense"}), _params(regex="a", choice=["a"])):
+        with pytest.raises(ValueError):
+            vllm_types.Processor.validate_params(bad)
+
+
+# --- real vLLM ----------------------------------------------------------------------------------------------
+def _check_outputs(texts: dict[str, str]) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.validate(json.loads(texts["json"]), SCHEMA)
+    assert isinstance(json.loads(texts["json_object"]), dict), texts["json_object"]
+    assert re.fullmatch(PHONE, texts["regex"]), texts["regex"]
+    assert texts["choice"] in COLORS, texts["choice"]
+    assert texts["free"].strip(), "the unconstrained request produced nothing"
+
+
+PROMPTS = {
+    "json": "Describe a person as JSON with name, age and city.",
+    "json_object": "Give me a JSON object describing a cat.",
+    "regex": "Give me a phone number.",
+    "choice": "What color is the sky?",
+    "free": "Say hello to the user.",
+}
+ARGS = {
+    "json": {"json": SCHEMA, "whitespace_pattern": "[ ]?"},
+    "json_object": {"json_object": True, "whitespace_pattern": "[ ]?"},
+    "regex": {"regex": PHONE},
+    "choice": {"choice": COLORS},
+    "free": None,
+}
+
+
+@pytest.fixture(scope="module")
+def smollm2_folder():
+    pytest.importorskip("vllm")
+    from .engine_models import smollm2_hf_folder
+
+    return str(smollm2_hf_folder())
+
+
+@pytest.mark.slow
+def test_vllm_offline_batch(smollm2_folder, monkeypatch):
+    monkeypatch.setenv("VLLM_CPU_KVCACHE_SPACE", "1")
+    monkeypatch.setenv("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # engine in this process: one start-up, not three
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    import torch
+    from vllm import LLM, SamplingParams
+
+    from formatenforcer.integrations.vllm import FormatEnforcerLogitsProcessor
+
+    torch.set_num_threads(1)
+    llm = LLM(
+        model=smollm2_folder,
+        logits_processors=[FormatEnforcerLogitsProcessor],
+        enforce_eager=True,
+        distributed_executor_backend="uni",
+        max_model_len=1024,
+        max_num_seqs=8,
+        dtype="float32",
+        seed=0,
+    )
+    try:
+        tokenizer = llm.get_tokenizer()
+        names = list(PROMPTS)
+        prompts = [
+            tokenizer.apply_chat_template(
+                [{"role": "user", "content": PROMPTS[n]}], tokenize=False, add_generation_prompt=True
+            )
+            for n in names
+        ]
+        params = [
+            SamplingParams(max_tokens=96, temperature=0.7, seed=i, extra_args=ARGS[n]) for i, n in enumerate(names)
+        ]
+        outputs = llm.generate(prompts, params)
+        texts = {n: o.outputs[0].text for n, o in zip(names, outputs)}
+        print(texts)
+        for n, o in zip(names, outputs):
+            if n != "free":
+                assert o.outputs[0].finish_reason == "stop", (n, o.outputs[0].text)
+        _check_outputs(texts)
+    finally:
+        del llm
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _post(url: str, body: dict, timeout: float = 120) -> dict:
+    request = urllib.request.Request(url, json.dumps(body).encode(), {"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        return json.loads(response.read())
+
+
+@pytest.mark.slow
+def test_vllm_serve_openai_api(smollm2_folder, tmp_path):
+    port = _free_port()
+    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1", HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1")
+    command = [
+        sys.executable, "-m", "vllm.entrypoints.cli.main", "serve", smollm2_folder,
+        "--host", "127.0.0.1", "--port", str(port), "--served-model-name", "smollm2",
+        "--logits-processors", PROCESSOR,
+        "--enforce-eager", "--distributed-executor-backend", "uni",
+        "--max-model-len", "1024", "--max-num-seqs", "8", "--dtype", "float32",
+    ]  # fmt: skip
+    log = open(tmp_path / "vllm-serve.log", "w")
+    server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 420
+        while True:
+            if server.poll() is not None:
+                pytest.fail(
+                    f"vllm serve exited with {server.returncode}: {(tmp_path / 'vllm-serve.log').read_text()[-3000:]}"
+                )
+            try:
+                with urllib.request.urlopen(f"{base}/health", timeout=5) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail("vllm serve did not become healthy within 420 s")
+            time.sleep(2)
+
+        xargs = {
+            "json": {"json": json.dumps(SCHEMA), "whitespace_pattern": "[ ]?"},
+            "json_object": {"json_object": 1, "whitespace_pattern": "[ ]?"},
+            "regex": {"regex": PHONE},
+            "choice": {"choice": COLORS},
+            "free": None,
+        }
+        texts: dict[str, str] = {}
+        errors: list[BaseException] = []
+
+        def ask(name: str) -> None:
+            body = {
+                "model": "smollm2",
+                "messages": [{"role": "user", "content": PROMPTS[name]}],
+                "max_tokens": 96,
+                "temperature": 0.7,
+                "seed": 1,
+            }
+            if xargs[name]:
+                body["vllm_xargs"] = xargs[name]
+            try:
+                texts[name] = _post(f"{base}/v1/chat/completions", body)["choices"][0]["message"]["content"]
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=ask, args=(n,)) for n in PROMPTS]  # concurrent: one mixed batch
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=300)
+        assert not errors, errors
+        print(texts)
+        _check_outputs(texts)
+
+        # a malformed format is refused up front with HTTP 400, not silently ignored
+        bad = {"model": "smollm2", "messages": [{"role": "user", "content": "x"}], "vllm_xargs": {"regex": "(a"}}
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            _post(f"{base}/v1/chat/completions", bad)
+        assert refused.value.code == 400
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(timeout=30)
+        log.close()

@@ -21,7 +21,6 @@ PENDING_LINKS = {
     "docs/json-schema-coverage.md",
     "docs/integrations.md",
     "docs/performance.md",
-    "samples/llamacpp_logits.py",
 }
 
 

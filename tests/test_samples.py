@@ -25,7 +25,12 @@ HF_SAMPLES = [
     "regex_date.py",
     "choice.py",
 ]
-ENGINE_SAMPLES = {"vllm_offline.py": "vllm", "exllamav2_filter.py": "exllamav2", "llamacpp_logits.py": "llama_cpp"}
+# sample -> (the engine's module, the integration module it uses)
+ENGINE_SAMPLES = {
+    "vllm_offline.py": ("vllm", "vllm"),
+    "exllamav2_filter.py": ("exllamav2", "exllamav2"),
+    "llamacpp_logits.py": ("llama_cpp", "llamacpp"),
+}
 
 
 def run_sample(name: str, timeout: float) -> subprocess.CompletedProcess[str]:
@@ -112,11 +117,11 @@ def test_notebook_executes() -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(ENGINE_SAMPLES))
 def test_engine_sample_runs_when_its_engine_is_installed(name: str) -> None:
-    if not (SAMPLES / name).exists():
-        pytest.skip(f"{name} not written yet")
-    module = ENGINE_SAMPLES[name]
+    module, integration = ENGINE_SAMPLES[name]
     if importlib.util.find_spec(module) is None:
         pytest.skip(f"{module} is not installed (the sample is byte-compiled above)")
+    if importlib.util.find_spec(f"formatenforcer.integrations.{integration}") is None:
+        pytest.skip(f"formatenforcer.integrations.{integration} is not written yet")
     if name == "exllamav2_filter.py":
         torch = pytest.importorskip("torch")
         if not torch.cuda.is_available():

@@ -135,9 +135,12 @@ class Merger:
             a.dependent_required + b.dependent_required,
         )
 
-    def negate(self, node: Node) -> Node:
-        """The values that are *not* instances of ``node``; raises Unsupported beyond kinds and literals."""
+    def negate(self, node: Node, within: Node | None = None) -> Node:
+        """The values that are *not* instances of ``node``; raises Unsupported beyond kinds and literals.
+        ``within``: only its kinds matter (the result is intersected with it), so a kind it lacks is skipped
+        even when its complement could not be expressed."""
         node = deref(node)
+        relevant = None if within is None else kinds_of(within)
         if isinstance(node, AnyValue):
             return Never("'not' of a schema that allows everything")
         if isinstance(node, Never):
@@ -155,7 +158,7 @@ class Merger:
             option = deref(option)
             kind = type(option)
             current = kinds.get(kind)
-            if current is None:
+            if current is None or (relevant is not None and kind not in relevant):
                 continue
             if kind is Null or (kind is Boolean and option.values == current.values):
                 del kinds[kind]
@@ -208,6 +211,24 @@ class Merger:
                 if va is not None and vb is not None and self.disjoint(va, vb, depth + 1):
                     return True
         return False
+
+
+def kinds_of(node: Node) -> set[type] | None:
+    """The node classes a value of ``node`` can be (None: any)."""
+    node = deref(node)
+    if isinstance(node, AnyValue):
+        return None
+    if isinstance(node, Never):
+        return set()
+    if isinstance(node, Union):
+        out: set[type] = set()
+        for option in node.options:
+            more = kinds_of(option)
+            if more is None:
+                return None
+            out |= more
+        return out
+    return {type(node)}
 
 
 def _first_property(node: Object, name: str) -> Node | None:

@@ -52,6 +52,15 @@ _SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
 _SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 
 
+_KIND_KEYWORDS = frozenset(
+    {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength",
+     "pattern", "format", "items", "prefixItems", "additionalItems", "minItems", "maxItems", "uniqueItems",
+     "contains", "minContains", "maxContains", "properties", "required", "additionalProperties",
+     "patternProperties", "propertyNames", "minProperties", "maxProperties", "dependentRequired",
+     "dependencies"}
+)  # fmt: skip
+
+
 def _join(base: str, ref: str) -> str:
     """``urljoin`` that also keeps a fragment-only reference on a non-hierarchical base (``urn:...``)."""
     if ref.startswith("#"):
@@ -258,7 +267,8 @@ class Normalizer:
         return node
 
     def _ref_sibling(self, node: Node, schema: dict, pointer: str, base: str) -> Node:
-        return self.merger.intersect(node, self._reference(schema["$ref"], base, f"{pointer}/$ref"))
+        # lazily: the target may be the schema being built (recursion through a $ref with siblings)
+        return self.merger.lazy_and(node, self._reference(schema["$ref"], base, f"{pointer}/$ref"))
 
     def _any_of(self, node: Node, schema: dict, pointer: str, base: str) -> Node:
         return self.merger.intersect(node, union_of(self._subs(schema, "anyOf", pointer, base)))
@@ -273,7 +283,7 @@ class Normalizer:
         return union_of(live)
 
     def _not(self, node: Node, schema: dict, pointer: str, base: str) -> Node:
-        return self.merger.intersect(node, self.merger.negate(self._sub(schema, "not", pointer, base)))
+        return self.merger.intersect(node, self.merger.negate(self._sub(schema, "not", pointer, base), node))
 
     def _if(self, node: Node, schema: dict, pointer: str, base: str) -> Node:
         if "then" not in schema and "else" not in schema:
@@ -283,7 +293,8 @@ class Normalizer:
         otherwise = self._sub(schema, "else", pointer, base) if "else" in schema else AnyValue()
         merger = self.merger
         yes = merger.intersect(merger.intersect(node, condition), then)
-        no = merger.intersect(merger.intersect(node, merger.negate(condition)), otherwise)
+        rest = merger.intersect(node, otherwise)
+        no = merger.intersect(rest, merger.negate(condition, rest))
         return union_of([yes, no])
 
     def _dependent_schemas(self, node: Node, schema: dict, pointer: str, base: str) -> Node:
@@ -353,6 +364,8 @@ class Normalizer:
 
     def _kinds(self, schema: dict, pointer: str, base: str) -> Node:
         declared = schema.get("type")
+        if declared is None and not _KIND_KEYWORDS & schema.keys():
+            return AnyValue()  # keeps a bare {"$ref": ...} a plain reference
         types = set(declared if isinstance(declared, list) else [declared]) if declared is not None else set(_TYPES)
         if schema.get("nullable") is True:
             types.add("null")

@@ -212,3 +212,21 @@ def test_max_properties_leaves_room_for_required_keys():
     assert key_state.allowed_characters().chars() == ["\\", "z"]
     assert key_state.add_text("\\").allowed_characters().chars() == ["u"]
     assert key_state.add_text("\\u00").allowed_characters().chars() == ["7"]
+
+
+def test_design_doc_snippets_run():
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs/json-schema.md").read_text()
+    snippets = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert snippets
+    for snippet in snippets:
+        exec(snippet, {})
+
+
+def test_json_names_are_exported():
+    import formatenforcer
+
+    for name in ("JsonSchemaParser", "JsonParser", "JsonConfig"):
+        assert name in formatenforcer.__all__ and hasattr(formatenforcer, name)

@@ -2,7 +2,7 @@
 
 Each pattern is written for both interegular (the enforcing DFA) and Python's ``re`` (enum filtering), so it
 uses only plain classes, groups and counted repetition. Known approximations, listed in the coverage doc:
-``date`` accepts 29 February in every year; ``hostname`` does not cap the total length at 253.
+leap seconds are accepted at any time of day; ``hostname`` does not cap the total length at 253.
 """
 
 from __future__ import annotations
@@ -12,20 +12,20 @@ _YEAR = r"[0-9]{4}"
 _MONTH_DAY = (
     r"(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])"
     r"|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)"
-    r"|02-(?:0[1-9]|1[0-9]|2[0-9]))"
+    r"|02-(?:0[1-9]|1[0-9]|2[0-8]))"
 )
-_DATE = rf"{_YEAR}-{_MONTH_DAY}"
+_LEAP_YEAR = r"(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:0[48]|[2468][048]|[13579][26])00|0000)"
+_DATE = rf"(?:{_YEAR}-{_MONTH_DAY}|{_LEAP_YEAR}-02-29)"
 _OFFSET = r"(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])"
 _TIME = rf"(?:[01][0-9]|2[0-3]):[0-5][0-9]:(?:[0-5][0-9]|60)(?:\.[0-9]+)?{_OFFSET}"
-_TIME_PART = r"(?:[0-9]+H(?:[0-9]+M)?(?:[0-9]+S)?|[0-9]+M(?:[0-9]+S)?|[0-9]+S)"
-_DURATION = (
-    rf"P(?:[0-9]+W|(?:[0-9]+Y(?:[0-9]+M)?(?:[0-9]+D)?|[0-9]+M(?:[0-9]+D)?|[0-9]+D)(?:T{_TIME_PART})?"
-    rf"|T{_TIME_PART})"
-)
+# RFC 3339 appendix A: units are contiguous (no years-then-days without months), weeks stand alone
+_TIME_PART = r"(?:[0-9]+H(?:[0-9]+M(?:[0-9]+S)?)?|[0-9]+M(?:[0-9]+S)?|[0-9]+S)"
+_DATE_PART = r"(?:[0-9]+Y(?:[0-9]+M(?:[0-9]+D)?)?|[0-9]+M(?:[0-9]+D)?|[0-9]+D)"
+_DURATION = rf"P(?:[0-9]+W|{_DATE_PART}(?:T{_TIME_PART})?|T{_TIME_PART})"
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 _HOSTNAME = rf"{_LABEL}(?:\.{_LABEL})*"
 _ATOM = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
-_EMAIL = rf"{_ATOM}(?:\.{_ATOM})*@{_HOSTNAME}"
+_QUOTED = r'"(?:[^"\\\r\n]|\\[ -~])*"'
 _HEX = "[0-9a-fA-F]"
 _UUID = rf"{_HEX}{{8}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}"
 _URI_CHAR = r"(?:[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]|%[0-9A-Fa-f]{2})"
@@ -34,6 +34,7 @@ _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])"
 _IPV4 = rf"{_OCTET}(?:\.{_OCTET}){{3}}"
 _H16 = rf"{_HEX}{{1,4}}"
 _LS32 = rf"(?:{_H16}:{_H16}|{_IPV4})"
+_EMAIL_DOMAIN = "(?:" + _HOSTNAME + r"|\[" + _IPV4 + r"\])"  # an IPv6 literal makes the DFA too big
 
 
 def _ipv6() -> str:
@@ -48,6 +49,8 @@ def _ipv6() -> str:
     forms.append(rf"(?:(?:{_H16}:){{0,6}}{_H16})?::")
     return "(?:" + "|".join(forms) + ")"
 
+
+_EMAIL = rf"(?:{_ATOM}(?:\.{_ATOM})*|{_QUOTED})@{_EMAIL_DOMAIN}"
 
 FORMAT_PATTERNS: dict[str, str] = {
     "date-time": rf"{_DATE}[Tt]{_TIME}",

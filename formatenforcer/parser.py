@@ -23,8 +23,12 @@ from .charset import CharSet
 
 @dataclass(frozen=True)
 class FreeRun:
-    """A promise about a parser state ``s``: for every string ``w`` of characters from ``chars`` with
-    ``len(w) <= max_length`` (None: no limit), ``s.add_text(w)`` has the same key as ``after(len(w))``."""
+    """A promise about a parser state ``s``: every string ``w`` of characters from ``chars`` with
+    ``len(w) <= max_length`` (None: no limit) is accepted from ``s``, and ``after(len(w))`` stands for
+    ``s.add_text(w)``: it has the same key, or — when the real state depends on *which* characters were read
+    (a JSON key that might name a known property) — it is a stand-in that accepts a subset of what the real
+    state accepts. The enforcer uses ``after`` only to check what follows the run inside a token, so a
+    stand-in can make a mask smaller, never admit a token that ``add_character`` would refuse."""
 
     chars: CharSet
     max_length: int | None

@@ -146,10 +146,13 @@ class FormatEnforcerEngine(Engine):
         self.fe = formatenforcer
         before = _rss_mb()
         t0 = time.perf_counter()
-        self.vocabulary = Vocabulary.from_transformers(tokenizer)
+        try:  # cold: no on-disk cache
+            self.vocabulary = Vocabulary.from_transformers(tokenizer, cache_dir=False)
+        except TypeError:  # a version without the cache_dir argument
+            self.vocabulary = Vocabulary.from_transformers(tokenizer)
         cold = time.perf_counter() - t0
         info: dict[str, Any] = {"vocab_cold_s": cold, "vocab_rss_mb": _rss_mb() - before}
-        cached = _formatenforcer_cached_build(tokenizer)
+        cached = _formatenforcer_cached_build()
         if cached is not None:
             info["vocab_cached_s"] = cached
         self.bitmask = np.full((1, (self.vocabulary.size + 31) // 32), -1, dtype=np.int32)
@@ -177,19 +180,35 @@ class FormatEnforcerEngine(Engine):
         return Session()
 
 
-def _formatenforcer_cached_build(tokenizer: Any) -> float | None:
-    """Time of a second build that may use formatenforcer's on-disk cache (None if it has none)."""
-    try:
-        from formatenforcer import hf_tokens
-    except ImportError:
+_CACHED_BUILD = """
+import sys, tempfile, time
+sys.path.insert(0, {bench!r})
+from maskbench import llama3_tokenizer
+from formatenforcer import Vocabulary
+tokenizer = llama3_tokenizer()
+Vocabulary.from_transformers(tokenizer, cache_dir={folder!r})
+"""
+
+
+def _formatenforcer_cached_build() -> float | None:
+    """Seconds to load the vocabulary index from formatenforcer's on-disk cache in a fresh process, as after a
+    server restart (None if this version has no disk cache). The cache lives in a temporary folder."""
+    import inspect
+
+    from formatenforcer import Vocabulary
+
+    if "cache_dir" not in inspect.signature(Vocabulary.from_transformers).parameters:
         return None
-    load = getattr(hf_tokens, "load_cached_vocabulary", None)
-    if load is None:
-        return None
-    t0 = time.perf_counter()
-    vocabulary = load(tokenizer)
-    elapsed = time.perf_counter() - t0
-    return elapsed if vocabulary is not None else None
+    with tempfile.TemporaryDirectory(prefix="maskbench-vocab-") as folder:
+        script = _CACHED_BUILD.format(bench=str(ROOT / "benchmarks"), folder=folder)
+        subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, timeout=300)
+        # the tokenizer load must not count: time only the from_transformers call
+        timed = script.replace(
+            "Vocabulary.from_transformers(", "t0 = time.perf_counter(); Vocabulary.from_transformers("
+        )
+        timed += "print(time.perf_counter() - t0)\n"
+        done = subprocess.run([sys.executable, "-c", timed], check=True, capture_output=True, text=True, timeout=300)
+        return float(done.stdout.strip().splitlines()[-1])
 
 
 class LlguidanceEngine(Engine):
@@ -639,14 +658,15 @@ def fmt_s(value: float | None) -> str:
     return "–" if value is None else f"{value:.2f} s"
 
 
-def render(reports: list[dict[str, Any]], styles: list[str], n_cases: int, command: str, elapsed: float) -> str:
+def render(
+    reports: list[dict[str, Any]], styles: list[str], n_cases: int, command: str, elapsed: float, when: str
+) -> str:
     n_runs = n_cases * len(styles)
     lines = [
         f"Command: `{command}`  ",
         f"{n_cases} cases × {len(styles)} serializations ({', '.join(styles)}) = {n_runs} runs per engine; "
         f"Llama 3 tokenizer (128,256 tokens); wall time {elapsed / 60:.1f} min; "
-        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average at the end "
-        f"{os.getloadavg()[0]:.2f} (2 shared cores: figures under load are noisy).",
+        f"{when} (2 shared cores: figures under load are noisy).",
         "",
         "| engine | version | ok | compile fail | wrong reject | timeout/crash | TTFM p50 | TTFM p99 "
         "| TBM mean | TBM p50 | TBM p90 | TBM p99 | TBM max | tokens | index cold | index cached | index RSS "
@@ -750,14 +770,18 @@ def plot(reports: list[dict[str, Any]], styles: list[str], path: Path) -> None:
             labels.append(f"{report['engine']}\n(p50 {fmt_us(s['tbm_p50'])}, p99 {fmt_us(s['tbm_p99'])})")
     if not data:
         return
-    fig, ax = plt.subplots(figsize=(10, 5.5))
-    ax.violinplot(data, showextrema=False, quantiles=[[0.5, 0.99]] * len(data))
-    ax.boxplot(data, whis=(1, 99), showfliers=False, widths=0.15)
-    ax.set_yscale("log")
+    import numpy as np
+
+    fig, ax = plt.subplots(figsize=(11, 5.5))
+    logs = [np.log10(np.maximum(values, 0.1)) for values in data]  # density drawn on the log scale itself
+    ax.violinplot(logs, showextrema=False)
+    ax.boxplot(logs, whis=(1, 99), showfliers=False, widths=0.15)
+    low, high = int(np.floor(min(v.min() for v in logs))), int(np.ceil(max(v.max() for v in logs)))
+    ax.set_yticks(range(low, high + 1), [fmt_us(10.0**k) for k in range(low, high + 1)])
     ax.set_xticks(range(1, len(labels) + 1), labels, fontsize=8)
-    ax.set_ylabel("time between masks (µs, log scale)")
+    ax.set_ylabel("time between masks (log scale; box: p25-p75, whiskers: p1-p99)")
     ax.set_title(f"MaskBench: accept + next mask per token, Llama 3 tokenizer ({', '.join(styles)} JSON)")
-    ax.grid(axis="y", which="both", alpha=0.3)
+    ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -791,6 +815,7 @@ def main() -> None:
     )
     parser.add_argument("--write", action="store_true", help="write docs/ even with --quick or --cases")
     parser.add_argument("--json", default="", help="also save the raw results to this file")
+    parser.add_argument("--from-json", default="", help="re-render the table and plot from a --json file")
     parser.add_argument("--worker", default="", help=argparse.SUPPRESS)
     parser.add_argument("--indices", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -802,6 +827,18 @@ def main() -> None:
     if args.quick:
         names = names or [c["name"] for c in load_cases()][::4]
         styles = ["compact"] if args.styles == "compact,indent2" else styles
+    if args.from_json:
+        saved = json.loads(Path(args.from_json).read_text(encoding="utf-8"))
+        reports, meta = saved["reports"], saved["meta"]
+        for report in reports:
+            report["cases"] = {int(k): v for k, v in report["cases"].items()}
+        markdown = render(reports, meta["styles"], meta["n_cases"], meta["command"], meta["elapsed"], meta["when"])
+        print(markdown)
+        if args.write:
+            DOCS.mkdir(exist_ok=True)
+            plot(reports, meta["styles"], DOCS / "maskbench.png")
+            write_docs(markdown)
+        return
     engines = [e for e in args.engines.split(",") if e]
     unknown = set(engines) - set(ENGINES)
     if unknown:
@@ -817,10 +854,18 @@ def main() -> None:
         reports.append(report)
         print(f"[{engine}] done in {time.monotonic() - t0:.0f} s (log: {report['log']})", file=sys.stderr)
     command = "python benchmarks/maskbench.py " + " ".join(sys.argv[1:])
-    markdown = render(reports, styles, n_cases, command.strip(), time.monotonic() - started)
+    meta = {
+        "styles": styles,
+        "n_cases": n_cases,
+        "command": command.strip(),
+        "elapsed": time.monotonic() - started,
+        "when": f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average at the end "
+        f"{os.getloadavg()[0]:.2f}",
+    }
+    markdown = render(reports, styles, n_cases, meta["command"], meta["elapsed"], meta["when"])
     print(markdown)
     if args.json:
-        Path(args.json).write_text(json.dumps(reports), encoding="utf-8")
+        Path(args.json).write_text(json.dumps({"meta": meta, "reports": reports}), encoding="utf-8")
     if args.write or not (args.quick or names):
         DOCS.mkdir(exist_ok=True)
         plot(reports, styles, DOCS / "maskbench.png")

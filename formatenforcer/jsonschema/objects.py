@@ -240,7 +240,10 @@ class KeyContent(Content):
             return False
         if isinstance(text, int):
             # a stand-in text of known length (see ``free``): closing is offered only when it surely
-            # names a new extra key, i.e. no named key and no seen extra key has that length
+            # names a new extra key, i.e. no named key and no seen extra key has that length, and when the
+            # value's schema does not depend on the text (no patternProperties)
+            if not self.ctx.plain_extras:
+                return False
             return text not in self.ctx.name_lengths and all(len(t) != text for t in self.seen_extras)
         return text not in self.seen_extras
 
@@ -250,11 +253,13 @@ class KeyContent(Content):
         a subset of what the real state accepts (it never closes onto a name it cannot rule out). The
         enforcer uses it only to check the rest of a token after the run, so a mask never allows a token
         that ``add_character`` would refuse; real states always carry the real text."""
-        if not isinstance(self.extras, LengthContent) or self.extras.high is not None or not self.ctx.plain_extras:
-            return None
         node, extra, text = state
+        inner = None if extra is None else self.extras.free(extra)
+        if inner is None:
+            return None
+        chars, room, after = inner
         length = text if isinstance(text, int) else len(text)
-        return JSON_STRING_CHARS, None, lambda n: (-1, extra, length + n) if n else state
+        return chars, room, lambda n: (-1, after(n), length + n) if n else state
 
 
 class ObjectParser(CharacterParser):

@@ -20,7 +20,7 @@ from ..errors import RegexError
 from ..parser import CharacterParser, FreeRun
 from ..regex import compile_regex
 from .compile import search_to_full, string_content, union_memo
-from .content import JSON_STRING_CHARS, Content, FreeContent, LengthContent, RegexContent, TrieContent, _Trie
+from .content import Content, FreeContent, LengthContent, RegexContent, TrieContent, _Trie
 from .ir import AnyValue, Never, Node, Object, String, Union, deref
 from .merge import Unsupported
 from .strings import StringParser

@@ -19,7 +19,8 @@ PERSON = ROOT / "samples" / "person.schema.json"
 
 
 def run(*args: str, cwd: Path | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    # one torch thread, as the CLI uses: on a small shared CPU more threads contend and run ~10x slower
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"}
     return subprocess.run(
         [sys.executable, "-m", "formatenforcer", *args],
         capture_output=True,

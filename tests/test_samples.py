@@ -34,7 +34,8 @@ ENGINE_SAMPLES = {
 
 
 def run_sample(name: str, timeout: float) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    # one torch thread, as the CLI uses: on a small shared CPU more threads contend and run ~10x slower
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"}
     return subprocess.run(
         [sys.executable, str(SAMPLES / name)], capture_output=True, text=True, cwd=ROOT, env=env, timeout=timeout
     )

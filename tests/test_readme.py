@@ -21,7 +21,6 @@ ENGINES = ("transformers", "vllm", "llama_cpp", "exllamav2", "torch")
 PENDING_LINKS = {
     "docs/json-schema-coverage.md",
     "docs/integrations.md",
-    "docs/performance.md",
 }
 
 

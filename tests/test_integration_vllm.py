@@ -264,46 +264,27 @@ def smollm2_folder():
 
 
 @pytest.mark.slow
-def test_vllm_offline_batch(smollm2_folder, monkeypatch):
-    monkeypatch.setenv("VLLM_CPU_KVCACHE_SPACE", "1")
-    monkeypatch.setenv("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # engine in this process: one start-up, not three
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    import torch
-    from vllm import LLM, SamplingParams
-
-    from formatenforcer.integrations.vllm import FormatEnforcerLogitsProcessor
-
-    torch.set_num_threads(1)
-    llm = LLM(
-        model=smollm2_folder,
-        logits_processors=[FormatEnforcerLogitsProcessor],
-        enforce_eager=True,
-        distributed_executor_backend="uni",
-        max_model_len=1024,
-        max_num_seqs=8,
-        dtype="float32",
-        seed=0,
+def test_vllm_offline_batch(smollm2_folder, tmp_path):
+    """One ``LLM.generate`` batch mixing every kind of request (run in a child process: see
+    tests/vllm_offline_batch.py for why)."""
+    requests = {n: {"prompt": PROMPTS[n], "extra_args": ARGS[n], "max_tokens": 96} for n in PROMPTS}
+    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1", HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1")
+    run = subprocess.run(
+        [sys.executable, "-m", "tests.vllm_offline_batch", smollm2_folder],
+        input=json.dumps(requests),
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+        timeout=420,
     )
-    try:
-        tokenizer = llm.get_tokenizer()
-        names = list(PROMPTS)
-        prompts = [
-            tokenizer.apply_chat_template(
-                [{"role": "user", "content": PROMPTS[n]}], tokenize=False, add_generation_prompt=True
-            )
-            for n in names
-        ]
-        params = [
-            SamplingParams(max_tokens=96, temperature=0.7, seed=i, extra_args=ARGS[n]) for i, n in enumerate(names)
-        ]
-        outputs = llm.generate(prompts, params)
-        texts = {n: o.outputs[0].text for n, o in zip(names, outputs)}
-        finished = {n: o.outputs[0].finish_reason == "stop" for n, o in zip(names, outputs)}
-        print(texts, finished)
-        assert all(finished[n] for n in ("json", "regex", "choice")), finished
-        _check_outputs(texts, finished)
-    finally:
-        del llm
+    assert run.returncode == 0, run.stderr[-4000:]
+    results = json.loads(run.stdout.strip().splitlines()[-1])
+    texts = {n: r["text"] for n, r in results.items()}
+    finished = {n: r["finish_reason"] == "stop" for n, r in results.items()}
+    print(texts, finished)
+    assert all(finished[n] for n in ("json", "regex", "choice")), results
+    _check_outputs(texts, finished)
 
 
 def _free_port() -> int:

@@ -41,6 +41,19 @@ PHONE = r"[0-9]{3}-[0-9]{4}"
 COLORS = ["red", "green", "blue"]
 
 
+def test_engine_modules_import_no_engine():
+    """The adapters import their engine only when a class is used, so importing them is free and safe."""
+    code = (
+        "import sys\n"
+        "import formatenforcer.integrations.vllm, formatenforcer.integrations.llamacpp\n"
+        "import formatenforcer.integrations.exllamav2\n"
+        "print(sorted({'vllm', 'torch', 'llama_cpp', 'exllamav2', 'transformers'} & set(sys.modules)))"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]"
+
+
 # --- request fields ----------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("args", "expected"),

@@ -38,6 +38,7 @@ docs/integrations.md for how this relates to vLLM's ``structured_outputs`` backe
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import threading
@@ -146,6 +147,13 @@ def _is_set(value: Any) -> bool:
     return not (isinstance(value, (int, float)) and value == 0)
 
 
+@functools.lru_cache(maxsize=256)
+def check_format(spec: FormatSpec) -> None:
+    """Builds ``spec``'s parser once to prove it valid (raises FormatError otherwise). Memoised (successes
+    only): the frontend validates every request, and a schema sent by many requests is then checked once."""
+    spec.build_parser()
+
+
 class EnforcerCache:
     """TokenEnforcers by format over one vocabulary, least recently used evicted past ``max_size``.
 
@@ -231,7 +239,7 @@ def _make_processor_class() -> type:
             """Refuses malformed formats before the request is scheduled (called in the frontend)."""
             spec = format_spec_from_args(sampling_params.extra_args)
             if spec is not None:
-                spec.build_parser()
+                check_format(spec)
 
         def __init__(self, vllm_config: Any, device: torch.device, is_pin_memory: bool) -> None:
             self._model_config = vllm_config.model_config
@@ -350,6 +358,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "FORMAT_FIELDS",
     "EnforcerCache",
+    "check_format",
     "FormatEnforcerLogitsProcessor",  # noqa: F822 - defined on first access by __getattr__
     "FormatSpec",
     "eos_ids_of",

@@ -12,20 +12,27 @@ from typing import Annotated, Literal
 
 import jsonschema
 import pytest
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from formatenforcer import JsonConfig, JsonSchemaParser
 
 pytestmark = pytest.mark.slow
 
 
-class Address(BaseModel):
+class Closed(BaseModel):
+    """Extra keys forbidden (``additionalProperties: false``): without it JSON Schema allows any extra key,
+    and a 135M model happily invents them until the token budget runs out."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Address(Closed):
     street: str = Field(max_length=40)
     city: str = Field(max_length=30)
     postcode: str = Field(pattern=r"^[0-9]{5}$")
 
 
-class Person(BaseModel):
+class Person(Closed):
     name: str = Field(max_length=30)
     age: int = Field(ge=0, le=120)
     email: str = Field(max_length=40, json_schema_extra={"format": "email"})
@@ -39,13 +46,13 @@ class Status(str, enum.Enum):
     delivered = "delivered"
 
 
-class Item(BaseModel):
+class Item(Closed):
     sku: str = Field(max_length=12)
     quantity: int = Field(ge=1, le=99)
     unit_price: float = Field(ge=0, le=10000)
 
 
-class Order(BaseModel):
+class Order(Closed):
     order_id: uuid.UUID
     placed_on: dt.date
     status: Status
@@ -53,19 +60,19 @@ class Order(BaseModel):
     notes: str | None = Field(default=None, max_length=60)
 
 
-class Cat(BaseModel):
+class Cat(Closed):
     kind: Literal["cat"]
     name: str = Field(max_length=20)
     indoor: bool
 
 
-class Dog(BaseModel):
+class Dog(Closed):
     kind: Literal["dog"]
     name: str = Field(max_length=20)
     good_boy: bool
 
 
-class Household(BaseModel):
+class Household(Closed):
     pets: list[Annotated[Cat | Dog, Field(discriminator="kind")]] = Field(min_length=1, max_length=2)
     moved_in: dt.datetime
     rooms: int = Field(ge=1, le=20)

@@ -207,11 +207,20 @@ def test_schema_property_order():
 def test_max_properties_leaves_room_for_required_keys():
     schema = {"type": "object", "required": ["z"], "maxProperties": 2}
     state = JsonSchemaParser(schema).add_text('{"a":1,')
-    # one slot left and "z" still missing: the key can only be "z" (raw, or escaped as \u007a)
-    key_state = state.add_text('"')
+    # one slot left and "z" still missing: the key can only be "z"
+    assert state.add_text('"').allowed_characters().chars() == ["z"]
+    # ... also spelled \u007a when ASCII escapes are enabled, and then only that escape
+    config = JsonConfig(ascii_escapes=True)
+    key_state = JsonSchemaParser(schema, config=config).add_text('{"a":1,"')
     assert key_state.allowed_characters().chars() == ["\\", "z"]
     assert key_state.add_text("\\").allowed_characters().chars() == ["u"]
     assert key_state.add_text("\\u00").allowed_characters().chars() == ["7"]
+
+
+def test_unicode_escapes_spell_only_non_ascii_by_default():
+    parser = JsonSchemaParser({"type": "string"})
+    assert parser.accepts(r'"\u00e9\u0000\n\/"') and not parser.accepts(r'"\u0061"')
+    assert JsonSchemaParser({"type": "string"}, config=JsonConfig(ascii_escapes=True)).accepts(r'"\u0061"')
 
 
 def test_design_doc_snippets_run():

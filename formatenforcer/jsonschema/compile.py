@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..charset import EMPTY, CharSet
+from ..charset import ANY, EMPTY, CharSet
 from ..choice import ChoiceParser
 from ..combinators import UnionParser
 from ..errors import SchemaError, UnsupportedSchemaError
@@ -22,7 +22,7 @@ from .formats import FORMAT_PATTERNS
 from .ir import AnyValue, Array, Boolean, Never, Node, Null, Number, Object, Ref, Side, String, Union, deref
 from .merge import Merger, Unsupported
 from .numbers import NumberContext, NumberParser
-from .strings import StringParser
+from .strings import NON_ASCII_ESCAPES, StringParser
 from .whitespace import Whitespace
 
 _MISSING = object()
@@ -70,6 +70,7 @@ class Compiler:
         self.lenient = False
         self.config = config
         self.ws = Whitespace(config)
+        self.escapable = ANY if config.ascii_escapes else NON_ASCII_ESCAPES
         self.merger = merger
         self.origin = origin
         self._starts: dict[int, CharacterParser | None] = {}
@@ -111,7 +112,7 @@ class Compiler:
         if isinstance(node, Number):
             return NumberParser(NumberContext(node))
         if isinstance(node, String):
-            return StringParser(string_content(node))
+            return StringParser(string_content(node), escapable=self.escapable)
         if isinstance(node, Array):
             return ArrayContext(node, self).start()
         if isinstance(node, Object):

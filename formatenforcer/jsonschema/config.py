@@ -10,7 +10,7 @@ from ..errors import FormatError
 
 @dataclass(frozen=True)
 class JsonConfig:
-    """How JSON text may be laid out. Every field has a default that accepts both ``json.dumps(x)`` and
+    r"""How JSON text may be laid out. Every field has a default that accepts both ``json.dumps(x)`` and
     ``json.dumps(x, indent=2)``.
 
     property_order: ``"any"`` (default) lets properties come in any order the schema allows, each at most
@@ -26,12 +26,18 @@ class JsonConfig:
     whitespace_pattern: a regular expression that every run of whitespace between tokens must match in full
         (vLLM's ``whitespace_pattern``), e.g. ``r"[ ]?"``; overrides ``whitespace``/``max_whitespace``. It
         must match the empty string and only whitespace characters.
+
+    ascii_escapes: whether ``\uXXXX`` may spell printable ASCII characters (``\u0061`` for ``a``). Off by
+        default: ``json.dumps`` never writes them, and a small model offered that route drifts into spelling
+        whole keys as escapes. Every other escape (``\" \\ \/ \b \f \n \r \t``, ``\uXXXX`` for control
+        and non-ASCII characters, surrogate pairs) is always allowed.
     """
 
     property_order: Literal["any", "schema"] = "any"
     whitespace: Literal["compact", "flexible"] = "flexible"
     max_whitespace: int = 20
     whitespace_pattern: str | None = None
+    ascii_escapes: bool = False
 
     def __post_init__(self) -> None:
         if self.property_order not in ("any", "schema"):

@@ -337,7 +337,7 @@ class ObjectParser(CharacterParser):
         content = memo.get(ident)
         if content is None:
             content = memo[ident] = KeyContent(self._ctx, available, extras, self._extras)
-        return StringParser(content)
+        return StringParser(content, escapable=self._ctx.compiler.escapable)
 
     def _closable(self) -> bool:
         return not self._missing(self._seen) and self._count() >= self._ctx.min_properties

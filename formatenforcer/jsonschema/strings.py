@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from ..charset import EMPTY, CharSet
+from ..charset import ANY, EMPTY, CharSet
 from ..parser import CharacterParser, FreeRun
 from .content import JSON_STRING_CHARS, Content
 
@@ -24,6 +24,8 @@ _QUOTE = CharSet.of('"')
 _BACKSLASH = CharSet.of("\\")
 _U = CharSet.of("u")
 _BODY_EXTRA = CharSet.of('"\\')
+NON_ASCII_ESCAPES = ANY - CharSet([(0x20, 0x7E)])
+"""What ``\\uXXXX`` may spell by default: everything but printable ASCII (see JsonConfig.ascii_escapes)."""
 
 
 def _unit_allowed(allowed: CharSet, lo: int, hi: int) -> bool:
@@ -47,10 +49,12 @@ def _low_allowed(allowed: CharSet, high: int, lo: int, hi: int) -> bool:
 class StringParser(CharacterParser):
     """One JSON string whose decoded characters obey ``content``."""
 
-    __slots__ = ("_content", "_phase", "_state", "_aux", "_allowed", "_key")
+    __slots__ = ("_content", "_phase", "_state", "_aux", "_allowed", "_key", "_escapable")
 
-    def __init__(self, content: Content, phase: int = OPEN, state: Hashable = None, aux: Hashable = None) -> None:
+    def __init__(self, content: Content, phase: int = OPEN, state: Hashable = None, aux: Hashable = None,
+                 escapable: CharSet = ANY) -> None:  # fmt: skip
         self._content = content
+        self._escapable = escapable
         self._phase = phase
         self._state = content.start() if state is None else state
         self._aux = aux
@@ -62,7 +66,7 @@ class StringParser(CharacterParser):
         return self._state
 
     def _with(self, phase: int, state: Hashable, aux: Hashable = None) -> StringParser:
-        return StringParser(self._content, phase, state, aux)
+        return StringParser(self._content, phase, state, aux, self._escapable)
 
     def _decoded(self, ch: str) -> StringParser | None:
         nxt = self._content.step(self._state, ch)
@@ -74,7 +78,7 @@ class StringParser(CharacterParser):
             if ch == '"':
                 return self._with(DONE, self._state) if self._content.accepting(self._state) else None
             if ch == "\\":
-                return self._with(ESCAPE, self._state) if self._content.allowed(self._state) else None
+                return self._with(ESCAPE, self._state) if _BACKSLASH & self.allowed_characters() else None
             if ch not in JSON_STRING_CHARS:
                 return None
             return self._decoded(ch)
@@ -122,7 +126,8 @@ class StringParser(CharacterParser):
         decodable = content.allowed(self._state)
         if phase == ESCAPE:
             out = [c for c, decoded in _SIMPLE.items() if decoded in decodable]
-            return CharSet.of(out + (["u"] if decodable else []))
+            return CharSet.of(out + (["u"] if decodable & self._escapable else []))
+        decodable = decodable & self._escapable
         if phase == HEX:
             value, count = self._aux
             width = 16 ** (3 - count)
@@ -150,7 +155,7 @@ class StringParser(CharacterParser):
         out = decodable & JSON_STRING_CHARS
         if self._content.accepting(self._state):
             out = out | _QUOTE
-        if decodable:
+        if decodable & self._escapable or any(d in decodable for d in _SIMPLE.values()):
             out = out | _BACKSLASH
         return out
 
@@ -159,7 +164,7 @@ class StringParser(CharacterParser):
 
     def key(self) -> Hashable:
         if self._key is None:
-            self._key = ("str", self._content.ident(), self._phase, self._state, self._aux)
+            self._key = ("str", self._content.ident(), self._phase, self._state, self._aux, self._escapable is ANY)
         return self._key
 
     def free_run(self) -> FreeRun | None:
@@ -170,7 +175,8 @@ class StringParser(CharacterParser):
             return None
         chars, room, after = free
         content = self._content
-        return FreeRun(chars, room, lambda n: StringParser(content, BODY, after(n)))
+        escapable = self._escapable
+        return FreeRun(chars, room, lambda n: StringParser(content, BODY, after(n), None, escapable))
 
     def __repr__(self) -> str:
         return f"StringParser(phase={self._phase}, state={self._state!r})"

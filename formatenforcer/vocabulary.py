@@ -12,7 +12,8 @@ the end-of-sequence ids are handled by the enforcer (allowed exactly when the fo
 Free-run tables: for a character class C (say "any character allowed raw inside a JSON string"), the
 tokens made only of C characters, grouped by length, and the remaining tokens re-indexed by what follows
 their longest C prefix. The enforcer answers a state that loops over C from these tables (see enforcer.py).
-Each table is built lazily, once per vocabulary and class, in one pass over the vocabulary.
+Each table is built lazily, once per vocabulary and class, in one vectorized numpy pass over the token texts
+(decoded once per vocabulary): tens of milliseconds for a 128k vocabulary.
 """
 
 from __future__ import annotations
@@ -58,41 +59,109 @@ def pack_ids(ids: Iterable[int], size: int) -> np.ndarray:
     return np.packbits(flags, bitorder="little").view(np.int32)
 
 
+class TokenTexts:
+    """Token texts ready for vectorized class tests: the complete characters of every token as one flat
+    array of code points (with per-token offsets), and the bytes of a trailing incomplete character.
+
+    Tokens that no walk can accept (empty, starting inside a character, invalid UTF-8 inside) are dropped."""
+
+    def __init__(self, entries: Iterable[tuple[int, bytes]]) -> None:
+        ids: list[int] = []
+        texts: list[str] = []
+        tails: list[bytes] = []
+        for token_id, data in entries:
+            if not data or utf8_length(data[0]) == 0:
+                continue
+            text, tail = _split_complete(data)
+            if not text and tail == data and len(data) >= utf8_length(data[0]):
+                continue  # invalid UTF-8 inside the token: the walk refuses it at the bad byte
+            ids.append(token_id)
+            texts.append(text)
+            tails.append(tail)
+        self.ids = np.array(ids, dtype=np.int64)
+        self.texts, self.tails = texts, tails
+        self.lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+        self.offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+        np.cumsum(self.lengths, out=self.offsets[1:])
+        self.code_points = np.frombuffer("".join(texts).encode("utf-32-le"), dtype=np.int32)
+        self.has_tail = np.fromiter(map(bool, tails), dtype=np.bool_, count=len(tails))
+
+    def runs(self, chars: CharSet) -> np.ndarray:
+        """Per token, how many of its leading complete characters are in ``chars``."""
+        cps = self.code_points
+        count = len(cps)
+        if chars.intervals and count:
+            starts = np.array([lo for lo, _ in chars.intervals], dtype=np.int32)
+            ends = np.array([hi for _, hi in chars.intervals], dtype=np.int32)
+            slot = np.searchsorted(starts, cps, side="right") - 1
+            member = (slot >= 0) & (cps <= ends[np.maximum(slot, 0)])
+        else:
+            member = np.zeros(count, dtype=np.bool_)
+        # position of each token's first character outside the class (count + 1 when there is none)
+        position = np.where(member, count + 1, np.arange(count, dtype=np.int64))
+        first = np.full(len(self.lengths), count + 1, dtype=np.int64)
+        nonempty = self.lengths > 0
+        if count:
+            first[nonempty] = np.minimum.reduceat(position, self.offsets[:-1][nonempty])
+        return np.minimum(first, self.offsets[1:]) - self.offsets[:-1]
+
+
 class FreeRunTable:
     """Tokens sorted by how they behave in a state that loops over the character class ``chars``.
 
-    ``entries`` are (token id, bytes still to read); ``bucketed`` keeps one mask per run length (so a
-    ``maxLength`` can be honoured exactly) instead of a single mask for runs of any length."""
+    ``texts``: the tokens (bytes still to read) as TokenTexts or (token id, bytes) pairs; ``bucketed`` keeps one
+    mask per run length (so a ``maxLength`` can be honoured exactly) instead of a single mask for runs of any
+    length; ``root``: the trie node those bytes hang from, whose subtrees are shared as the exits of run 0.
 
-    def __init__(self, entries: Iterable[tuple[int, bytes]], chars: CharSet, size: int, bucketed: bool = True):
-        by_length: dict[int, list[int]] = {}
-        self.exits: dict[int, Trie] = {}
+    Built with numpy in one vectorized pass (tens of milliseconds for a 128k vocabulary): only the tokens that
+    leave the class after at least one class character are inserted one by one into small exit tries."""
+
+    def __init__(
+        self,
+        texts: TokenTexts | Iterable[tuple[int, bytes]],
+        chars: CharSet,
+        size: int,
+        bucketed: bool = True,
+        root: Trie | None = None,
+    ) -> None:
+        if not isinstance(texts, TokenTexts):
+            texts = TokenTexts(texts)
         self.bucketed = bucketed
-        for token_id, data in entries:
-            if not data or utf8_length(data[0]) == 0:
-                continue  # never allowed, or starts inside a character: only the full walk handles those
-            text, tail = _split_complete(data)
-            run = 0
-            for ch in text:
-                if ch not in chars:
-                    break
-                run += 1
-            if run == len(text) and (not tail or chars.allows_utf8_prefix(tail)):
-                by_length.setdefault(run + (1 if tail else 0), []).append(token_id)
-                continue
-            rest = text[run:].encode("utf-8") + tail
-            insert(self.exits.setdefault(run, {}), rest, token_id)
-        self.longest_run = max(by_length, default=0)
+        self.exits: dict[int, Trie] = {}
+        run = texts.runs(chars)
+        whole = run == texts.lengths
+        verdicts: dict[bytes, bool] = {}
+        for row in np.flatnonzero(whole & texts.has_tail).tolist():
+            tail = texts.tails[row]
+            allowed = verdicts.get(tail)
+            if allowed is None:
+                allowed = verdicts[tail] = chars.allows_utf8_prefix(tail)
+            whole[row] = allowed
+        leaving = np.flatnonzero(~whole)
+        if root is not None:
+            self._share_first_exits(texts, chars, root, leaving[run[leaving] == 0])
+            leaving = leaving[run[leaving] > 0]
+        for row, length in zip(leaving.tolist(), run[leaving].tolist()):
+            rest = texts.texts[row][length:].encode("utf-8") + texts.tails[row]
+            insert(self.exits.setdefault(length, {}), rest, int(texts.ids[row]))
+        ids = texts.ids[whole]
+        lengths = (run + texts.has_tail)[whole]
+        self.longest_run = int(lengths.max()) if len(lengths) else 0
+        flags = np.zeros(((size + 31) // 32) * 32, dtype=np.bool_)
         self._upto: list[np.ndarray] = []
         if bucketed:
-            cumulative: list[int] = []
-            for length in range(self.longest_run + 1):
-                cumulative.extend(by_length.get(length, ()))
-                self._upto.append(pack_ids(cumulative, size))
+            order = np.argsort(lengths, kind="stable")
+            ids, lengths = ids[order], lengths[order]
+            done = 0
+            for cut in np.searchsorted(lengths, np.arange(self.longest_run + 1), side="right").tolist():
+                flags[ids[done:cut]] = True
+                done = cut
+                self._upto.append(np.packbits(flags, bitorder="little").view(np.int32))
         else:
-            self._upto.append(pack_ids((i for ids in by_length.values() for i in ids), size))
-        for row in self._upto:
-            row.flags.writeable = False
+            flags[ids] = True
+            self._upto.append(np.packbits(flags, bitorder="little").view(np.int32))
+        for mask in self._upto:
+            mask.flags.writeable = False
 
     def runs_upto(self, max_length: int | None) -> np.ndarray | None:
         """Packed mask of the tokens made of at most ``max_length`` class characters (None: any length);
@@ -102,6 +171,30 @@ class FreeRunTable:
         if not self.bucketed:
             return None
         return self._upto[max(max_length, 0)]
+
+    def _share_first_exits(self, texts: TokenTexts, chars: CharSet, root: Trie, rows: np.ndarray) -> None:
+        """Exits after a run of 0: the tokens whose first character is outside the class, i.e. whole subtrees
+        of ``root`` (shared, not copied) except under lead bytes where the class holds some characters."""
+        first: Trie = {}
+        mixed: set[int] = set()
+        for byte, child in root.items():
+            if byte == IDS:
+                continue
+            if byte < 0x80:
+                if not chars.ascii[byte]:
+                    first[byte] = child
+            elif utf8_length(byte) > 1:
+                if chars.allows_utf8_prefix(bytes((byte,))):
+                    mixed.add(byte)
+                else:
+                    first[byte] = child
+        if mixed:
+            for row in rows.tolist():
+                data = texts.texts[row].encode("utf-8") + texts.tails[row]
+                if data[0] in mixed:
+                    insert(first, data, int(texts.ids[row]))
+        if first:
+            self.exits[0] = first
 
 
 def _subtree_entries(node: Trie) -> list[tuple[int, bytes]]:
@@ -167,6 +260,8 @@ class Vocabulary:
         self.eos_mask.flags.writeable = False
         self._tables: dict[CharSet, FreeRunTable] = {}
         self._subtables: dict[tuple[int, CharSet], FreeRunTable] = {}
+        self._texts: TokenTexts | None = None
+        self._subtexts: dict[int, TokenTexts] = {}
         self._lock = threading.Lock()
 
     def _build_trie(self) -> Trie:
@@ -228,9 +323,22 @@ class Vocabulary:
             with self._lock:
                 table = self._tables.get(chars)
                 if table is None:
-                    table = FreeRunTable(enumerate(self.token_bytes), chars, self.size)
+                    table = FreeRunTable(self._token_texts(), chars, self.size, root=self.trie)
                     self._tables[chars] = table
         return table
+
+    def _token_texts(self) -> TokenTexts:
+        """Every token's text, decoded once for all the whole-vocabulary tables (call under the lock)."""
+        if self._texts is None:
+            self._texts = TokenTexts(enumerate(self.token_bytes))
+        return self._texts
+
+    def _subtree_texts(self, node: Trie) -> TokenTexts:
+        """The texts below one trie node, decoded once for every class asked there (call under the lock)."""
+        texts = self._subtexts.get(id(node))
+        if texts is None:
+            texts = self._subtexts[id(node)] = TokenTexts(_subtree_entries(node))
+        return texts
 
     def subtree_run_table(self, node: Trie, chars: CharSet) -> FreeRunTable:
         """A free-run table for the tokens below one trie node (say, every token starting with a quote),
@@ -241,7 +349,7 @@ class Vocabulary:
             with self._lock:
                 table = self._subtables.get(key)
                 if table is None:
-                    table = FreeRunTable(_subtree_entries(node), chars, self.size, bucketed=False)
+                    table = FreeRunTable(self._subtree_texts(node), chars, self.size, bucketed=False, root=node)
                     self._subtables[key] = table
         return table
 

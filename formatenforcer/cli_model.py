@@ -111,6 +111,9 @@ def load(
 ) -> tuple[Any, Any, ModelSource]:
     """Loads (model, tokenizer, source) in float32 on the CPU, using and filling the cache for GGUF files."""
     source = resolve_source(model)
+    # transformers' GGUF de-quantization bar is a bare tqdm its own switch does not reach; tqdm reads this
+    # when it is first imported, so it is set before transformers is (in this process only)
+    os.environ.setdefault("TQDM_DISABLE", "1")
     try:
         import torch
         import transformers  # noqa: F401 - checked here so the error names the extra to install

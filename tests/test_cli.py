@@ -260,3 +260,16 @@ def test_progress_is_quiet_off_a_terminal_and_draws_on_one() -> None:
     with Progress("Working", stream=shown, enabled=True) as progress:
         progress.done_message = "done"
     assert shown.getvalue().endswith("Working: done\n")
+
+
+@pytest.mark.slow
+def test_first_run_converts_and_caches_quietly_then_reuses_the_cache(tmp_path: Path) -> None:
+    args = ["generate", "Is the sky blue?", "--choice", "yes", "no", "--cache-dir", str(tmp_path)]
+    first = run(*args, timeout=900)
+    assert first.returncode == 0, first.stderr
+    assert first.stderr == ""  # not a terminal: no progress, no transformers bars or advice
+    (folder,) = (tmp_path / "models").iterdir()
+    assert (folder / "config.json").is_file() and (folder / "model.safetensors").is_file()
+    assert (folder / "tokenizer.json").is_file()
+    second = run(*args, timeout=900)
+    assert second.returncode == 0 and second.stdout == first.stdout and second.stderr == ""

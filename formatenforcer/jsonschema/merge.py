@@ -168,6 +168,12 @@ class Merger:
                 if option.integer:
                     raise Unsupported("not", "'not' of integers would need 'non-integer numbers'")
                 del kinds[kind]
+            elif kind is Number and _one_bound(option) and current.low is None and current.high is None:
+                # the complement of [low, inf) among numbers is (-inf, low), and so on
+                if option.low is not None:
+                    kinds[kind] = Number(high=option.low, high_open=not option.low_open, excluded=current.excluded)
+                else:
+                    kinds[kind] = Number(low=option.high, low_open=not option.high_open, excluded=current.excluded)
             elif kind is Number and option.low is not None and option.low == option.high and not option.integer:
                 kinds[kind] = Number(excluded=current.excluded | {option.low})
             elif kind is String and option.values is not None:
@@ -253,6 +259,12 @@ def _plain(node: Node) -> bool:
                 and all(not s.properties and not s.patterns and isinstance(deref(s.additional), AnyValue)
                         for s in node.sides))  # fmt: skip
     return False
+
+
+def _one_bound(node: Number) -> bool:
+    """A number constrained by exactly one bound (and nothing else)."""
+    return (not node.integer and node.multiple_of is None and not node.excluded
+            and (node.low is None) != (node.high is None))  # fmt: skip
 
 
 def _plain_number(node: Number) -> bool:

@@ -198,8 +198,8 @@ Each is refused at build time with `UnsupportedSchemaError` naming the keyword a
 - `oneOf` whose branches can match the same value: "exactly one" can need the complete value to decide,
   so it could dead-end; `oneOf` with provably disjoint branches (different types, consts, discriminator
   properties) is enforced as `anyOf`.
-- `not` of anything but types, `const`/`enum` literals, and `required` of one property; `if` likewise (its
-  `else` branch needs `not if`).
+- `not` of anything but types, `const`/`enum` literals, a single number bound, and `required` of one
+  property; `if` likewise (its `else` branch needs `not if`).
 - `uniqueItems` over arrays or objects (scalar items are enforced by excluding the values already seen).
 - `pattern` combined with `format` or a second pattern on one string, several closed object schemas with
   `patternProperties` merged by `allOf`, `propertyNames` with a pattern on an object closed by

@@ -49,7 +49,7 @@ class Status(str, enum.Enum):
 class Item(Closed):
     sku: str = Field(max_length=12)
     quantity: int = Field(ge=1, le=99)
-    unit_price: float = Field(ge=0, le=10000)
+    unit_price_cents: int = Field(ge=0, le=1_000_000)
 
 
 class Order(Closed):

@@ -37,26 +37,11 @@ from typing import Any
 
 from formatenforcer import CharacterParser, TokenEnforcer, Vocabulary, VocabularyError
 from formatenforcer.bitmask import ids_of
+from formatenforcer.hf_tokens import piece_bytes, scheme_of, verify_token_bytes
 
 logger = logging.getLogger("formatenforcer.exllamav2")
 
 INSTALL_HINT = "exllamav2 is not installed: pip install 'formatenforcer[exllamav2]'"
-
-
-def _byte_level_table() -> dict[str, int]:
-    """Character -> byte for byte-level BPE spellings: printable Latin-1 bytes stand for themselves, the
-    other 68 bytes are spelled by code points 256, 257, ... in byte order."""
-    direct = [*range(ord("!"), ord("~") + 1), *range(0xA1, 0xAC + 1), *range(0xAE, 0xFF + 1)]
-    table = {chr(b): b for b in direct}
-    extra = 0
-    for b in range(256):
-        if b not in direct:
-            table[chr(256 + extra)] = b
-            extra += 1
-    return table
-
-
-_BYTE_LEVEL = _byte_level_table()
 
 
 def token_bytes_of(tokenizer: Any) -> list[bytes | None]:
@@ -67,17 +52,14 @@ def token_bytes_of(tokenizer: Any) -> list[bytes | None]:
     hf = getattr(model, "hf_tokenizer", None)
     if hf is None:
         raise VocabularyError(f"{type(model).__name__}: expected exllamav2's tokenizer.json model (exllamav2>=0.3)")
-    decoder = str(hf.decoder)
-    scheme = (
-        "byte-level"
-        if "ByteLevel" in decoder
-        else "sentencepiece"
-        if "Metaspace" in decoder or ("ByteFallback" in decoder)
-        else "decode"
-    )
+    scheme = scheme_of(str(hf.decoder))
     size = max(model.vocab_size(), int(getattr(tokenizer, "actual_vocab_size", 0) or 0))
     special = set(getattr(tokenizer, "extended_id_to_piece", {}))
     literal = dict(getattr(tokenizer, "unspecial_id_to_piece", {}))
+
+    def decode_one(token_id: int) -> str:
+        return hf.decode([token_id], skip_special_tokens=False)
+
     data: list[bytes | None] = []
     for token_id in range(size):
         if token_id in special:
@@ -87,44 +69,10 @@ def token_bytes_of(tokenizer: Any) -> list[bytes | None]:
             data.append(literal[token_id].encode("utf-8"))
             continue
         piece = hf.id_to_token(token_id) if token_id < model.vocab_size() else None
-        data.append(_piece_bytes(piece, scheme, hf, token_id) if piece else None)
-    _verify(hf, data)
+        data.append(piece_bytes(piece, scheme, decode_one, token_id) if piece else None)
+    # SentencePiece decoders drop a lone token's leading space, which the check allows for
+    verify_token_bytes(decode_one, data, strip=scheme == "sentencepiece")
     return data
-
-
-def _piece_bytes(piece: str, scheme: str, hf: Any, token_id: int) -> bytes:
-    if scheme == "byte-level":
-        try:
-            return bytes(_BYTE_LEVEL[ch] for ch in piece)
-        except KeyError:
-            return piece.encode("utf-8")
-    if scheme == "sentencepiece":
-        if len(piece) == 6 and piece.startswith("<0x") and piece.endswith(">"):
-            return bytes((int(piece[3:5], 16),))
-        return piece.replace("▁", " ").encode("utf-8")
-    return hf.decode([token_id], skip_special_tokens=False).encode("utf-8")
-
-
-def _verify(hf: Any, data: list[bytes | None], sample: int = 300) -> None:
-    """Checks the recovered bytes against the tokenizer's decoding on an even sample of whole-character tokens
-    (SentencePiece decoders drop a leading space, which is allowed for)."""
-    step = max(1, len(data) // sample)
-    wrong = []
-    checked = 0
-    for token_id in range(0, len(data), step):
-        token = data[token_id]
-        if not token:
-            continue
-        try:
-            text = token.decode("utf-8")
-        except UnicodeDecodeError:
-            continue
-        got = hf.decode([token_id], skip_special_tokens=False)
-        checked += 1
-        if got != text and got != text.removeprefix(" "):
-            wrong.append(f"id {token_id}: {got!r} vs {text!r}")
-    if checked and len(wrong) > max(2, checked // 100):
-        raise VocabularyError(f"cannot recover exllamav2 token texts: {len(wrong)} of {checked} differ: {wrong[:3]}")
 
 
 def eos_ids_of(tokenizer: Any) -> list[int]:

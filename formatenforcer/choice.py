@@ -13,14 +13,18 @@ from .errors import FormatError
 from .parser import CharacterParser
 
 
-class _ChoiceTrie:
+class CharTrie:
+    """A character trie of strings, read-only once built: node 0 is the root, ``children[node]`` maps a
+    character to a node, ``terminal[node]`` says a string ends there, ``charsets[node]`` is the CharSet of
+    the characters leaving it. Shared by ChoiceParser and the JSON parsers (enums, property names)."""
+
     __slots__ = ("children", "terminal", "charsets", "choices")
 
-    def __init__(self, choices: list[str]) -> None:
-        self.choices = choices
+    def __init__(self, words: Iterable[str]) -> None:
+        self.choices = list(words)
         self.children: list[dict[str, int]] = [{}]
         self.terminal: list[bool] = [False]
-        for text in choices:
+        for text in self.choices:
             node = 0
             for ch in text:
                 nxt = self.children[node].get(ch)
@@ -39,8 +43,8 @@ class ChoiceParser(CharacterParser):
 
     __slots__ = ("_trie", "_node")
 
-    def __init__(self, choices: Iterable[str] | _ChoiceTrie, _node: int = 0) -> None:
-        if isinstance(choices, _ChoiceTrie):
+    def __init__(self, choices: Iterable[str] | CharTrie, _node: int = 0) -> None:
+        if isinstance(choices, CharTrie):
             self._trie = choices
         else:
             if isinstance(choices, str):
@@ -51,7 +55,7 @@ class ChoiceParser(CharacterParser):
             for i, choice in enumerate(listed):
                 if not isinstance(choice, str):
                     raise FormatError(f"choice #{i} is {type(choice).__name__}, not a string: {choice!r}")
-            self._trie = _ChoiceTrie(listed)
+            self._trie = CharTrie(listed)
         self._node = _node
 
     def add_character(self, ch: str) -> ChoiceParser | None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable
 
 from ..charset import ANY, EMPTY, CharSet
+from ..choice import CharTrie
 from ..regex import CompiledRegex
 
 JSON_STRING_CHARS = ANY - CharSet([(0x22, 0x22), (0x5C, 0x5C), (0, 0x1F)])
@@ -180,35 +181,13 @@ class RegexContent(Content):
         return chars, None, lambda n: state
 
 
-class _Trie:
-    """A character trie of strings; node 0 is the root."""
-
-    __slots__ = ("children", "terminal", "charsets")
-
-    def __init__(self, words: Iterable[str]) -> None:
-        self.children: list[dict[str, int]] = [{}]
-        self.terminal: list[bool] = [False]
-        for word in words:
-            node = 0
-            for ch in word:
-                nxt = self.children[node].get(ch)
-                if nxt is None:
-                    nxt = len(self.children)
-                    self.children[node][ch] = nxt
-                    self.children.append({})
-                    self.terminal.append(False)
-                node = nxt
-            self.terminal[node] = True
-        self.charsets = [CharSet.of(edges) for edges in self.children]
-
-
 class TrieContent(Content):
     """Exactly one of ``words``."""
 
     __slots__ = ("trie",)
 
     def __init__(self, words: Iterable[str]) -> None:
-        self.trie = _Trie(sorted(words))
+        self.trie = CharTrie(sorted(words))
 
     def start(self) -> int:
         return 0
@@ -231,7 +210,7 @@ class ExcludeContent(Content):
 
     def __init__(self, excluded: Iterable[str], low: int = 0) -> None:
         self.low = low
-        self.trie = _Trie(excluded)
+        self.trie = CharTrie(excluded)
 
     def start(self) -> tuple[int, int]:
         return (0, 0)

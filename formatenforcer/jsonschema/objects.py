@@ -16,11 +16,12 @@ from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
 from ..charset import EMPTY, CharSet
+from ..choice import CharTrie
 from ..errors import RegexError
 from ..parser import CharacterParser, FreeRun
 from ..regex import compile_regex
 from .compile import search_to_full, string_content, union_memo
-from .content import Content, FreeContent, LengthContent, RegexContent, TrieContent, _Trie
+from .content import Content, FreeContent, LengthContent, RegexContent, TrieContent
 from .ir import AnyValue, Never, Node, Object, String, Union, deref
 from .merge import Unsupported
 from .strings import StringParser
@@ -98,7 +99,7 @@ class ObjectContext:
             for name in needed:
                 deps[self.index[key]] |= 1 << self.index[name]
         self.deps = deps
-        self.trie = _Trie(self.names)
+        self.trie = CharTrie(self.names)
         self.subtree = self._subtree_masks()
         self.extras = self._extras(key_rule)
         self.name_lengths = frozenset(len(name) for name in self.names)

@@ -71,9 +71,24 @@ class UnionParser(CharacterParser):
         return ("union", frozenset(state.key() for state in self._alternatives))
 
     def free_run(self) -> FreeRun | None:
+        """A run every alternative promises (same characters, same limit) leads to the union of
+        their states after it: exact when each alternative's promise is."""
         if len(self._alternatives) == 1:
             return self._alternatives[0].free_run()
-        return None
+        runs = []
+        for state in self._alternatives:
+            run = state.free_run()
+            if run is None:
+                return None
+            runs.append(run)
+        chars = runs[0].chars
+        if any(run.chars != chars for run in runs):
+            return None  # a run of characters only some alternatives loop on is not promised by all
+        limits = {run.max_length for run in runs}
+        if len(limits) != 1:
+            return None  # a longer run that one alternative still accepts must not be cut off
+        afters = [run.after for run in runs]
+        return FreeRun(chars, runs[0].max_length, lambda n: UnionParser(after(n) for after in afters))
 
 
 class SequenceParser(CharacterParser):

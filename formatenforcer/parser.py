@@ -24,7 +24,8 @@ from .charset import CharSet
 @dataclass(frozen=True)
 class FreeRun:
     """A promise about a parser state ``s``: every string ``w`` of characters from ``chars`` with
-    ``len(w) <= max_length`` (None: no limit) is accepted from ``s``, and ``after(len(w))`` stands for
+    ``len(w) <= max_length`` (None: no limit) is accepted from ``s`` — and every longer run of them is refused,
+    since the enforcer never looks at tokens with a longer run —, and ``after(len(w))`` stands for
     ``s.add_text(w)``: it has the same key, or — when the real state depends on *which* characters were read
     (a JSON key that might name a known property) — it is a stand-in that accepts a subset of what the real
     state accepts. The enforcer uses ``after`` only to check what follows the run inside a token, so a

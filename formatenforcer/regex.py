@@ -17,6 +17,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Hashable
+from dataclasses import dataclass
 
 import interegular
 from interegular.fsm import anything_else
@@ -85,7 +86,7 @@ class CompiledRegex:
         ]
         self.finals = frozenset(number[s] for s in fsm.finals if s in live)
         self._charsets: list[CharSet | None] = [None] * len(order)
-        self._free: list[object] = [None] * len(order)
+        self._runs: list[object] = [None] * len(order)
 
     def step(self, state: int, ch: str) -> int | None:
         """The state after ``ch``, or None."""
@@ -105,18 +106,68 @@ class CompiledRegex:
             self._charsets[state] = cached
         return cached
 
-    def self_loop(self, state: int) -> CharSet | None:
-        """The characters that lead from ``state`` back to itself, when there are enough to be worth it."""
-        cached = self._free[state]
+    def run(self, state: int) -> Run | None:
+        """The longest *uniform run* from ``state``: a class of characters (a set of symbols) that leads
+        from ``state`` to one next state, from there to one next, and so on. Counted repeats such as
+        ``[a-z0-9-]{0,61}`` or ``[0-9]{4}`` are chains of distinct states with no self-loop; seen as a run
+        they are answered from the vocabulary's length-bucketed tables instead of a trie walk. A run that
+        reaches a state looping on its class (``.*``) is unbounded. None when no class is big enough."""
+        cached = self._runs[state]
         if cached is None:
-            intervals: list[tuple[int, int]] = []
-            for symbol, target in self.transitions[state].items():
-                if target == state:
-                    intervals.extend(self.chars_of_symbol[symbol].intervals)
-            loop = CharSet(intervals)
-            cached = loop if loop.size() >= _FREE_RUN_MIN_CHARS else False
-            self._free[state] = cached
+            cached = self._runs[state] = self._find_run(state) or False
         return cached or None
+
+    def _find_run(self, state: int) -> Run | None:
+        transitions, chars_of = self.transitions, self.chars_of_symbol
+        groups: dict[int, list[int]] = {}
+        for symbol, target in transitions[state].items():
+            groups.setdefault(target, []).append(symbol)
+        if not groups:
+            return None
+
+        def size(symbols: list[int]) -> int:
+            return sum(chars_of[s].size() for s in symbols)
+
+        loop = groups.get(state)
+        symbols = loop if loop and size(loop) >= _FREE_RUN_MIN_CHARS else max(groups.values(), key=size)
+        if size(symbols) < _FREE_RUN_MIN_CHARS:
+            return None
+        chain, seen, current, loops = [state], {state}, state, False
+        while True:
+            targets = {transitions[current].get(symbol) for symbol in symbols}
+            if targets == {None}:
+                break  # no character of the class can follow: a run is cut here, exactly
+            if len(targets) != 1 or None in targets or targets <= seen - {current}:
+                # the class splits, or a longer cycle begins ((ab)*): a run that stopped here would refuse
+                # tokens that go on with the class, so only the runs ending in a dead end or a loop count
+                return None
+            (target,) = targets
+            if target == current:
+                loops = True
+                break
+            chain.append(target)
+            seen.add(target)
+            current = target
+        intervals = [interval for symbol in symbols for interval in chars_of[symbol].intervals]
+        return Run(CharSet(intervals), tuple(chain), loops)
+
+
+@dataclass(frozen=True)
+class Run:
+    """A uniform run of a DFA (see ``CompiledRegex.run``): after ``n`` characters of ``chars`` the DFA is in
+    ``chain[n]``; when ``loops`` the last state of the chain stays put on any further such character, else
+    at most ``len(chain) - 1`` characters of the class can come in a row from the first state."""
+
+    chars: CharSet
+    chain: tuple[int, ...]
+    loops: bool
+
+    @property
+    def max_length(self) -> int | None:
+        return None if self.loops else len(self.chain) - 1
+
+    def state_after(self, n: int) -> int:
+        return self.chain[min(n, len(self.chain) - 1)]
 
 
 def _check_constructs(pattern: str) -> None:
@@ -223,10 +274,13 @@ class RegexParser(CharacterParser):
         return (self._dfa.pattern, self._state)
 
     def free_run(self) -> FreeRun | None:
-        loop = self._dfa.self_loop(self._state)
-        if loop is None:
+        run = self._dfa.run(self._state)
+        if run is None:
             return None
-        return FreeRun(loop, None, self._same)
+        if run.loops and len(run.chain) == 1:
+            return FreeRun(run.chars, None, self._same)
+        dfa = self._dfa
+        return FreeRun(run.chars, run.max_length, lambda n: RegexParser(dfa, run.state_after(n)))
 
     def _same(self, _n: int) -> RegexParser:
         return self

@@ -71,7 +71,11 @@ CASES = [
     (OBJ, '{"name":"a","name":"b"}', False),
     (OBJ, '{"name":"a","other":1}', False),
     ({"type": "object", "additionalProperties": {"type": "integer"}}, '{"x":1,"y":2}', True),
-    ({"type": "object", "additionalProperties": {"type": "integer"}}, '{"x":1,"x":2}', False),
+    # extra keys are counted, not remembered: a repeat parses (last wins) to an object that still validates
+    ({"type": "object", "additionalProperties": {"type": "integer"}}, '{"x":1,"x":2}', True),
+    # ... unless minProperties counts distinct keys: then their text is kept and a repeat is refused
+    ({"type": "object", "minProperties": 2, "additionalProperties": {"type": "integer"}}, '{"x":1,"x":2}', False),
+    ({"type": "object", "minProperties": 2, "additionalProperties": {"type": "integer"}}, '{"x":1,"y":2}', True),
     ({"type": "object", "patternProperties": {"^s_": {"type": "string"}}, "additionalProperties": False},
      '{"s_a":"x"}', True),  # fmt: skip
     ({"type": "object", "patternProperties": {"^s_": {"type": "string"}}, "additionalProperties": False},

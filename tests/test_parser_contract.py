@@ -35,6 +35,10 @@ CASES = [
     (UnionParser([RegexParser("ab+"), ChoiceParser(["ac", "a"])]), ["", "a"]),
     (JsonParser(), ["", '{"', '{"a', '{"a": "x', '[1, "', '["ab\\n']),
     (JsonSchemaParser(SCHEMA), ["", '{"', '{"na', '{"name": "', '{"name": "Al', '{"x": "', '{"tags": ["ab']),
+    (RegexParser(r"(- [A-Za-z ]{1,30}\n){2}"), ["- ", "- ab"]),  # counted chains: bounded runs
+    (JsonSchemaParser({"type": "string", "format": "email"}), ['"a@', '"a@b.c']),
+    (UnionParser([JsonSchemaParser({"type": "object"}), JsonSchemaParser({"type": "object", "maxProperties": 1})]),
+     ['{"', '{"ab']),  # fmt: skip
 ]
 
 
@@ -65,6 +69,10 @@ def test_free_run_promise(label, state):
     rng = random.Random(label)
     pool = [ch for ch in PROBE if ch in run.chars] or run.chars.chars(64)
     limit = 12 if run.max_length is None else min(run.max_length, 12)
+    if run.max_length is not None and run.max_length < 80:
+        # the mask never looks at longer runs, so one more character of the class must be refused
+        longer = "".join(rng.choice(pool) for _ in range(run.max_length + 1))
+        assert state.add_text(longer) is None, (label, longer)
     for _ in range(30):
         text = "".join(rng.choice(pool) for _ in range(rng.randint(0, limit)))
         direct = state.add_text(text)

@@ -170,15 +170,33 @@ class RegexContent(Content):
         return state[0] in self.dfa.finals and state[1] >= self.low
 
     def free(self, state: tuple[int, int]) -> FreeContent | None:
-        if self.high is not None or state[1] < self.low:
+        """The DFA's uniform run from this state (a loop such as ``.*`` or a counted chain such as
+        ``[0-9]{4}``), cut where the length limits would refuse a longer one."""
+        dfa_state, count = state
+        run = self.dfa.run(dfa_state)
+        if run is None:
             return None
-        loop = self.dfa.self_loop(state[0])
-        if loop is None:
-            return None
-        chars = JSON_STRING_CHARS if not (JSON_STRING_CHARS - loop) else loop & JSON_STRING_CHARS
+        chars = JSON_STRING_CHARS if not (JSON_STRING_CHARS - run.chars) else run.chars & JSON_STRING_CHARS
         if chars.size() < 8:
             return None
-        return chars, None, lambda n: state
+        limit = run.max_length
+        low, high = self.low, self.high
+        if high is not None:
+            limit = high - count if limit is None else min(limit, high - count)
+        if low > count or high is not None:
+            # every prefix of the run must keep a final state reachable within the length limits
+            last = len(run.chain) - 1 if limit is None else limit
+            for n in range(1, last + 1):
+                remaining = None if high is None else high - count - n
+                if not self._can_finish(run.state_after(n), low - count - n, remaining):
+                    limit = n - 1
+                    break
+        if limit == 0:
+            return None
+        cap = self._cap
+        if run.loops and len(run.chain) == 1 and count >= cap:
+            return chars, limit, lambda n: state
+        return chars, limit, lambda n: (run.state_after(n), min(count + n, cap))
 
 
 class TrieContent(Content):

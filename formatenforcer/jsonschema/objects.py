@@ -49,20 +49,16 @@ def _string_part(node: Node | None) -> String | None | bool:
     return node if isinstance(node, String) else None
 
 
-class _Placeholder(str):
-    """The unknown name of an extra key read inside a free run (only ever seen while checking the rest of one
-    token): equal to no real key, so it can never be mistaken for one."""
+class _ExtraKey:
+    """The pending key of an extra property whose text is not kept (see ``ObjectContext.track_extra_text``)."""
 
     __slots__ = ()
 
-    def __new__(cls, length: int) -> _Placeholder:
-        return super().__new__(cls, "\x00" * (length + 1))
+    def __repr__(self) -> str:
+        return "<extra key>"
 
-    def __eq__(self, other: object) -> bool:
-        return self is other
 
-    def __hash__(self) -> int:
-        return id(self)
+EXTRA_KEY = _ExtraKey()
 
 
 class ObjectContext:
@@ -102,9 +98,13 @@ class ObjectContext:
         self.trie = CharTrie(self.names)
         self.subtree = self._subtree_masks()
         self.extras = self._extras(key_rule)
-        self.name_lengths = frozenset(len(name) for name in self.names)
         self.plain_extras = all(not side.patterns for side in node.sides)
         self.min_properties, self.max_properties = node.min_properties, node.max_properties
+        # An extra key's text is kept only when something depends on it: the value's schema
+        # (patternProperties) or counting distinct keys towards minProperties. Otherwise extra keys are
+        # counted, not remembered (duplicate extra keys are not refused, as in the compiled engines), which
+        # keeps states small and lets a key's text run free once it has left every named key.
+        self.track_extra_text = not self.plain_extras or self.min_properties > 0
         self._extra_values: dict[tuple[int, ...], CharacterParser | None] = {}
         self._value_starts: dict[int, CharacterParser | None] = {}
         self.key_contents: dict[tuple, KeyContent] = {}
@@ -165,14 +165,17 @@ class ObjectContext:
             return None
         if self.extras is None and bin(self.usable).count("1") < self.min_properties:
             return None
-        return ObjectParser(self, OPEN, 0, frozenset(), 0, None, None)
+        return ObjectParser(self, OPEN, 0, frozenset() if self.track_extra_text else 0, 0, None, None)
 
-    def value_start(self, key: int | str) -> CharacterParser | None:
-        """The start state of the value of a named key (by index) or an extra key (by text)."""
+    def value_start(self, key: int | str | _ExtraKey) -> CharacterParser | None:
+        """The start state of the value of a named key (by index) or an extra key (by text, or EXTRA_KEY
+        when the text is not kept because no schema depends on it)."""
         if isinstance(key, int):
             if key not in self._value_starts:
                 self._value_starts[key] = self.compiler.start(self.values[key])
             return self._value_starts[key]
+        if key is EXTRA_KEY:
+            key = "\x00" * (max(map(len, self.names), default=0) + 1)  # no named key: the extra-key schema
         parts = value_schemas(self.node, key)
         ident = tuple(id(p) for p in parts)
         if ident not in self._extra_values:
@@ -189,18 +192,21 @@ class ObjectContext:
 
 class KeyContent(Content):
     """Decoded characters of a key: the trie of available named keys united with the extra-key automaton.
-    State: (trie node or -1, extra-automaton state or None, text so far when extras are possible)."""
+    State: (trie node or -1, extra-automaton state or None, text so far when an extra key's text is kept)."""
 
     __slots__ = ("ctx", "available", "extras", "seen_extras")
 
-    def __init__(self, ctx: ObjectContext, available: int, extras: Content | None, seen_extras: frozenset) -> None:
+    def __init__(
+        self, ctx: ObjectContext, available: int, extras: Content | None, seen_extras: frozenset | int
+    ) -> None:
         self.ctx, self.available, self.extras, self.seen_extras = ctx, available, extras, seen_extras
 
     def ident(self) -> Hashable:
         return (id(self.ctx), self.available, self.extras is not None, self.seen_extras)
 
     def start(self) -> tuple:
-        return (0, None if self.extras is None else self.extras.start(), "" if self.extras is not None else None)
+        keep = self.extras is not None and self.ctx.track_extra_text
+        return (0, None if self.extras is None else self.extras.start(), "" if keep else None)
 
     def step(self, state: tuple, ch: str) -> tuple | None:
         node, extra, text = state
@@ -210,8 +216,6 @@ class KeyContent(Content):
             extra = self.extras.step(extra, ch)
         if extra is None and (node < 0 or not self.ctx.subtree[node] & self.available):
             return None
-        if isinstance(text, int):
-            return (node, extra, text + 1)
         return (node, extra, None if text is None else text + ch)
 
     def allowed(self, state: tuple) -> CharSet:
@@ -239,28 +243,19 @@ class KeyContent(Content):
         _, extra, text = state
         if extra is None or not self.extras.accepting(extra):
             return False
-        if isinstance(text, int):
-            # a stand-in text of known length (see ``free``): closing is offered only when it surely
-            # names a new extra key, i.e. no named key and no seen extra key has that length, and when the
-            # value's schema does not depend on the text (no patternProperties)
-            if not self.ctx.plain_extras:
-                return False
-            return text not in self.ctx.name_lengths and all(len(t) != text for t in self.seen_extras)
-        return text not in self.seen_extras
+        return text is None or text not in self.seen_extras
 
     def free(self, state: tuple) -> FreeContent | None:
-        """Inside a key of an open object every string character is allowed, so the run is free. Which
-        characters it read is forgotten: ``after(n)`` is a stand-in that knows only the length and accepts
-        a subset of what the real state accepts (it never closes onto a name it cannot rule out). The
-        enforcer uses it only to check the rest of a token after the run, so a mask never allows a token
-        that ``add_character`` would refuse; real states always carry the real text."""
+        """Exact free run once the key has left every named key and its text is not kept: from there on only
+        the extra-key automaton's state matters, and it promises its own run."""
         node, extra, text = state
-        inner = None if extra is None else self.extras.free(extra)
+        if node >= 0 or text is not None or extra is None:
+            return None
+        inner = self.extras.free(extra)
         if inner is None:
             return None
         chars, room, after = inner
-        length = text if isinstance(text, int) else len(text)
-        return chars, room, lambda n: (-1, after(n), length + n) if n else state
+        return chars, room, lambda n: (-1, after(n), None)
 
 
 class ObjectParser(CharacterParser):
@@ -268,7 +263,7 @@ class ObjectParser(CharacterParser):
 
     __slots__ = ("_ctx", "_phase", "_seen", "_extras", "_ws", "_child", "_pending", "_allowed", "_key")
 
-    def __init__(self, ctx: ObjectContext, phase: int, seen: int, extras: frozenset, ws: int,
+    def __init__(self, ctx: ObjectContext, phase: int, seen: int, extras: frozenset | int, ws: int,
                  child: CharacterParser | None, pending: int | str | None) -> None:  # fmt: skip
         self._ctx, self._phase, self._seen, self._extras, self._ws = ctx, phase, seen, extras, ws
         self._child, self._pending = child, pending
@@ -280,7 +275,8 @@ class ObjectParser(CharacterParser):
 
     # --- bookkeeping ------------------------------------------------------------------------------------
     def _count(self) -> int:
-        return bin(self._seen).count("1") + len(self._extras)
+        extras = self._extras
+        return bin(self._seen).count("1") + (extras if isinstance(extras, int) else len(extras))
 
     def _missing(self, seen: int) -> int:
         ctx = self._ctx
@@ -347,9 +343,8 @@ class ObjectParser(CharacterParser):
         content: KeyContent = key_state._content  # type: ignore[assignment]
         state = key_state.content_state
         name = content.named(state)
-        pending: int | str = name if name is not None else state[2]
-        if isinstance(pending, int) and name is None:
-            pending = _Placeholder(pending)
+        text = state[2]
+        pending: int | str | _ExtraKey = name if name is not None else (EXTRA_KEY if text is None else text)
         return self._with(COLON, pending=pending)
 
     def _finish_value(self) -> ObjectParser:
@@ -357,6 +352,8 @@ class ObjectParser(CharacterParser):
         seen, extras = self._seen, self._extras
         if isinstance(pending, int):
             seen |= 1 << pending
+        elif pending is EXTRA_KEY:
+            extras = extras + 1 if self._ctx.max_properties is not None else 1  # a count only where it matters
         else:
             extras = extras | {pending}
         return ObjectParser(self._ctx, AFTER, seen, extras, 0, None, None)

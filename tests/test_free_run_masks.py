@@ -1,0 +1,71 @@
+"""Free runs are a shortcut, never a change of meaning: the mask computed with them equals the mask of a plain
+trie walk that never uses them, on real vocabularies, for states where each kind of run applies (JSON strings,
+counted regex chains such as a hostname label or ``[0-9]{4}``, keys of open objects once they leave every
+named key, unions of such states, bounded strings)."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+
+import numpy as np
+import pytest
+
+from formatenforcer import JsonSchemaParser, RegexParser
+from formatenforcer.charset import CharSet
+from formatenforcer.parser import CharacterParser
+from formatenforcer.walk import allowed_mask
+
+
+class WalkOnly(CharacterParser):
+    """The same states with the shortcut switched off."""
+
+    __slots__ = ("inner",)
+
+    def __init__(self, inner: CharacterParser) -> None:
+        self.inner = inner
+
+    def add_character(self, ch: str) -> CharacterParser | None:
+        nxt = self.inner.add_character(ch)
+        return None if nxt is None else WalkOnly(nxt)
+
+    def allowed_characters(self) -> CharSet:
+        return self.inner.allowed_characters()
+
+    def can_end(self) -> bool:
+        return self.inner.can_end()
+
+    def key(self) -> Hashable:
+        return self.inner.key()
+
+
+NOTIFY = {
+    "type": "array",
+    "items": {
+        "anyOf": [
+            {"type": "object", "properties": {"channel": {"const": "email"}, "to": {"type": "string"}}},
+            {"type": "object", "properties": {"channel": {"const": "sms"}, "phone": {"type": "string"}}},
+        ]
+    },
+}
+EMAIL = {"type": "object", "properties": {"email": {"type": "string", "format": "email"}}}
+DATED = {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}$", "maxLength": 7}
+
+CASES = [
+    (RegexParser(r"(- [A-Za-z ]{1,30}\n){3}"), ["- ", "- Apple", "- Apple\n- Ba"]),
+    (RegexParser(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9]+)*"), ["", "exa", "ex-am"]),
+    (JsonSchemaParser(EMAIL), ['{"email":"ann@', '{"email":"ann@exam', '{"email":"ann@example.c']),
+    (JsonSchemaParser(DATED), ['"', '"20', '"2024-']),
+    (JsonSchemaParser(NOTIFY), ['[{"', '[{"x', '[{"chan', '[{"note":"a', '[{"channel":"sms","p']),
+    (JsonSchemaParser({"type": "string", "minLength": 3, "maxLength": 9}), ['"', '"ab']),
+]
+
+
+@pytest.mark.parametrize("parser, prefix", [(p, x) for p, prefixes in CASES for x in prefixes])
+def test_mask_with_free_runs_equals_plain_walk(llama3_vocabulary, parser, prefix):
+    state = parser.add_text(prefix)
+    assert state is not None
+    fast = allowed_mask(llama3_vocabulary, state, b"", False)
+    plain = allowed_mask(llama3_vocabulary, WalkOnly(state), b"", False)
+    differ = np.flatnonzero(fast != plain)
+    assert differ.size == 0, [llama3_vocabulary.text_of(i) for i in np.flatnonzero(
+        np.unpackbits((fast ^ plain).view(np.uint8), bitorder="little"))[:10]]

@@ -69,3 +69,19 @@ def test_mask_with_free_runs_equals_plain_walk(llama3_vocabulary, parser, prefix
     differ = np.flatnonzero(fast != plain)
     assert differ.size == 0, [llama3_vocabulary.text_of(i) for i in np.flatnonzero(
         np.unpackbits((fast ^ plain).view(np.uint8), bitorder="little"))[:10]]
+
+
+UNIQUE = JsonSchemaParser({"type": "array", "items": {"type": "string"}, "uniqueItems": True})
+
+
+@pytest.mark.parametrize("prefix", ['["', '["Py', '["Python","', '["Python","SQ'])
+def test_unique_items_run_is_a_subset_missing_only_tokens_that_start_the_next_item(llama3_vocabulary, prefix):
+    """Under uniqueItems the run's stand-in does not know the item's text, so a token that ends the item
+    *and* opens the next one (``.","``) is left to the plain path; nothing else differs, nothing is added."""
+    state = UNIQUE.add_text(prefix)
+    fast = allowed_mask(llama3_vocabulary, state, b"", False)
+    plain = allowed_mask(llama3_vocabulary, WalkOnly(state), b"", False)
+    assert not (fast & ~plain).any()
+    missing = np.flatnonzero(np.unpackbits((plain & ~fast).view(np.uint8), bitorder="little"))
+    assert all(b'","' in llama3_vocabulary.text_of(int(i)) for i in missing)
+    assert len(missing) < 20

@@ -99,6 +99,15 @@ class ArrayContext:
                 return None
         return ArrayParser(self, OPEN, 0, 0, None, (0, frozenset()))
 
+    def open_string_items(self, index: int) -> bool:
+        """Items from ``index`` on are plain strings with no upper length, pattern or enum: excluding any
+        finite set of seen values always leaves one, so uniqueItems can never leave them without a value."""
+        if index < len(self.node.prefix) or self.track:
+            return False
+        item = deref(self.node.items)
+        return (isinstance(item, String) and item.values is None and item.max_length is None
+                and not item.patterns and not item.formats)  # fmt: skip
+
     def item_start(self, index: int, count: int, seen: frozenset) -> tuple[CharacterParser | None, bool]:
         """The start of item ``index`` and whether it still needs the contains tracker."""
         key = (min(index, len(self.node.prefix)), self._mode(index, count), seen)
@@ -130,13 +139,17 @@ class ArrayContext:
         return self.compiler.start(schema)
 
 
+_UNKNOWN_SEEN = frozenset({"\x00unknown"})
+"""Items seen by a free-run stand-in that read an item without knowing its text: no further item may begin."""
+
+
 class ArrayParser(CharacterParser):
     """One JSON array; ``extra`` is (contains matches so far, texts of the items seen when unique)."""
 
     __slots__ = ("_ctx", "_phase", "_index", "_ws", "_child", "_extra", "_tracker", "_text", "_allowed", "_key")
 
     def __init__(self, ctx: ArrayContext, phase: int, index: int, ws: int, child: CharacterParser | None,
-                 extra: tuple, tracker: CharacterParser | None = None, text: str = "") -> None:  # fmt: skip
+                 extra: tuple, tracker: CharacterParser | None = None, text: str | None = "") -> None:  # fmt: skip
         self._ctx, self._phase, self._index, self._ws = ctx, phase, index, ws
         self._child, self._extra, self._tracker, self._text = child, extra, tracker, text
         self._allowed: CharSet | None = None
@@ -144,9 +157,17 @@ class ArrayParser(CharacterParser):
 
     def _item(self, index: int) -> CharacterParser | None:
         ctx = self._ctx
-        if ctx.max_items is not None and index >= ctx.max_items:
+        if (ctx.max_items is not None and index >= ctx.max_items) or self._extra[1] is _UNKNOWN_SEEN:
             return None
         return ctx.item_start(index, self._extra[0], self._extra[1])[0]
+
+    def _can_continue(self) -> bool:
+        """Whether another item may follow. A free-run stand-in that does not know the last item's text can
+        still say yes when items are strings open enough that one more distinct value always exists."""
+        if self._extra[1] is not _UNKNOWN_SEEN:
+            return self._item(self._index) is not None
+        ctx = self._ctx
+        return ctx.open_string_items(self._index) and (ctx.max_items is None or self._index < ctx.max_items)
 
     def _closable(self, count: int) -> bool:
         ctx = self._ctx
@@ -160,12 +181,14 @@ class ArrayParser(CharacterParser):
         if mode == "match" or (tracked and self._tracker is not None and self._tracker.can_end()):
             count += 1
         if ctx.unique:
+            if self._text is None:  # a free-run stand-in (see free_run): what it read is not known
+                return ArrayParser(ctx, AFTER, self._index + 1, 0, None, (count, _UNKNOWN_SEEN))
             seen = seen | {json.dumps(json.loads(self._text))}
         return ArrayParser(ctx, AFTER, self._index + 1, 0, None, (count, seen))
 
     def _begin_item(self, ch: str) -> ArrayParser | None:
         ctx = self._ctx
-        if ctx.max_items is not None and self._index >= ctx.max_items:
+        if (ctx.max_items is not None and self._index >= ctx.max_items) or self._extra[1] is _UNKNOWN_SEEN:
             return None
         start, tracked = ctx.item_start(self._index, *self._extra)
         if start is None:
@@ -182,7 +205,7 @@ class ArrayParser(CharacterParser):
             child = self._child.add_character(ch)
             if child is not None:
                 tracker = self._tracker.add_character(ch) if self._tracker is not None else None
-                text = self._text + ch if ctx.unique else ""
+                text = self._text + ch if ctx.unique and self._text is not None else self._text
                 return ArrayParser(ctx, VALUE, self._index, 0, child, self._extra, tracker, text)
             if not self._child.can_end():
                 return None
@@ -201,7 +224,7 @@ class ArrayParser(CharacterParser):
                 return None
             return ArrayParser(ctx, DONE, self._index, 0, None, (0, frozenset()))
         if phase == AFTER:
-            if ch == "," and self._item(self._index) is not None:
+            if ch == "," and self._can_continue():
                 return ArrayParser(ctx, NEXT, self._index, 0, None, self._extra)
             return None
         return self._begin_item(ch)
@@ -225,23 +248,37 @@ class ArrayParser(CharacterParser):
         if ctx.ws.can_stop(self._ws):
             if phase in (FIRST, AFTER) and self._closable(self._index):
                 parts.append(_CLOSE)
-            item = self._item(self._index)
-            if item is not None:
-                parts.append(_COMMA if phase == AFTER else item.allowed_characters())
+            if phase == AFTER:
+                if self._can_continue():
+                    parts.append(_COMMA)
+            else:
+                item = self._item(self._index)
+                if item is not None:
+                    parts.append(item.allowed_characters())
         return union_memo(ctx.unions, tuple(parts))
 
     def can_end(self) -> bool:
         return self._phase == DONE
 
     def free_run(self) -> FreeRun | None:
-        # the item consumes the whole run; not when a contains tracker or a unique-items text rides along
-        if self._phase != VALUE or self._tracker is not None or self._ctx.unique:
+        """The item consumes the whole run (not when a contains tracker rides along). Under uniqueItems the
+        item's text matters once the item ends, so ``after(n)`` for n > 0 is a stand-in that does not know
+        it: it may end the item and close the array, but refuses to begin another item in the same token
+        (a subset of the real continuations, as parser.FreeRun allows)."""
+        if self._phase != VALUE or self._tracker is not None:
             return None
         inner = self._child.free_run()
         if inner is None:
             return None
         ctx, index, extra, after = self._ctx, self._index, self._extra, inner.after
-        return FreeRun(inner.chars, inner.max_length, lambda n: ArrayParser(ctx, VALUE, index, 0, after(n), extra))
+        if not ctx.unique:
+            return FreeRun(inner.chars, inner.max_length, lambda n: ArrayParser(ctx, VALUE, index, 0, after(n), extra))
+        text = self._text
+
+        def stand_in(n: int) -> ArrayParser:
+            return ArrayParser(ctx, VALUE, index, 0, after(n), extra, None, text if n == 0 else None)
+
+        return FreeRun(inner.chars, inner.max_length, stand_in)
 
     def key(self) -> Hashable:
         if self._key is None:
@@ -252,7 +289,8 @@ class ArrayParser(CharacterParser):
             if not ctx.unique and not ctx.track and ctx.max_items is None and index > max(ctx.min_items,
                                                                                           len(ctx.node.prefix)):
                 index = -1  # past every positional rule: later items all behave alike
-            self._key = ("arr", id(ctx), self._phase, index, self._ws, child, self._extra, tracker)
+            text = self._text if ctx.unique else ""  # the item's text decides what later items may be
+            self._key = ("arr", id(ctx), self._phase, index, self._ws, child, self._extra, tracker, text)
         return self._key
 
     def __repr__(self) -> str:

@@ -238,6 +238,14 @@ class ExcludeContent(Content):
         nxt = -1 if node < 0 else self.trie.children[node].get(ch, -1)
         return (min(count + 1, self.low), nxt)
 
+    def free(self, state: tuple[int, int]) -> FreeContent | None:
+        """Once the text has left every excluded string, any characters follow: an exact free run."""
+        count, node = state
+        if node >= 0:
+            return None
+        low = self.low
+        return JSON_STRING_CHARS, None, lambda n: (min(count + n, low), -1)
+
     def allowed(self, state: tuple[int, int]) -> CharSet:
         return ANY
 

@@ -64,6 +64,7 @@ class TokenEnforcer:
         self.parser = parser
         self.config = config or EnforcerConfig()
         self._cache: OrderedDict[Hashable, np.ndarray] = OrderedDict()
+        self._lexemes: dict[Hashable, object] = {}  # inner string/number walks, see walk.allowed_mask
         self._lock = threading.Lock()
         self._start = Position(parser)
         self._root = _PrefixNode(self._start)
@@ -80,7 +81,9 @@ class TokenEnforcer:
             if hit is not None:
                 self._cache.move_to_end(key)
                 return hit
-        mask = allowed_mask(self.vocabulary, position.state, position.pending, position.at_start)
+        if len(self._lexemes) > self.config.cache_size:
+            self._lexemes.clear()  # rare: bounded like the mask cache, rebuilt on demand
+        mask = allowed_mask(self.vocabulary, position.state, position.pending, position.at_start, self._lexemes)
         if not mask.any():
             logger.warning(
                 "formatenforcer: no token can continue the format from parser state %r (pending bytes %r); "

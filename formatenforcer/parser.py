@@ -8,6 +8,7 @@ contract; a fifth is an optional speed hint:
     allowed_characters() -> a CharSet that holds every character ``add_character`` accepts (exact, not a guess)
     can_end()            -> whether the text read so far is a complete instance of the format
     key()                -> a hashable value; two states with equal keys accept exactly the same continuations
+    lexeme()             -> optional: the inner scalar state the containers pass characters to (see Lexeme)
     free_run()           -> optional: a FreeRun promising that any run of characters from a set leads to a
                             state that is known without reading it (inside a JSON string, ``.*`` in a regex);
                             the token enforcer then answers from precomputed token sets instead of walking
@@ -36,10 +37,26 @@ class FreeRun:
     after: Callable[[int], CharacterParser]
 
 
+@dataclass(frozen=True)
+class Lexeme:
+    """See ``CharacterParser.lexeme``: ``resume(s)`` is the full state once ``inner`` has become ``s``; the
+    contract is ``full.add_text(w) == resume(inner.add_text(w))`` for every ``w`` that ``inner`` accepts, and
+    where ``inner`` refuses a character but may end, ``resume`` of it reads that character as the full state
+    would (the container finishes the value and goes on)."""
+
+    inner: CharacterParser
+    resume: Callable[[CharacterParser], CharacterParser]
+
+
 class CharacterParser:
     """Base class of every parser state. Subclasses implement the four abstract methods."""
 
     __slots__ = ()
+
+    SCALAR_LEXEME = False
+    """True for states that read one scalar value on their own (a JSON string or number): a container may
+    hand the vocabulary walk such a state alone (see ``lexeme``). Its free runs must never pass a point
+    where it could end."""
 
     def add_character(self, ch: str) -> CharacterParser | None:
         """The state after reading ``ch``; None when the format refuses ``ch`` here."""
@@ -61,6 +78,14 @@ class CharacterParser:
         """A FreeRun shortcut if this state loops over a large character class, else None."""
         return None
 
+    def lexeme(self) -> Lexeme | None:
+        """Optional: when the next characters are read by an inner scalar state (a JSON string or number
+        nested in containers) that the containers only pass through, that inner state and how to put a state
+        of it back in place. The enforcer then walks the vocabulary with the small inner state alone, caches
+        that walk by the inner state's key (the same key recurs at every position of its kind), and walks
+        with the full state only from the points where the inner value can end."""
+        return None
+
     def add_text(self, text: str) -> CharacterParser | None:
         """The state after reading every character of ``text``; None as soon as one is refused."""
         state: CharacterParser | None = self
@@ -74,3 +99,16 @@ class CharacterParser:
         """Whether ``text`` read from this state is a complete instance of the format."""
         state = self.add_text(text)
         return state is not None and state.can_end()
+
+
+def nested_lexeme(child: CharacterParser, wrap: Callable[[CharacterParser], CharacterParser]) -> Lexeme | None:
+    """The lexeme of a container whose next characters all go to ``child``: the child's own lexeme with
+    ``wrap`` (put the child back in the container) added to its resume, or the child itself when it is a
+    scalar (``SCALAR_LEXEME``)."""
+    inner = child.lexeme()
+    if inner is not None:
+        resume = inner.resume
+        return Lexeme(inner.inner, lambda state: wrap(resume(state)))
+    if child.SCALAR_LEXEME:
+        return Lexeme(child, wrap)
+    return None

@@ -106,6 +106,9 @@ class TokenTexts:
         return np.minimum(first, self.offsets[1:]) - self.offsets[:-1]
 
 
+_FEW_IDS = 1024
+
+
 class FreeRunTable:
     """Tokens sorted by how they behave in a state that loops over the character class ``chars``.
 
@@ -147,8 +150,13 @@ class FreeRunTable:
         ids = texts.ids[whole]
         lengths = (run + texts.has_tail)[whole]
         self.longest_run = int(lengths.max()) if len(lengths) else 0
-        flags = np.zeros(((size + 31) // 32) * 32, dtype=np.bool_)
         self._upto: list[np.ndarray] = []
+        self.few: list[int] | None = None
+        """Unbucketed tables of small subtrees keep their run tokens as a list (cheaper than a packed mask)."""
+        if not bucketed and len(ids) <= _FEW_IDS:
+            self.few = ids.tolist()
+            return
+        flags = np.zeros(((size + 31) // 32) * 32, dtype=np.bool_)
         if bucketed:
             order = np.argsort(lengths, kind="stable")
             ids, lengths = ids[order], lengths[order]
@@ -165,7 +173,7 @@ class FreeRunTable:
 
     def runs_upto(self, max_length: int | None) -> np.ndarray | None:
         """Packed mask of the tokens made of at most ``max_length`` class characters (None: any length);
-        None when this table is not bucketed and a limit is asked for."""
+        None when this table is not bucketed and a limit is asked for. (Not for tables with ``few``.)"""
         if max_length is None or max_length >= self.longest_run:
             return self._upto[-1]
         if not self.bucketed:

@@ -60,11 +60,27 @@ CASES = [
 ]
 
 
+NESTED = {
+    "type": "object",
+    "properties": {
+        "n": {"type": "integer", "minimum": 3, "maximum": 120},
+        "x": {"type": "number"},
+        "tags": {"type": "array", "items": {"type": "string", "maxLength": 4}},
+        "deep": {"type": "array", "items": {"type": "object", "properties": {"k": {"enum": ["ab", "abc"]}}}},
+    },
+}
+CASES += [
+    (JsonSchemaParser(NESTED), ['{"', '{"n":1', '{"n":12', '{"x":-0', '{"x":1.5e', '{"tags":["a', '{"tags":["abcd',
+                                '{"deep":[{"', '{"deep":[{"k":"ab', '{"deep":[{"k":"abc"}]']),  # fmt: skip
+]
+
+
 @pytest.mark.parametrize("parser, prefix", [(p, x) for p, prefixes in CASES for x in prefixes])
 def test_mask_with_free_runs_equals_plain_walk(llama3_vocabulary, parser, prefix):
+    """The shortcuts (free runs, and the cached walks of inner strings/numbers) change nothing."""
     state = parser.add_text(prefix)
     assert state is not None
-    fast = allowed_mask(llama3_vocabulary, state, b"", False)
+    fast = allowed_mask(llama3_vocabulary, state, b"", False, {})
     plain = allowed_mask(llama3_vocabulary, WalkOnly(state), b"", False)
     differ = np.flatnonzero(fast != plain)
     assert differ.size == 0, [llama3_vocabulary.text_of(i) for i in np.flatnonzero(
@@ -79,7 +95,7 @@ def test_unique_items_run_is_a_subset_missing_only_tokens_that_start_the_next_it
     """Under uniqueItems the run's stand-in does not know the item's text, so a token that ends the item
     *and* opens the next one (``.","``) is left to the plain path; nothing else differs, nothing is added."""
     state = UNIQUE.add_text(prefix)
-    fast = allowed_mask(llama3_vocabulary, state, b"", False)
+    fast = allowed_mask(llama3_vocabulary, state, b"", False, {})
     plain = allowed_mask(llama3_vocabulary, WalkOnly(state), b"", False)
     assert not (fast & ~plain).any()
     missing = np.flatnonzero(np.unpackbits((plain & ~fast).view(np.uint8), bitorder="little"))

@@ -16,7 +16,7 @@ from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
 from ..charset import EMPTY, CharSet
-from ..parser import CharacterParser, FreeRun
+from ..parser import CharacterParser, FreeRun, Lexeme, nested_lexeme
 from .compile import union_memo
 from .ir import AnyValue, Array, Boolean, Never, Node, Null, Number, String, Union, deref
 from .merge import Unsupported, union_of
@@ -279,6 +279,13 @@ class ArrayParser(CharacterParser):
             return ArrayParser(ctx, VALUE, index, 0, after(n), extra, None, text if n == 0 else None)
 
         return FreeRun(inner.chars, inner.max_length, stand_in)
+
+    def lexeme(self) -> Lexeme | None:
+        # not when a contains tracker or a unique item's text must see every character
+        if self._phase != VALUE or self._tracker is not None or self._ctx.unique:
+            return None
+        ctx, index, extra = self._ctx, self._index, self._extra
+        return nested_lexeme(self._child, lambda c: ArrayParser(ctx, VALUE, index, 0, c, extra))
 
     def key(self) -> Hashable:
         if self._key is None:

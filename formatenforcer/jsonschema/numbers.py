@@ -120,6 +120,7 @@ class NumberParser(CharacterParser):
     """One JSON number. State: sign, integer digits, fraction digits (None before '.'), exponent text."""
 
     __slots__ = ("_ctx", "_neg", "_whole", "_frac", "_exp", "_allowed")
+    SCALAR_LEXEME = True
 
     def __init__(
         self, ctx: NumberContext, neg: bool = False, whole: str = "", frac: str | None = None, exp: str | None = None

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from ..charset import EMPTY, CharSet
 from ..choice import CharTrie
 from ..errors import RegexError
-from ..parser import CharacterParser, FreeRun
+from ..parser import CharacterParser, FreeRun, Lexeme, nested_lexeme
 from ..regex import compile_regex
 from .compile import search_to_full, string_content, union_memo
 from .content import Content, FreeContent, LengthContent, RegexContent, TrieContent
@@ -449,6 +449,20 @@ class ObjectParser(CharacterParser):
         after = inner.after
         return FreeRun(inner.chars, inner.max_length,
                        lambda n: ObjectParser(ctx, phase, seen, extras, 0, after(n), pending))  # fmt: skip
+
+    def lexeme(self) -> Lexeme | None:
+        phase = self._phase
+        if phase == KEY:
+            finish, ctx, seen, extras = self._finish_key, self._ctx, self._seen, self._extras
+
+            def key_resume(inner: CharacterParser) -> CharacterParser:
+                return finish(inner) if inner.can_end() else ObjectParser(ctx, KEY, seen, extras, 0, inner, None)
+
+            return Lexeme(self._child, key_resume)
+        if phase != VALUE:
+            return None
+        ctx, seen, extras, pending = self._ctx, self._seen, self._extras, self._pending
+        return nested_lexeme(self._child, lambda c: ObjectParser(ctx, VALUE, seen, extras, 0, c, pending))
 
     def key(self) -> Hashable:
         if self._key is None:

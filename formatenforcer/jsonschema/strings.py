@@ -50,6 +50,7 @@ class StringParser(CharacterParser):
     """One JSON string whose decoded characters obey ``content``."""
 
     __slots__ = ("_content", "_phase", "_state", "_aux", "_allowed", "_key", "_escapable")
+    SCALAR_LEXEME = True
 
     def __init__(self, content: Content, phase: int = OPEN, state: Hashable = None, aux: Hashable = None,
                  escapable: CharSet = ANY) -> None:  # fmt: skip

@@ -102,13 +102,14 @@ class RegexContent(Content):
     """A DFA (pattern or format) plus lengths: a character is allowed when a final state stays reachable
     within the remaining length budget (checked by breadth-first layers, memoised)."""
 
-    __slots__ = ("dfa", "low", "high", "_cap", "_memo", "_allowed")
+    __slots__ = ("dfa", "low", "high", "_cap", "_memo", "_allowed", "_run_chars")
 
     def __init__(self, dfa: CompiledRegex, low: int = 0, high: int | None = None) -> None:
         self.dfa, self.low, self.high = dfa, low, high
         self._cap = high if high is not None else low
         self._memo: dict[tuple[int, int, int | None], bool] = {}
         self._allowed: dict[tuple[int, int], CharSet] = {}
+        self._run_chars: dict[int, CharSet] = {}
 
     def _can_finish(self, state: int, low: int, high: int | None) -> bool:
         low = max(low, 0)
@@ -176,7 +177,10 @@ class RegexContent(Content):
         run = self.dfa.run(dfa_state)
         if run is None:
             return None
-        chars = JSON_STRING_CHARS if not (JSON_STRING_CHARS - run.chars) else run.chars & JSON_STRING_CHARS
+        chars = self._run_chars.get(dfa_state)
+        if chars is None:
+            chars = JSON_STRING_CHARS if not (JSON_STRING_CHARS - run.chars) else run.chars & JSON_STRING_CHARS
+            self._run_chars[dfa_state] = chars
         if chars.size() < 8:
             return None
         limit = run.max_length

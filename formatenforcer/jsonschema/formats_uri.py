@@ -46,25 +46,18 @@ def char_class(allowed_ascii: str, non_ascii: bool) -> str:
 
 
 def _ipv6() -> str:
-    """RFC 3986 IPv6address: eight 16-bit pieces, an IPv4 tail counting as two, one "::" standing for at
-    least one piece. Written as (pure-hex forms) | (prefix of six pieces' worth) IPv4, so the IPv4 automaton
-    appears once; n explicit pieces after "::" allow at most 7 - n before it."""
-
-    def forms(ls32: str, short: bool) -> list[str]:
-        out = [rf"(?:{_H16}:){{6}}{ls32}", rf"::(?:{_H16}:){{5}}{ls32}"]
-        for after in range(4, -1, -1):
-            before = 4 - after
-            tail = rf"(?:{_H16}:){{{after}}}{ls32}" if after else ls32
-            head = rf"(?:(?:{_H16}:){{0,{before}}}{_H16})?" if before else rf"(?:{_H16})?"
-            out.append(rf"{head}::{tail}")
-        if short:
-            out.append(rf"(?:(?:{_H16}:){{0,5}}{_H16})?::{_H16}")
-            out.append(rf"(?:(?:{_H16}:){{0,6}}{_H16})?::")
-        return out
-
-    hex_only = "|".join(forms(f"{_H16}:{_H16}", short=True))
-    before_ipv4 = "|".join(forms("", short=False))
-    return f"(?:{hex_only}|(?:{before_ipv4}){IPV4})"
+    """RFC 3986 IPv6address: the seven forms ending in ls32 share one ls32 (two pieces, or an IPv4 address),
+    then the two forms ending in "::" or "::" h16. Sharing the tail keeps interegular's construction (and
+    the automaton) smallest among the equivalent spellings tried."""
+    h = _H16
+    before_ls32 = [rf"(?:{h}:){{6}}", rf"::(?:{h}:){{5}}"]
+    for after in range(4, -1, -1):  # [ *(4 - after)(h16 ":") h16 ] "::" after(h16 ":")
+        head = rf"(?:(?:{h}:){{0,{4 - after}}}{h})?"
+        before_ls32.append(rf"{head}::" + (rf"(?:{h}:){{{after}}}" if after else ""))
+    return (
+        rf"(?:(?:{'|'.join(before_ls32)})(?:{h}:{h}|{IPV4})"
+        rf"|(?:(?:{h}:){{0,5}}{h})?::{h}|(?:(?:{h}:){{0,6}}{h})?::)"
+    )
 
 
 IPV6 = _ipv6()
@@ -88,17 +81,22 @@ def uri_patterns(iri: bool) -> tuple[str, str]:
     userinfo = f"{chars(_SUB_DELIMS + ':')}*"
     reg_name = f"{chars(_SUB_DELIMS)}*"
     ip_future = rf"[vV]{_HEX}+\.{char_class(_UNRESERVED + _SUB_DELIMS + ':', False)}+"
-    host = rf"(?:\[(?:{IPV6}|{ip_future})\]|{reg_name})"  # an IPv4address is also a reg-name
-    authority = f"(?:{userinfo}@)?{host}(?::[0-9]*)?"
     path_abempty = f"(?:/{segment})*"
     path_absolute = f"/(?:{segment_nz}(?:/{segment})*)?"
     path_rootless = f"{segment_nz}(?:/{segment})*"
     path_noscheme = f"{segment_nz_nc}(?:/{segment})*"
     tail = rf"(?:\?{chars(_SUB_DELIMS + ':@/?')}*)?(?:#{chars(_SUB_DELIMS + ':@/?')}*)?"
     scheme = r"[A-Za-z][A-Za-z0-9+.\-]*"
-    absolute = f"{scheme}:(?://{authority}{path_abempty}|{path_absolute}|{path_rootless})?{tail}"
-    relative = f"(?://{authority}{path_abempty}|{path_absolute}|{path_noscheme})?{tail}"
-    return absolute, f"(?:{absolute}|{relative})"
+    port = "(?::[0-9]*)?"
+    # authority = [ userinfo "@" ] host [ ":" port ]; host = IP-literal / IPv4address / reg-name, and an
+    # IPv4address is also a reg-name. The IPv6 literal is its own top-level branch (with the whole tail):
+    # nested inside host it would be re-crawled by every enclosing operator, doubling the compile time.
+    ipv6_net_path = rf"//(?:{userinfo}@)?\[{IPV6}\]{port}{path_abempty}{tail}"
+    net_path = rf"//(?:{userinfo}@)?(?:\[{ip_future}\]|{reg_name}){port}{path_abempty}"
+    hier_absolute = f"{scheme}:(?:{net_path}|{path_absolute}|{path_rootless})?{tail}"
+    absolute = f"(?:{scheme}:{ipv6_net_path}|{hier_absolute})"
+    relative = f"(?:{net_path}|{path_absolute}|{path_noscheme})?{tail}"
+    return absolute, f"(?:(?:{scheme}:)?{ipv6_net_path}|{hier_absolute}|{relative})"
 
 
 def _uri_template() -> str:

@@ -34,7 +34,7 @@ VALID = {
     "duration": ["P4DT12H30M5S", "PT1S", "P1W", "P0D", "P1Y2M"],
     "email": ["joe.bloggs@example.com", "~test@example.com", '"joe bloggs"@example.com', '"a\\"b"@c.d',
               '"joe@bloggs"@example.com', "joe.bloggs@[127.0.0.1]", "joe.bloggs@[IPv6:::1]",
-              "a@[IPv6:2001:db8::ffff:1.2.3.4]", "te.s.t@example.com"],
+              "a@[IPv6:2001:db8::ffff:1.2.3.4]", "te.s.t@example.com", "a@" + ".".join([LABEL63] * 3 + ["a" * 60])],
     "uuid": ["2eb8aa08-aa98-11ea-b4aa-73b441d16380", "2EB8AA08-AA98-11EA-B4AA-73B441D16380"],
     "ipv4": ["192.168.0.1", "0.0.0.0", "255.255.255.255"],
     "ipv6": ["::1", "::", "1:2:3:4:5:6:7:8", "1::", "1:2::3:4:5:6:7", "::ffff:192.168.0.1", "1:2:3:4:5:6:1.2.3.4",
@@ -70,7 +70,8 @@ INVALID = {
     "duration": ["P", "PT", "P1D2H", "P2S", "PT1D", "P1Y2W"],
     "email": ["2962", ".test@example.com", "test.@example.com", "te..st@example.com", "joe.bloggs@invalid=domain.com",
               "joe.bloggs@[127.0.0.300]", "@example.com", "joe.bloggs@", "joe bloggs@example.com",
-              '"a\tb"@c.d', '"é"@c.d', "a@[IPv6:1:2:3:4:5:6:7:8:9]", "a@[::1]"],
+              '"a\tb"@c.d', '"é"@c.d', "a@[IPv6:1:2:3:4:5:6:7:8:9]", "a@[::1]",
+              "a@" + ".".join([LABEL63] * 3 + ["a" * 61])],  # 255 characters: over RFC 5321's 254
     "uuid": ["2eb8aa08-aa98-11ea-b4aa-73b441d1638", "2eb8aa08aa9811eab4aa73b441d16380"],
     "ipv4": ["256.1.1.1", "01.2.3.4", "1.2.3", "1.2.3.4.5", "1.2.3.4\n"],
     "ipv6": ["12345::", "1:2:3:4:5:6:7:8:9", "1::2::3", ":::", "1:2:3:4:5:6:7::1.2.3.4", "::ffff:01.2.3.4", "1:",

@@ -1,16 +1,17 @@
 """``format`` values as regular expressions over the decoded string (enforced as assertions).
 
 Each pattern is written from its RFC for both interegular (the enforcing DFA) and Python's ``re`` (enum
-filtering), so it uses only plain classes, groups and counted repetition. Where a format is not a regular
-language of reasonable size, the pattern is the exact language minus a documented corner (never a superset
-without saying so); docs/json-schema.md (formats section) lists them with each pattern's DFA size and
-compile time:
+filtering), so it uses only plain classes, groups and counted repetition. Where the exact language would
+make the automaton too large or too slow to build, the pattern departs from the RFC in a documented way;
+docs/json-schema.md (Formats) lists every such case with each pattern's DFA size and compile time:
 
-- ``time``/``date-time``: a leap second (``:60``) is accepted only at 23:59 with offset ``Z``/``+00:00``/
+- ``time``/``date-time`` (narrower): a leap second (``:60``) only at 23:59 with offset ``Z``/``+00:00``/
   ``-00:00``; RFC 3339 also allows it at any local time whose UTC equivalent is 23:59 (``15:59:60-08:00``),
-  which needs the DFA to remember hour and minute until the offset (over 10,000 states), so those are refused.
-- ``hostname``: the 253-character total is a length limit (``FORMAT_MAX_LENGTH``) enforced beside the DFA;
-  ``xn--`` labels are checked as LDH labels, not decoded as punycode (IDNA2008 rules need Unicode tables).
+  which needs the DFA to remember hour and minute until the offset (over 10,000 states).
+- ``hostname`` (wider): ``xn--`` labels are checked as LDH labels, not decoded as punycode (IDNA2008 rules
+  need Unicode tables). Its 253-character total, and ``email``'s 254 (RFC 5321's 256-octet path less the
+  angle brackets), are length limits (``FORMAT_MAX_LENGTH``) enforced beside the DFA.
+- ``iri``/``iri-reference`` (wider): private-use, tag and plane-final code points are not excluded.
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ FORMAT_PATTERNS: dict[str, str] = {
 }
 """Full-match patterns of the decoded string, one per supported format."""
 
-FORMAT_MAX_LENGTH: dict[str, int] = {"hostname": 253}
+FORMAT_MAX_LENGTH: dict[str, int] = {"hostname": 253, "email": 254}  # RFC 1123 + 1035; RFC 5321 4.5.3.1.3
 """Length limits (characters) a format adds to its pattern: kept out of the DFA, where a total-length count
 times the per-label count would multiply the states."""
 

@@ -93,7 +93,8 @@ def uri_patterns(iri: bool) -> tuple[str, str]:
     # nested inside host it would be re-crawled by every enclosing operator, doubling the compile time.
     ipv6_net_path = rf"//(?:{userinfo}@)?\[{IPV6}\]{port}{path_abempty}{tail}"
     net_path = rf"//(?:{userinfo}@)?(?:\[{ip_future}\]|{reg_name}){port}{path_abempty}"
-    hier_absolute = f"{scheme}:(?:{net_path}|{path_absolute}|{path_rootless})?{tail}"
+    # path-absolute / path-rootless / path-empty in one: an optional "/", then segment-nz *( "/" segment )
+    hier_absolute = f"{scheme}:(?:{net_path}|/?(?:{path_rootless})?){tail}"
     absolute = f"(?:{scheme}:{ipv6_net_path}|{hier_absolute})"
     relative = f"(?:{net_path}|{path_absolute}|{path_noscheme})?{tail}"
     return absolute, f"(?:(?:{scheme}:)?{ipv6_net_path}|{hier_absolute}|{relative})"

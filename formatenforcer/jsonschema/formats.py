@@ -49,9 +49,13 @@ _HOSTNAME = rf"{_LABEL}(?:\.{_LABEL})*"
 _ATOM = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
 _QUOTED = r'"(?:[ !#-\[\]-~]|\\[ -~])*"'
 _LOCAL = rf"(?:{_ATOM}(?:\.{_ATOM})*|{_QUOTED})"
-# RFC 5321 section 4.1.3: address literals (the General-address-literal form is not accepted); one top-level
-# branch per domain form, which compiles in two thirds of the time of a nested domain group
-_EMAIL = rf"(?:{_LOCAL}@{_HOSTNAME}|{_LOCAL}@\[{IPV4}\]|{_LOCAL}@\[IPv6:{IPV6}\])"
+# RFC 5321 section 4.1.2 Domain: sub-domain = Let-dig [Ldh-str], no per-label length in its ABNF (DNS's 63 is
+# not applied: counting it here doubled the compile time). Section 4.1.3 address literals (the
+# General-address-literal form is not accepted). One top-level branch per domain form: a nested domain group
+# takes about 1.5 times as long to compile.
+_SUB_DOMAIN = r"[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
+_DOMAIN = rf"{_SUB_DOMAIN}(?:\.{_SUB_DOMAIN})*"
+_EMAIL = rf"(?:{_LOCAL}@{_DOMAIN}|{_LOCAL}@\[{IPV4}\]|{_LOCAL}@\[IPv6:{IPV6}\])"
 _HEX = "[0-9a-fA-F]"
 _UUID = rf"{_HEX}{{8}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}"
 _URI, _URI_REFERENCE = uri_patterns(iri=False)

@@ -18,7 +18,7 @@ from ..parser import CharacterParser
 from ..regex import RegexError, compile_regex
 from .config import JsonConfig
 from .content import Content, ExcludeContent, LengthContent, RegexContent, TrieContent
-from .formats import FORMAT_PATTERNS
+from .formats import FORMAT_MAX_LENGTH, FORMAT_PATTERNS
 from .ir import AnyValue, Array, Boolean, Never, Node, Null, Number, Object, Ref, Side, String, Union, deref
 from .merge import Merger, Unsupported
 from .numbers import NumberContext, NumberParser
@@ -57,8 +57,10 @@ def string_content(node: String) -> Content:
         dfa = compile_regex(full[0])
     except RegexError as error:
         raise Unsupported("pattern", str(error)) from None
-    content = RegexContent(dfa, node.min_length, node.max_length)
-    if not content._can_finish(0, node.min_length, node.max_length):
+    caps = [FORMAT_MAX_LENGTH[f] for f in node.formats if f in FORMAT_MAX_LENGTH]
+    high = min(caps + ([] if node.max_length is None else [node.max_length]), default=None)
+    content = RegexContent(dfa, node.min_length, high)
+    if not content._can_finish(0, node.min_length, high):
         raise Unsupported("pattern", "no string matches the pattern within the length limits")
     return content
 

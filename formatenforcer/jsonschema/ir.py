@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from .formats import FORMAT_PATTERNS
+
 IMPLEMENTED_KEYWORDS = frozenset(
     {
         # applicators and references
@@ -42,7 +44,7 @@ ANNOTATIONS = frozenset(
 )  # fmt: skip
 """Keywords that carry no constraint: accepted and ignored (``discriminator`` only names a property)."""
 
-FORMATS = ("date-time", "date", "time", "duration", "email", "uuid", "uri", "ipv4", "ipv6", "hostname")
+FORMATS = tuple(FORMAT_PATTERNS)
 
 
 class Node:

@@ -12,7 +12,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from .formats import FORMAT_PATTERNS
+from .formats import FORMAT_MAX_LENGTH, FORMAT_PATTERNS
 from .ir import AnyValue, Array, Boolean, Never, Node, Null, Number, Object, String, Union, deref
 
 
@@ -37,6 +37,8 @@ def string_ok(node: String, text: str) -> bool:
     if len(text) < node.min_length or (node.max_length is not None and len(text) > node.max_length):
         return False
     if any(_regex(p).search(text) is None for p in node.patterns):
+        return False
+    if any(len(text) > FORMAT_MAX_LENGTH.get(f, len(text)) for f in node.formats):
         return False
     return all(_regex(FORMAT_PATTERNS[f]).fullmatch(text) is not None for f in node.formats)
 

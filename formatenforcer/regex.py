@@ -11,6 +11,7 @@ ASCII characters only, a subset of Python's ``re``: output always matches under 
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import threading
@@ -18,10 +19,12 @@ import time
 from collections import OrderedDict
 from collections.abc import Hashable
 from dataclasses import dataclass
+from pathlib import Path
 
 import interegular
 from interegular.fsm import anything_else
 
+from . import vocab_cache
 from .charset import ANY, EMPTY, CharSet
 from .errors import RegexError
 from .parser import CharacterParser, FreeRun
@@ -62,8 +65,11 @@ class _Deadline:
 class CompiledRegex:
     """A pruned DFA shared by every state of one pattern. Built by ``compile_regex``; read-only after."""
 
-    def __init__(self, pattern: str) -> None:
+    def __init__(self, pattern: str, parts: tuple | None = None) -> None:
         self.pattern = pattern
+        if parts is not None:
+            self._restore(parts)
+            return
         fsm = _build_fsm(pattern)
         mapping = dict(fsm.alphabet.items())
         self.else_symbol = mapping.pop(anything_else, None)
@@ -87,6 +93,22 @@ class CompiledRegex:
         self.finals = frozenset(number[s] for s in fsm.finals if s in live)
         self._charsets: list[CharSet | None] = [None] * len(order)
         self._runs: list[object] = [None] * len(order)
+
+    def parts(self) -> tuple:
+        """Plain data (for the on-disk cache) from which ``CompiledRegex(pattern, parts)`` rebuilds it."""
+        return (self.symbol_of, self.else_symbol, self.transitions, sorted(self.finals))
+
+    def _restore(self, parts: tuple) -> None:
+        self.symbol_of, self.else_symbol, self.transitions, finals = parts
+        self.finals = frozenset(finals)
+        chars_by_symbol: dict[int, list[str]] = {}
+        for ch, symbol in self.symbol_of.items():
+            chars_by_symbol.setdefault(symbol, []).append(ch)
+        self.chars_of_symbol = {symbol: CharSet.of(chars) for symbol, chars in chars_by_symbol.items()}
+        if self.else_symbol is not None:
+            self.chars_of_symbol[self.else_symbol] = ANY - CharSet.of(self.symbol_of)
+        self._charsets = [None] * len(self.transitions)
+        self._runs = [None] * len(self.transitions)
 
     def step(self, state: int, ch: str) -> int | None:
         """The state after ``ch``, or None."""
@@ -233,12 +255,55 @@ def compile_regex(pattern: str) -> CompiledRegex:
         if hit is not None:
             _CACHE.move_to_end(pattern)
             return hit
-    compiled = CompiledRegex(pattern)
+    compiled = _from_disk(pattern)
+    if compiled is None:
+        compiled = CompiledRegex(pattern)
+        if len(compiled.transitions) >= _DISK_MIN_STATES:
+            _to_disk(compiled)
     with _CACHE_LOCK:
         _CACHE[pattern] = compiled
         if len(_CACHE) > _CACHE_SIZE:
             _CACHE.popitem(last=False)
     return compiled
+
+
+_DISK_MIN_STATES = 100
+"""Automata this big (JSON Schema formats such as email, uri, ipv6: 0.3-1.5 s to build) are kept on disk
+in ``~/.cache/formatenforcer/regex`` (``FORMATENFORCER_REGEX_CACHE=0`` turns it off), so a new process
+reaches its first mask without rebuilding them; small ones build faster than they load."""
+
+
+def _disk_folder() -> Path | None:
+    if os.environ.get("FORMATENFORCER_REGEX_CACHE", "1") == "0":
+        return None
+    return vocab_cache.default_cache_dir() / "regex"
+
+
+def _disk_key(pattern: str) -> str:
+    return vocab_cache.fingerprint(["regex", pattern, interegular.__version__ if hasattr(interegular, "__version__")
+                                    else "?", _DFA_FORMAT])  # fmt: skip
+
+
+_DFA_FORMAT = 1
+
+
+def _from_disk(pattern: str) -> CompiledRegex | None:
+    folder = _disk_folder()
+    if folder is None:
+        return None
+    parts = vocab_cache.load(folder, _disk_key(pattern), suffix=".dfa")
+    if parts is None or len(parts) != 4:
+        return None
+    try:
+        return CompiledRegex(pattern, parts)
+    except (TypeError, ValueError):
+        return None
+
+
+def _to_disk(compiled: CompiledRegex) -> None:
+    folder = _disk_folder()
+    if folder is not None:
+        vocab_cache.save(folder, _disk_key(compiled.pattern), compiled.parts(), suffix=".dfa")
 
 
 class RegexParser(CharacterParser):

@@ -39,9 +39,9 @@ def fingerprint(parts: Iterable[Any]) -> str:
     return digest.hexdigest()
 
 
-def load(folder: Path, key: str) -> Any | None:
+def load(folder: Path, key: str, suffix: str = ".vocab") -> Any | None:
     """The cached payload for ``key``, or None (absent, unreadable or from another format version)."""
-    path = folder / f"{key}.vocab"
+    path = folder / f"{key}{suffix}"
     try:
         blob = path.read_bytes()
     except OSError:
@@ -61,13 +61,13 @@ def load(folder: Path, key: str) -> Any | None:
     return payload[1:]
 
 
-def save(folder: Path, key: str, payload: tuple) -> None:
+def save(folder: Path, key: str, payload: tuple, suffix: str = ".vocab") -> None:
     """Writes the payload atomically (temporary file + rename); failures are logged and ignored."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
         blob = marshal.dumps((FORMAT_VERSION, *payload))
         with tempfile.NamedTemporaryFile(dir=folder, delete=False, suffix=".tmp") as handle:
             handle.write(blob)
-        os.replace(handle.name, folder / f"{key}.vocab")
+        os.replace(handle.name, folder / f"{key}{suffix}")
     except (OSError, ValueError) as error:
         logger.debug("formatenforcer: could not write the vocabulary cache in %s: %s", folder, error)

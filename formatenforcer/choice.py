@@ -35,7 +35,41 @@ class CharTrie:
                     self.terminal.append(False)
                 node = nxt
             self.terminal[node] = True
-        self.charsets = [CharSet.of(edges) for edges in self.children]
+        self.charsets = _LazyCharsets(self.children)
+
+
+class _LazyCharsets:
+    """``charsets[node]`` built on first use: a schema's tries are built when it is compiled, but most of
+    their nodes are never reached, and the time to first mask should not pay for them."""
+
+    __slots__ = ("_children", "_built")
+
+    def __init__(self, children: list[dict[str, int]]) -> None:
+        self._children = children
+        self._built: dict[int, CharSet] = {}
+
+    def __getitem__(self, node: int) -> CharSet:
+        hit = self._built.get(node)
+        if hit is None:
+            edges = self._children[node]
+            hit = self._built[node] = _charset_of("".join(sorted(edges)))
+        return hit
+
+    def __len__(self) -> int:
+        return len(self._children)
+
+
+_MEMO: dict[str, CharSet] = {}
+
+
+def _charset_of(chars: str) -> CharSet:
+    """CharSet.of, memoised by the characters (nodes of names and enums repeat the same few sets)."""
+    hit = _MEMO.get(chars)
+    if hit is None:
+        if len(_MEMO) > 4096:
+            _MEMO.clear()
+        hit = _MEMO[chars] = CharSet.of(chars)
+    return hit
 
 
 class ChoiceParser(CharacterParser):

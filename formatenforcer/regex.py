@@ -93,6 +93,34 @@ class CompiledRegex:
         self.finals = frozenset(number[s] for s in fsm.finals if s in live)
         self._charsets: list[CharSet | None] = [None] * len(order)
         self._runs: list[object] = [None] * len(order)
+        self._distances: list[int] | None = None
+
+    def distances(self) -> list[int]:
+        """Per state, the fewest characters that reach a final state (the automaton is pruned, so every
+        state reaches one). Lets a ``maxLength`` check be one comparison instead of a search."""
+        cached = self._distances
+        if cached is None:
+            reverse: dict[int, list[int]] = {}
+            for source, edges in enumerate(self.transitions):
+                for target in edges.values():
+                    reverse.setdefault(target, []).append(source)
+            far = len(self.transitions) + 1
+            cached = [far] * len(self.transitions)
+            layer = sorted(self.finals)
+            for state in layer:
+                cached[state] = 0
+            step = 0
+            while layer:
+                step += 1
+                nxt = []
+                for state in layer:
+                    for source in reverse.get(state, ()):
+                        if cached[source] == far:
+                            cached[source] = step
+                            nxt.append(source)
+                layer = nxt
+            self._distances = cached
+        return cached
 
     def parts(self) -> tuple:
         """Plain data (for the on-disk cache) from which ``CompiledRegex(pattern, parts)`` rebuilds it."""
@@ -109,6 +137,7 @@ class CompiledRegex:
             self.chars_of_symbol[self.else_symbol] = ANY - CharSet.of(self.symbol_of)
         self._charsets = [None] * len(self.transitions)
         self._runs = [None] * len(self.transitions)
+        self._distances = None
 
     def step(self, state: int, ch: str) -> int | None:
         """The state after ``ch``, or None."""

@@ -23,6 +23,8 @@ from ..regex import CompiledRegex
 JSON_STRING_CHARS = ANY - CharSet([(0x22, 0x22), (0x5C, 0x5C), (0, 0x1F)])
 """The characters a JSON string may hold unescaped: one shared set, so a vocabulary builds one table for it."""
 
+_MISSING = object()
+
 FreeContent = tuple[CharSet, "int | None", Callable[[int], Hashable]]
 
 
@@ -102,7 +104,7 @@ class RegexContent(Content):
     """A DFA (pattern or format) plus lengths: a character is allowed when a final state stays reachable
     within the remaining length budget (checked by breadth-first layers, memoised)."""
 
-    __slots__ = ("dfa", "low", "high", "_cap", "_memo", "_allowed", "_run_chars")
+    __slots__ = ("dfa", "low", "high", "_cap", "_memo", "_allowed", "_run_chars", "_free_memo")
 
     def __init__(self, dfa: CompiledRegex, low: int = 0, high: int | None = None) -> None:
         self.dfa, self.low, self.high = dfa, low, high
@@ -110,6 +112,7 @@ class RegexContent(Content):
         self._memo: dict[tuple[int, int, int | None], bool] = {}
         self._allowed: dict[tuple[int, int], CharSet] = {}
         self._run_chars: dict[int, CharSet] = {}
+        self._free_memo: dict[tuple[int, int], FreeContent | None] = {}
 
     def _can_finish(self, state: int, low: int, high: int | None) -> bool:
         low = max(low, 0)
@@ -117,6 +120,8 @@ class RegexContent(Content):
             return False
         if low == 0 and high is None:
             return True  # the DFA is pruned: every state reaches a final one
+        if low == 0:
+            return self.dfa.distances()[state] <= high  # the shortest way to a final state fits
         key = (state, low, high)
         hit = self._memo.get(key)
         if hit is not None:
@@ -172,7 +177,13 @@ class RegexContent(Content):
 
     def free(self, state: tuple[int, int]) -> FreeContent | None:
         """The DFA's uniform run from this state (a loop such as ``.*`` or a counted chain such as
-        ``[0-9]{4}``), cut where the length limits would refuse a longer one."""
+        ``[0-9]{4}``), cut where the length limits would refuse a longer one. Memoised per state."""
+        hit = self._free_memo.get(state, _MISSING)
+        if hit is _MISSING:
+            hit = self._free_memo[state] = self._free(state)
+        return hit
+
+    def _free(self, state: tuple[int, int]) -> FreeContent | None:
         dfa_state, count = state
         run = self.dfa.run(dfa_state)
         if run is None:
@@ -187,18 +198,29 @@ class RegexContent(Content):
         low, high = self.low, self.high
         if high is not None:
             limit = high - count if limit is None else min(limit, high - count)
-        if low > count or high is not None:
+        chain = run.chain
+        if low <= count and high is not None:
+            # every prefix of the run must leave room for the shortest way to a final state
+            distances = self.dfa.distances()
+            for n in range(1, min(len(chain) - 1, limit) + 1):
+                if distances[chain[n]] > high - count - n:
+                    limit = n - 1
+                    break
+            else:
+                if run.loops:
+                    limit = min(limit, high - count - distances[chain[-1]])
+        elif low > count:
             # every prefix of the run must keep a final state reachable within the length limits
-            last = len(run.chain) - 1 if limit is None else limit
+            last = len(chain) - 1 if limit is None else limit
             for n in range(1, last + 1):
                 remaining = None if high is None else high - count - n
                 if not self._can_finish(run.state_after(n), low - count - n, remaining):
                     limit = n - 1
                     break
-        if limit == 0:
+        if limit is not None and limit <= 0:
             return None
         cap = self._cap
-        if run.loops and len(run.chain) == 1 and count >= cap:
+        if run.loops and len(chain) == 1 and count >= cap:
             return chars, limit, lambda n: state
         return chars, limit, lambda n: (run.state_after(n), min(count + n, cap))
 

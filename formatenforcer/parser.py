@@ -86,6 +86,12 @@ class CharacterParser:
         with the full state only from the points where the inner value can end."""
         return None
 
+    def lexeme_key(self, horizon: int) -> Hashable:
+        """For caching the walk of a lexeme's inner state: a key equal for states that accept the same
+        continuations of up to ``horizon`` characters (a token's length), e.g. a string far from its
+        ``maxLength`` whatever its exact length. Defaults to ``key()``."""
+        return self.key()
+
     def add_text(self, text: str) -> CharacterParser | None:
         """The state after reading every character of ``text``; None as soon as one is refused."""
         state: CharacterParser | None = self

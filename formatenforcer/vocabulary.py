@@ -272,6 +272,14 @@ class Vocabulary:
         self._subtexts: dict[int, TokenTexts] = {}
         self._lock = threading.Lock()
 
+    @property
+    def longest_token(self) -> int:
+        """Bytes in the longest token: no token can add more characters than this."""
+        longest = self.__dict__.get("_longest")
+        if longest is None:
+            longest = self.__dict__["_longest"] = max((len(t) for t in self.token_bytes if t), default=0)
+        return longest
+
     def _build_trie(self) -> Trie:
         trie: Trie = {}
         # Hundreds of thousands of small dicts, none cyclic: pausing the cycle collector halves the build time.

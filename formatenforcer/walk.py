@@ -181,7 +181,7 @@ def allowed_mask(
         _collect(walker, state, pending, at_start)
         mask = _packed(walker)
     else:
-        key = lexeme.inner.key()
+        key = lexeme.inner.lexeme_key(vocabulary.longest_token)
         hit = lexemes.get(key)
         if hit is None:
             hit = lexemes[key] = lexeme_result(vocabulary, lexeme.inner)

@@ -101,3 +101,20 @@ def test_unique_items_run_is_a_subset_missing_only_tokens_that_start_the_next_it
     missing = np.flatnonzero(np.unpackbits((plain & ~fast).view(np.uint8), bitorder="little"))
     assert all(b'","' in llama3_vocabulary.text_of(int(i)) for i in missing)
     assert len(missing) < 20
+
+
+@pytest.mark.parametrize("schema, prefixes", [
+    ({"type": "object", "properties": {"e": {"type": "string", "format": "email"}}},
+     ['{"e":"ann@exa', '{"e":"annabelle@exa', '{"e":"a@b', '{"e":"x' + "y" * 120]),
+    ({"type": "array", "items": {"type": "string", "maxLength": 300}}, ['["ab', '["' + "x" * 150, '["' + "x" * 290]),
+])  # fmt: skip
+def test_lexeme_cache_shared_across_lengths_far_from_max_length(llama3_vocabulary, schema, prefixes):
+    """States that differ only in a length far from ``maxLength`` share one cached lexeme walk (see
+    ``lexeme_key``); each mask must still equal its own plain walk, near the limit too."""
+    parser, lexemes = JsonSchemaParser(schema), {}
+    for prefix in prefixes:
+        state = parser.add_text(prefix)
+        fast = allowed_mask(llama3_vocabulary, state, b"", False, lexemes)
+        plain = allowed_mask(llama3_vocabulary, WalkOnly(state), b"", False)
+        assert (fast == plain).all(), prefix
+    assert len(lexemes) < len(prefixes)

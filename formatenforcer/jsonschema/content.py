@@ -68,6 +68,11 @@ class Content:
     def free(self, state: Hashable) -> FreeContent | None:
         return None
 
+    def far_state(self, state: Hashable, horizon: int) -> Hashable | None:
+        """A stand-in for ``state`` in lexeme cache keys when no run of ``horizon`` characters can reach a
+        length limit from it (so the exact count cannot change what a token does); None: use the state."""
+        return None
+
 
 class LengthContent(Content):
     """Any characters, between ``low`` and ``high`` of them. The count is capped where it stops mattering."""
@@ -91,6 +96,11 @@ class LengthContent(Content):
 
     def accepting(self, state: int) -> bool:
         return state >= self.low
+
+    def far_state(self, state: int, horizon: int) -> Hashable | None:
+        if self.high is None or state < self.low or self.high - state < horizon:
+            return None
+        return "far"
 
     def free(self, state: int) -> FreeContent | None:
         room = None if self.high is None else self.high - state
@@ -174,6 +184,14 @@ class RegexContent(Content):
 
     def accepting(self, state: tuple[int, int]) -> bool:
         return state[0] in self.dfa.finals and state[1] >= self.low
+
+    def far_state(self, state: tuple[int, int], horizon: int) -> Hashable | None:
+        dfa_state, count = state
+        if self.high is None or count < self.low:
+            return None
+        if self.high - count - horizon < max(self.dfa.distances()):
+            return None
+        return (dfa_state, "far")
 
     def free(self, state: tuple[int, int]) -> FreeContent | None:
         """The DFA's uniform run from this state (a loop such as ``.*`` or a counted chain such as

@@ -168,6 +168,13 @@ class StringParser(CharacterParser):
             self._key = ("str", self._content.ident(), self._phase, self._state, self._aux, self._escapable is ANY)
         return self._key
 
+    def lexeme_key(self, horizon: int) -> Hashable:
+        if self._phase == BODY:
+            far = self._content.far_state(self._state, horizon)
+            if far is not None:
+                return ("str", self._content.ident(), BODY, far, self._aux, self._escapable is ANY)
+        return self.key()
+
     def free_run(self) -> FreeRun | None:
         if self._phase != BODY:
             return None

@@ -81,8 +81,6 @@ class TokenEnforcer:
             if hit is not None:
                 self._cache.move_to_end(key)
                 return hit
-        if len(self._lexemes) > self.config.cache_size:
-            self._lexemes.clear()  # rare: bounded like the mask cache, rebuilt on demand
         mask = allowed_mask(self.vocabulary, position.state, position.pending, position.at_start, self._lexemes)
         if not mask.any():
             logger.warning(

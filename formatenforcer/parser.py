@@ -92,6 +92,12 @@ class CharacterParser:
         ``maxLength`` whatever its exact length. Defaults to ``key()``."""
         return self.key()
 
+    def shared_lexeme_key(self, horizon: int) -> Hashable | None:
+        """Like ``lexeme_key`` but equal across formats (built from values, never from ``id()``), so the
+        walk can be cached per vocabulary and reused by every schema that reaches the same inner state (a
+        plain string, an email); None when the state has no such key."""
+        return None
+
     def add_text(self, text: str) -> CharacterParser | None:
         """The state after reading every character of ``text``; None as soon as one is refused."""
         state: CharacterParser | None = self

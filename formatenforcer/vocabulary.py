@@ -268,6 +268,8 @@ class Vocabulary:
         self.eos_mask.flags.writeable = False
         self._tables: dict[CharSet, FreeRunTable] = {}
         self._subtables: dict[tuple[int, CharSet], FreeRunTable] = {}
+        self.lexeme_cache: dict = {}
+        """Walks of inner string states keyed by value (``shared_lexeme_key``), shared by every enforcer."""
         self._texts: TokenTexts | None = None
         self._subtexts: dict[int, TokenTexts] = {}
         self._lock = threading.Lock()

@@ -147,6 +147,9 @@ def _packed(walker: _Walk) -> np.ndarray:
     return mask
 
 
+_LEXEME_CACHE_SIZE = 2048
+"""Lexeme walks kept per cache (each a packed mask, 16 KB for a 128k vocabulary, plus its end points)."""
+
 LexemeResult = tuple[np.ndarray, list[tuple[Trie, CharacterParser]]]
 
 
@@ -181,9 +184,16 @@ def allowed_mask(
         _collect(walker, state, pending, at_start)
         mask = _packed(walker)
     else:
-        key = lexeme.inner.lexeme_key(vocabulary.longest_token)
+        horizon = vocabulary.longest_token
+        key = lexeme.inner.shared_lexeme_key(horizon)
+        if key is None:
+            key = lexeme.inner.lexeme_key(horizon)
+        else:
+            lexemes = vocabulary.lexeme_cache
         hit = lexemes.get(key)
         if hit is None:
+            if len(lexemes) >= _LEXEME_CACHE_SIZE:
+                lexemes.clear()  # rare; rebuilt on demand
             hit = lexemes[key] = lexeme_result(vocabulary, lexeme.inner)
         inside, ends = hit
         resumed: dict = {}

@@ -118,3 +118,20 @@ def test_lexeme_cache_shared_across_lengths_far_from_max_length(llama3_vocabular
         plain = allowed_mask(llama3_vocabulary, WalkOnly(state), b"", False)
         assert (fast == plain).all(), prefix
     assert len(lexemes) < len(prefixes)
+
+
+def test_value_keyed_lexemes_are_shared_between_schemas(llama3_vocabulary):
+    """Two different schemas reaching an email string reuse one walk cached on the vocabulary; the masks of
+    both still equal their plain walks (the reused end points resume into each schema's own containers)."""
+    first = JsonSchemaParser({"type": "object", "properties": {"mail": {"type": "string", "format": "email"}}})
+    second = JsonSchemaParser({"type": "array", "items": {"type": "string", "format": "email"}, "maxItems": 2})
+    prefix_one, prefix_two = '{"mail":"joe@exam', '["ann@b.c","joe@exam'
+    state = first.add_text(prefix_one)
+    key = state.lexeme().inner.shared_lexeme_key(llama3_vocabulary.longest_token)
+    assert key == second.add_text(prefix_two).lexeme().inner.shared_lexeme_key(llama3_vocabulary.longest_token)
+    for parser, prefix in [(first, prefix_one), (second, prefix_two), (second, '["ann@b.c","joe@exam')]:
+        state = parser.add_text(prefix)
+        fast = allowed_mask(llama3_vocabulary, state, b"", False, {})
+        plain = allowed_mask(llama3_vocabulary, WalkOnly(state), b"", False)
+        assert (fast == plain).all(), prefix
+    assert key in llama3_vocabulary.lexeme_cache

@@ -53,6 +53,11 @@ class Content:
         """Identifies the automaton inside parser keys (its id: automata live as long as their schema)."""
         return id(self)
 
+    def value_ident(self) -> Hashable | None:
+        """An identity by value, equal for equal automata of different schemas (so their lexeme walks can
+        be cached per vocabulary), or None when the automaton has none."""
+        return None
+
     def start(self) -> Hashable:
         raise NotImplementedError
 
@@ -96,6 +101,9 @@ class LengthContent(Content):
 
     def accepting(self, state: int) -> bool:
         return state >= self.low
+
+    def value_ident(self) -> Hashable:
+        return ("length", self.low, self.high)
 
     def far_state(self, state: int, horizon: int) -> Hashable | None:
         if self.high is None or state < self.low or self.high - state < horizon:
@@ -184,6 +192,9 @@ class RegexContent(Content):
 
     def accepting(self, state: tuple[int, int]) -> bool:
         return state[0] in self.dfa.finals and state[1] >= self.low
+
+    def value_ident(self) -> Hashable:
+        return ("regex", self.dfa.pattern, self.low, self.high)
 
     def far_state(self, state: tuple[int, int], horizon: int) -> Hashable | None:
         dfa_state, count = state

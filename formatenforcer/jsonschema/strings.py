@@ -175,6 +175,15 @@ class StringParser(CharacterParser):
                 return ("str", self._content.ident(), BODY, far, self._aux, self._escapable is ANY)
         return self.key()
 
+    def shared_lexeme_key(self, horizon: int) -> Hashable | None:
+        ident = self._content.value_ident()
+        if ident is None:
+            return None
+        state = self._state
+        if self._phase == BODY:
+            state = self._content.far_state(state, horizon) or state
+        return ("str", ident, self._phase, state, self._aux, self._escapable is ANY)
+
     def free_run(self) -> FreeRun | None:
         if self._phase != BODY:
             return None

@@ -32,12 +32,15 @@ TBM by 3x against 16."""
 class _Walk:
     """One mask computation: collects allowed ids, plus precomputed masks to OR in."""
 
-    __slots__ = ("vocabulary", "out", "masks")
+    __slots__ = ("vocabulary", "out", "masks", "steps")
 
     def __init__(self, vocabulary: Vocabulary) -> None:
         self.vocabulary = vocabulary
         self.out: list[int] = []
         self.masks: list[np.ndarray] = []
+        # (id(state), byte) -> (state, next state): one parser step per state and character per walk, where
+        # many trie nodes are walked from the same state (the end points of a lexeme, a run's exits)
+        self.steps: dict[tuple[int, int], tuple[CharacterParser, CharacterParser | None]] = {}
 
     def enter(self, child: Trie, state: CharacterParser) -> None:
         """Continues below ``child`` (reached on a complete character) in ``state``."""
@@ -57,7 +60,7 @@ class _Walk:
     def walk(self, node: Trie, state: CharacterParser, pending: bytes) -> None:
         """Adds every token below ``node`` that ``state`` (with ``pending`` bytes of an incomplete character
         already read) accepts as a prefix."""
-        out = self.out
+        out, steps = self.out, self.steps
         charset = state.allowed_characters()
         ascii_ok = charset.ascii
         for byte, child in node.items():
@@ -88,7 +91,12 @@ class _Walk:
             elif byte < 128:
                 if not ascii_ok[byte]:
                     continue
-                nxt = state.add_character(_CHR[byte])
+                step = steps.get((id(state), byte))
+                if step is not None and step[0] is state:
+                    nxt = step[1]
+                else:
+                    nxt = state.add_character(_CHR[byte])
+                    steps[(id(state), byte)] = (state, nxt)  # holds ``state``: its id stays unique
                 if nxt is None:
                     continue
                 ids = child.get(IDS)

@@ -45,7 +45,10 @@ class Lexeme:
     would (the container finishes the value and goes on)."""
 
     inner: CharacterParser
-    resume: Callable[[CharacterParser], CharacterParser]
+    resume: Callable[[CharacterParser], CharacterParser | None]
+    checked_ends: bool = False
+    """True when ``resume`` may refuse a state where ``inner`` ends (returns None): then the tokens that end
+    exactly where ``inner`` may end are kept out of the cached inner mask and decided by ``resume``."""
 
 
 class CharacterParser:

@@ -32,7 +32,7 @@ TBM by 3x against 16."""
 class _Walk:
     """One mask computation: collects allowed ids, plus precomputed masks to OR in."""
 
-    __slots__ = ("vocabulary", "out", "masks", "steps")
+    __slots__ = ("vocabulary", "out", "masks", "steps", "ends", "checked")
 
     def __init__(self, vocabulary: Vocabulary) -> None:
         self.vocabulary = vocabulary
@@ -41,6 +41,8 @@ class _Walk:
         # (id(state), byte) -> (state, next state): one parser step per state and character per walk, where
         # many trie nodes are walked from the same state (the end points of a lexeme, a run's exits)
         self.steps: dict[tuple[int, int], tuple[CharacterParser, CharacterParser | None]] = {}
+        self.ends: list[tuple[Trie, CharacterParser]] = []
+        self.checked = False  # see _LexemeWalk
 
     def enter(self, child: Trie, state: CharacterParser) -> None:
         """Continues below ``child`` (reached on a complete character) in ``state``."""
@@ -78,6 +80,9 @@ class _Walk:
                     nxt = state.add_character(ch)
                     if nxt is None:
                         continue
+                    if self.checked and nxt.can_end():
+                        self.ends.append((child, nxt))
+                        continue
                     ids = child.get(IDS)
                     if ids:
                         out.extend(ids)
@@ -99,6 +104,9 @@ class _Walk:
                     steps[(id(state), byte)] = (state, nxt)  # holds ``state``: its id stays unique
                 if nxt is None:
                     continue
+                if self.checked and nxt.can_end():
+                    self.ends.append((child, nxt))  # its ids are decided by the full state (see Lexeme)
+                    continue
                 ids = child.get(IDS)
                 if ids:
                     out.extend(ids)
@@ -113,16 +121,18 @@ class _Walk:
 
 class _LexemeWalk(_Walk):
     """A walk with an inner scalar state alone that also records ``ends``: the trie nodes (with the inner
-    state there) where the inner value may end while tokens go on below — where the full state takes over."""
+    state there) where the inner value may end while tokens go on below — where the full state takes over.
+    When ``checked``, every node where the inner value may end is an end, the tokens ending there included
+    (the full state may refuse that ending), and nothing below it is walked with the inner state."""
 
-    __slots__ = ("ends",)
+    __slots__ = ()
 
-    def __init__(self, vocabulary: Vocabulary) -> None:
+    def __init__(self, vocabulary: Vocabulary, checked: bool) -> None:
         super().__init__(vocabulary)
-        self.ends: list[tuple[Trie, CharacterParser]] = []
+        self.checked = checked
 
     def enter(self, child: Trie, state: CharacterParser) -> None:
-        if state.can_end():
+        if not self.checked and state.can_end():
             self.ends.append((child, state))
         super().enter(child, state)
 
@@ -161,11 +171,11 @@ _LEXEME_CACHE_SIZE = 2048
 LexemeResult = tuple[np.ndarray, list[tuple[Trie, CharacterParser]]]
 
 
-def lexeme_result(vocabulary: Vocabulary, inner: CharacterParser) -> LexemeResult:
+def lexeme_result(vocabulary: Vocabulary, inner: CharacterParser, checked: bool = False) -> LexemeResult:
     """The tokens ``inner`` reads on its own (packed, read-only) and the points where it may end with token
     bytes left below. Depends on ``inner`` only, so it is cached by ``inner.key()`` and reused wherever the
     same scalar state recurs, whatever containers surround it."""
-    walker = _LexemeWalk(vocabulary)
+    walker = _LexemeWalk(vocabulary, checked)
     if inner.can_end():
         walker.ends.append((vocabulary.trie, inner))
     _collect(walker, inner, b"", False)
@@ -192,24 +202,28 @@ def allowed_mask(
         _collect(walker, state, pending, at_start)
         mask = _packed(walker)
     else:
-        horizon = vocabulary.longest_token
+        horizon, checked = vocabulary.longest_token, lexeme.checked_ends
         key = lexeme.inner.shared_lexeme_key(horizon)
         if key is None:
-            key = lexeme.inner.lexeme_key(horizon)
+            key = (lexeme.inner.lexeme_key(horizon), checked)
         else:
-            lexemes = vocabulary.lexeme_cache
+            key, lexemes = (key, checked), vocabulary.lexeme_cache
         hit = lexemes.get(key)
         if hit is None:
             if len(lexemes) >= _LEXEME_CACHE_SIZE:
                 lexemes.clear()  # rare; rebuilt on demand
-            hit = lexemes[key] = lexeme_result(vocabulary, lexeme.inner)
+            hit = lexemes[key] = lexeme_result(vocabulary, lexeme.inner, checked)
         inside, ends = hit
         resumed: dict = {}
         for node, inner in ends:
             inner_key = inner.key()
-            outer = resumed.get(inner_key)
-            if outer is None:
+            outer = resumed.get(inner_key, resumed)
+            if outer is resumed:
                 outer = resumed[inner_key] = lexeme.resume(inner)
+            if outer is None:
+                continue  # the full state refuses the inner value ending here
+            if checked:
+                walker.out.extend(node.get(IDS, ()))
             skip = inner.allowed_characters().ascii
             if any(skip):  # characters the inner value reads itself were walked with it already
                 node = {b: child for b, child in node.items() if b == IDS or b >= 128 or not skip[b]}

@@ -56,6 +56,9 @@ CASES = [
     (JsonSchemaParser(EMAIL), ['{"email":"ann@', '{"email":"ann@exam', '{"email":"ann@example.c']),
     (JsonSchemaParser(DATED), ['"', '"20', '"2024-']),
     (JsonSchemaParser(NOTIFY), ['[{"', '[{"x', '[{"chan', '[{"note":"a', '[{"channel":"sms","p']),
+    # one shared key automaton for every key of an open object: names already used are refused on closing
+    (JsonSchemaParser({"type": "object", "properties": {"ab": {"type": "integer"}, "a": {"type": "string"}}}),
+     ['{"', '{"a', '{"ab":1,"', '{"ab":1,"a', '{"ab":1,"a":"x","a']),  # fmt: skip
     (JsonSchemaParser({"type": "string", "minLength": 3, "maxLength": 9}), ['"', '"ab']),
 ]
 
@@ -134,4 +137,4 @@ def test_value_keyed_lexemes_are_shared_between_schemas(llama3_vocabulary):
         fast = allowed_mask(llama3_vocabulary, state, b"", False, {})
         plain = allowed_mask(llama3_vocabulary, WalkOnly(state), b"", False)
         assert (fast == plain).all(), prefix
-    assert key in llama3_vocabulary.lexeme_cache
+    assert (key, False) in llama3_vocabulary.lexeme_cache

@@ -105,6 +105,13 @@ class ObjectContext:
         # counted, not remembered (duplicate extra keys are not refused, as in the compiled engines), which
         # keeps states small and lets a key's text run free once it has left every named key.
         self.track_extra_text = not self.plain_extras or self.min_properties > 0
+        # every key text is acceptable (as an extra key if not a name): the key automaton can be shared
+        self.any_extra_key = (
+            not self.track_extra_text
+            and isinstance(self.extras, LengthContent)
+            and self.extras.high is None
+            and self.extras.low == 0
+        )
         self._extra_values: dict[tuple[int, ...], CharacterParser | None] = {}
         self._value_starts: dict[int, CharacterParser | None] = {}
         self.key_contents: dict[tuple, KeyContent] = {}
@@ -194,15 +201,21 @@ class KeyContent(Content):
     """Decoded characters of a key: the trie of available named keys united with the extra-key automaton.
     State: (trie node or -1, extra-automaton state or None, text so far when an extra key's text is kept)."""
 
-    __slots__ = ("ctx", "available", "extras", "seen_extras")
+    __slots__ = ("ctx", "available", "extras", "seen_extras", "shared")
 
     def __init__(
-        self, ctx: ObjectContext, available: int, extras: Content | None, seen_extras: frozenset | int
+        self,
+        ctx: ObjectContext,
+        available: int,
+        extras: Content | None,
+        seen_extras: frozenset | int,
+        shared: bool = False,
     ) -> None:
         self.ctx, self.available, self.extras, self.seen_extras = ctx, available, extras, seen_extras
+        self.shared = shared
 
     def ident(self) -> Hashable:
-        return (id(self.ctx), self.available, self.extras is not None, self.seen_extras)
+        return (id(self.ctx), self.available, self.extras is not None, self.seen_extras, self.shared)
 
     def start(self) -> tuple:
         keep = self.extras is not None and self.ctx.track_extra_text
@@ -325,16 +338,34 @@ class ObjectParser(CharacterParser):
         return ctx.max_properties is None or self._count() + 1 + bin(missing).count("1") <= ctx.max_properties
 
     def _key_start(self) -> StringParser | None:
+        ctx = self._ctx
         available = self._available()
-        extras = self._ctx.extras if self._extras_open() else None
+        extras = ctx.extras if self._extras_open() else None
         if not available and extras is None:
             return None
-        memo = self._ctx.key_contents
-        ident = (available, extras is not None, self._extras)
-        content = memo.get(ident)
-        if content is None:
-            content = memo[ident] = KeyContent(self._ctx, available, extras, self._extras)
-        return StringParser(content, escapable=self._ctx.compiler.escapable)
+        memo = ctx.key_contents
+        if extras is not None and ctx.any_extra_key:
+            # Any key text is allowed and the names only decide what a closed key means: one key automaton
+            # for every position of this object (so its vocabulary walk is cached once), with the names
+            # still available checked by this state when the key closes (see _names_unavailable).
+            ident: tuple = ("any",)
+            content = memo.get(ident)
+            if content is None:
+                content = memo[ident] = KeyContent(ctx, ctx.usable, extras, frozenset(), shared=True)
+        else:
+            ident = (available, extras is not None, self._extras)
+            content = memo.get(ident)
+            if content is None:
+                content = memo[ident] = KeyContent(ctx, available, extras, self._extras)
+        return StringParser(content, escapable=ctx.compiler.escapable)
+
+    def _names_unavailable(self, key_state: CharacterParser) -> bool:
+        """Whether the (shared) key automaton's text names a property that may not come here."""
+        content = key_state._content  # type: ignore[attr-defined]
+        if not content.shared:
+            return False
+        name = content.named(key_state.content_state)  # type: ignore[attr-defined]
+        return name is not None and not self._available() >> name & 1
 
     def _closable(self) -> bool:
         return not self._missing(self._seen) and self._count() >= self._ctx.min_properties
@@ -373,7 +404,7 @@ class ObjectParser(CharacterParser):
             if child is None:
                 return None
             if child.can_end():
-                return self._finish_key(child)
+                return None if self._names_unavailable(child) else self._finish_key(child)
             return ObjectParser(ctx, KEY, self._seen, self._extras, 0, child, None)
         if phase == OPEN:
             return self._with(FIRST) if ch == "{" else None
@@ -414,7 +445,10 @@ class ObjectParser(CharacterParser):
         if phase == DONE:
             return EMPTY
         if phase == KEY:
-            return self._child.allowed_characters()
+            allowed = self._child.allowed_characters()
+            if '"' in allowed and self._names_unavailable(self._child.add_character('"')):
+                allowed = allowed - _QUOTE
+            return allowed
         if phase == VALUE:
             if not self._child.can_end():
                 return self._child.allowed_characters()
@@ -454,11 +488,14 @@ class ObjectParser(CharacterParser):
         phase = self._phase
         if phase == KEY:
             finish, ctx, seen, extras = self._finish_key, self._ctx, self._seen, self._extras
+            unavailable = self._names_unavailable
 
-            def key_resume(inner: CharacterParser) -> CharacterParser:
-                return finish(inner) if inner.can_end() else ObjectParser(ctx, KEY, seen, extras, 0, inner, None)
+            def key_resume(inner: CharacterParser) -> CharacterParser | None:
+                if not inner.can_end():
+                    return ObjectParser(ctx, KEY, seen, extras, 0, inner, None)
+                return None if unavailable(inner) else finish(inner)
 
-            return Lexeme(self._child, key_resume)
+            return Lexeme(self._child, key_resume, checked_ends=self._child._content.shared)
         if phase != VALUE:
             return None
         ctx, seen, extras, pending = self._ctx, self._seen, self._extras, self._pending

@@ -168,20 +168,50 @@ def _packed(walker: _Walk) -> np.ndarray:
 _LEXEME_CACHE_SIZE = 2048
 """Lexeme walks kept per cache (each a packed mask, 16 KB for a 128k vocabulary, plus its end points)."""
 
-LexemeResult = tuple[np.ndarray, list[tuple[Trie, CharacterParser]]]
+LexemeResult = tuple[np.ndarray, list[tuple[CharacterParser, list[int], Trie]]]
 
 
 def lexeme_result(vocabulary: Vocabulary, inner: CharacterParser, checked: bool = False) -> LexemeResult:
-    """The tokens ``inner`` reads on its own (packed, read-only) and the points where it may end with token
-    bytes left below. Depends on ``inner`` only, so it is cached by ``inner.key()`` and reused wherever the
-    same scalar state recurs, whatever containers surround it."""
+    """The tokens ``inner`` reads on its own (packed, read-only) and, per state in which it may end with
+    token bytes left, the continuations below those points merged into one trie (plus, when ``checked``,
+    the ids of the tokens ending right there). Depends on ``inner`` only, so it is cached by its key and
+    reused wherever the same scalar state recurs, whatever containers surround it; the full state then
+    walks one small merged trie per end state instead of every end point."""
     walker = _LexemeWalk(vocabulary, checked)
     if inner.can_end():
         walker.ends.append((vocabulary.trie, inner))
     _collect(walker, inner, b"", False)
     mask = _packed(walker)
     mask.flags.writeable = False
-    return mask, walker.ends
+    groups: dict = {}
+    for node, state in walker.ends:
+        group = groups.get(state.key())
+        if group is None:
+            group = groups[state.key()] = (state, [], {}, set(), state.allowed_characters().ascii)
+        _, ids, merged, owned, skip = group
+        if checked:
+            ids.extend(node.get(IDS, ()))
+        for byte, child in node.items():
+            if byte != IDS and (byte >= 128 or not skip[byte]):  # what the inner value reads was walked
+                _merge_child(merged, byte, child, owned)
+    return mask, [(state, ids, merged) for state, ids, merged, _, _ in groups.values()]
+
+
+def _merge_child(into: Trie, byte: int, child: Trie, owned: set[int]) -> None:
+    """Adds the subtree ``child`` under ``into[byte]``. Vocabulary nodes are shared until two meet; then
+    the meeting node is copied (``owned`` holds the ids of copies, which may be changed in place)."""
+    current = into.get(byte)
+    if current is None:
+        into[byte] = child
+        return
+    if id(current) not in owned:
+        current = into[byte] = dict(current)
+        owned.add(id(current))
+    for key, sub in child.items():
+        if key == IDS:
+            current[IDS] = [*current.get(IDS, ()), *sub]
+        else:
+            _merge_child(current, key, sub, owned)
 
 
 def allowed_mask(
@@ -213,21 +243,13 @@ def allowed_mask(
             if len(lexemes) >= _LEXEME_CACHE_SIZE:
                 lexemes.clear()  # rare; rebuilt on demand
             hit = lexemes[key] = lexeme_result(vocabulary, lexeme.inner, checked)
-        inside, ends = hit
-        resumed: dict = {}
-        for node, inner in ends:
-            inner_key = inner.key()
-            outer = resumed.get(inner_key, resumed)
-            if outer is resumed:
-                outer = resumed[inner_key] = lexeme.resume(inner)
+        inside, groups = hit
+        for inner, ids, merged in groups:
+            outer = lexeme.resume(inner)
             if outer is None:
                 continue  # the full state refuses the inner value ending here
-            if checked:
-                walker.out.extend(node.get(IDS, ()))
-            skip = inner.allowed_characters().ascii
-            if any(skip):  # characters the inner value reads itself were walked with it already
-                node = {b: child for b, child in node.items() if b == IDS or b >= 128 or not skip[b]}
-            walker.walk(node, outer, b"")
+            walker.out.extend(ids)
+            walker.walk(merged, outer, b"")
         mask = _packed(walker)
         mask |= inside
     if not pending and state.can_end():

@@ -95,6 +95,14 @@ class CharacterParser:
         ``maxLength`` whatever its exact length. Defaults to ``key()``."""
         return self.key()
 
+    def first_char_split(self) -> tuple[CharacterParser, bytes] | None:
+        """Optional: ``(twin, exceptions)`` such that for every first character whose UTF-8 lead byte is not
+        in ``exceptions`` (ASCII bytes), this state and ``twin`` go to states with equal keys. Inside a key
+        of an open object, every character off the trie of names leads to the same state: the walk for
+        ``twin`` is cached once and reused from every position in a name, and only the few exception
+        characters are walked from here."""
+        return None
+
     def shared_lexeme_key(self, horizon: int) -> Hashable | None:
         """Like ``lexeme_key`` but equal across formats (built from values, never from ``id()``), so the
         walk can be cached per vocabulary and reused by every schema that reaches the same inner state (a

@@ -274,6 +274,17 @@ class Vocabulary:
         self._subtexts: dict[int, TokenTexts] = {}
         self._lock = threading.Lock()
 
+    def first_bytes_mask(self, lead: bytes) -> np.ndarray:
+        """Packed mask of the tokens whose first byte is one of ``lead`` (memoised per set of bytes)."""
+        key = bytes(sorted(set(lead)))
+        memo = self.__dict__.setdefault("_first_bytes", {})
+        hit = memo.get(key)
+        if hit is None:
+            ids = [token_id for byte in key for token_id, _ in _subtree_entries(self.trie.get(byte, {}))]
+            hit = memo[key] = pack_ids(ids, self.size)
+            hit.flags.writeable = False
+        return hit
+
     @property
     def longest_token(self) -> int:
         """Bytes in the longest token: no token can add more characters than this."""

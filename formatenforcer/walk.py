@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .charset import utf8_length
-from .parser import CharacterParser
+from .parser import CharacterParser, Lexeme
 from .vocabulary import IDS, Trie, Vocabulary, pack_ids
 
 _CHR = [chr(b) for b in range(128)]
@@ -171,16 +171,22 @@ _LEXEME_CACHE_SIZE = 2048
 LexemeResult = tuple[np.ndarray, list[tuple[CharacterParser, list[int], Trie]]]
 
 
-def lexeme_result(vocabulary: Vocabulary, inner: CharacterParser, checked: bool = False) -> LexemeResult:
+def lexeme_result(
+    vocabulary: Vocabulary, inner: CharacterParser, checked: bool = False, first: bytes | None = None
+) -> LexemeResult:
     """The tokens ``inner`` reads on its own (packed, read-only) and, per state in which it may end with
     token bytes left, the continuations below those points merged into one trie (plus, when ``checked``,
     the ids of the tokens ending right there). Depends on ``inner`` only, so it is cached by its key and
     reused wherever the same scalar state recurs, whatever containers surround it; the full state then
     walks one small merged trie per end state instead of every end point."""
     walker = _LexemeWalk(vocabulary, checked)
-    if inner.can_end():
-        walker.ends.append((vocabulary.trie, inner))
-    _collect(walker, inner, b"", False)
+    if first is not None:  # only the tokens starting with these bytes (see CharacterParser.first_char_split)
+        trie = vocabulary.trie
+        walker.walk({byte: trie[byte] for byte in first if byte in trie}, inner, b"")
+    else:
+        if inner.can_end():
+            walker.ends.append((vocabulary.trie, inner))
+        _collect(walker, inner, b"", False)
     mask = _packed(walker)
     mask.flags.writeable = False
     groups: dict = {}
@@ -214,6 +220,35 @@ def _merge_child(into: Trie, byte: int, child: Trie, owned: set[int]) -> None:
             _merge_child(current, key, sub, owned)
 
 
+def _cached_lexeme(
+    vocabulary: Vocabulary, lexemes: dict, inner: CharacterParser, checked: bool, first: bytes | None
+) -> LexemeResult:
+    horizon = vocabulary.longest_token
+    key = inner.shared_lexeme_key(horizon)
+    if key is None:
+        key = (inner.lexeme_key(horizon), checked, first)
+    else:
+        key, lexemes = (key, checked, first), vocabulary.lexeme_cache
+    hit = lexemes.get(key)
+    if hit is None:
+        if len(lexemes) >= _LEXEME_CACHE_SIZE:
+            lexemes.clear()  # rare; rebuilt on demand
+        hit = lexemes[key] = lexeme_result(vocabulary, inner, checked, first)
+    return hit
+
+
+def _resumed(walker: _Walk, lexeme: Lexeme, result: LexemeResult) -> np.ndarray:
+    """Walks the full state from a lexeme result's end states into ``walker``; returns its inside mask."""
+    inside, groups = result
+    for inner, ids, merged in groups:
+        outer = lexeme.resume(inner)
+        if outer is None:
+            continue  # the full state refuses the inner value ending here
+        walker.out.extend(ids)
+        walker.walk(merged, outer, b"")
+    return inside
+
+
 def allowed_mask(
     vocabulary: Vocabulary,
     state: CharacterParser,
@@ -232,24 +267,18 @@ def allowed_mask(
         _collect(walker, state, pending, at_start)
         mask = _packed(walker)
     else:
-        horizon, checked = vocabulary.longest_token, lexeme.checked_ends
-        key = lexeme.inner.shared_lexeme_key(horizon)
-        if key is None:
-            key = (lexeme.inner.lexeme_key(horizon), checked)
+        inner, checked = lexeme.inner, lexeme.checked_ends
+        split = inner.first_char_split()
+        if split is None:
+            inside = _resumed(walker, lexeme, _cached_lexeme(vocabulary, lexemes, inner, checked, None))
         else:
-            key, lexemes = (key, checked), vocabulary.lexeme_cache
-        hit = lexemes.get(key)
-        if hit is None:
-            if len(lexemes) >= _LEXEME_CACHE_SIZE:
-                lexemes.clear()  # rare; rebuilt on demand
-            hit = lexemes[key] = lexeme_result(vocabulary, lexeme.inner, checked)
-        inside, groups = hit
-        for inner, ids, merged in groups:
-            outer = lexeme.resume(inner)
-            if outer is None:
-                continue  # the full state refuses the inner value ending here
-            walker.out.extend(ids)
-            walker.walk(merged, outer, b"")
+            # tokens off the exception bytes: the twin's cached walk, cut to tokens not starting with them
+            twin, exceptions = split
+            others = _Walk(vocabulary)
+            outside = _resumed(others, lexeme, _cached_lexeme(vocabulary, lexemes, twin, checked, None))
+            outside = (_packed(others) | outside) & ~vocabulary.first_bytes_mask(exceptions)
+            inside = _resumed(walker, lexeme, _cached_lexeme(vocabulary, lexemes, inner, checked, exceptions))
+            inside = inside | outside
         mask = _packed(walker)
         mask |= inside
     if not pending and state.can_end():

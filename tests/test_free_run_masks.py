@@ -137,4 +137,4 @@ def test_value_keyed_lexemes_are_shared_between_schemas(llama3_vocabulary):
         fast = allowed_mask(llama3_vocabulary, state, b"", False, {})
         plain = allowed_mask(llama3_vocabulary, WalkOnly(state), b"", False)
         assert (fast == plain).all(), prefix
-    assert (key, False) in llama3_vocabulary.lexeme_cache
+    assert (key, False, None) in llama3_vocabulary.lexeme_cache

@@ -73,6 +73,10 @@ class Content:
     def free(self, state: Hashable) -> FreeContent | None:
         return None
 
+    def first_char_split(self, state: Hashable) -> tuple[Hashable, bytes] | None:
+        """See CharacterParser.first_char_split, for the decoded characters of a string."""
+        return None
+
     def far_state(self, state: Hashable, horizon: int) -> Hashable | None:
         """A stand-in for ``state`` in lexeme cache keys when no run of ``horizon`` characters can reach a
         length limit from it (so the exact count cannot change what a token does); None: use the state."""

@@ -242,6 +242,18 @@ class KeyContent(Content):
             out = out | self.extras.allowed(extra)
         return out
 
+    def first_char_split(self, state: tuple) -> tuple[tuple, bytes] | None:
+        """In the shared automaton of an open object, a character off the trie of names leads to the
+        off-trie state whatever name was being followed: that state is the twin, the trie's ASCII
+        characters here are the exceptions (none may be non-ASCII, whose lead bytes could be shared)."""
+        node, extra, text = state
+        if not self.shared or node < 0 or text is not None:
+            return None
+        chars = "".join(self.ctx.trie.children[node])
+        if not chars.isascii():
+            return None
+        return (-1, extra, None), chars.encode()
+
     def charset_key(self, state: tuple) -> Hashable:
         return (state[0], state[1], self.accepting(state))
 

@@ -175,6 +175,16 @@ class StringParser(CharacterParser):
                 return ("str", self._content.ident(), BODY, far, self._aux, self._escapable is ANY)
         return self.key()
 
+    def first_char_split(self) -> tuple[CharacterParser, bytes] | None:
+        if self._phase != BODY:
+            return None
+        split = self._content.first_char_split(self._state)
+        if split is None:
+            return None
+        twin_state, exceptions = split
+        # a quote closes and a backslash escapes (the escaped character may be an exception): both stay here
+        return self._with(BODY, twin_state), exceptions + b'"\\'
+
     def shared_lexeme_key(self, horizon: int) -> Hashable | None:
         ident = self._content.value_ident()
         if ident is None:

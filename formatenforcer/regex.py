@@ -61,9 +61,9 @@ class _Deadline:
 class CompiledRegex:
     """A pruned DFA shared by every state of one pattern. Built by ``compile_regex``; read-only after."""
 
-    def __init__(self, pattern: str) -> None:
+    def __init__(self, pattern: str, fsm=None) -> None:  # noqa: ANN001 - interegular's FSM type
         self.pattern = pattern
-        fsm = _build_fsm(pattern)
+        fsm = _build_fsm(pattern) if fsm is None else fsm
         mapping = dict(fsm.alphabet.items())
         self.else_symbol = mapping.pop(anything_else, None)
         self.symbol_of: dict[str, int] = mapping
@@ -188,6 +188,51 @@ def compile_regex(pattern: str) -> CompiledRegex:
         if len(_CACHE) > _CACHE_SIZE:
             _CACHE.popitem(last=False)
     return compiled
+
+
+Clauses = tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]
+
+
+def compile_boolean(clauses: Clauses) -> CompiledRegex:
+    """The strings that some clause ``(must, must_not)`` accepts: those fully matching every pattern of
+    ``must`` and none of ``must_not``. Expresses what one pattern cannot: two patterns (or a pattern and a
+    format) on one string, or "any key but those whose value no schema allows". Memoised like
+    ``compile_regex``; built under the same time limit; RegexError when no string is accepted."""
+    label = "|".join("&".join([*(f"({p})" for p in must), *(f"!({p})" for p in never)]) or "*"
+                     for must, never in clauses)  # fmt: skip
+    label = f"<boolean {label}>"
+    with _CACHE_LOCK:
+        hit = _CACHE.get(label)
+        if hit is not None:
+            _CACHE.move_to_end(label)
+            return hit
+    total = None
+    for must, never in clauses:
+        part = _build_fsm(r"[\s\S]*")
+        for pattern in must:
+            part = _timed(label, lambda a=part, b=pattern: a & _build_fsm(b))
+        for pattern in never:
+            part = _timed(label, lambda a=part, b=pattern: a & _build_fsm(b).everythingbut())
+        total = part if total is None else _timed(label, lambda a=total, b=part: a | b)
+    if total is None:
+        raise RegexError("no clause: the combination matches no string at all")
+    compiled = CompiledRegex(label, total)
+    with _CACHE_LOCK:
+        _CACHE[label] = compiled
+        if len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return compiled
+
+
+def _timed(label: str, build):  # noqa: ANN001, ANN202 - interegular's FSM type
+    """``build()`` under the compile time limit (FSM products can blow up like subset construction)."""
+    deadline = _Deadline(COMPILE_SECONDS, label)
+    previous = sys.gettrace()
+    sys.settrace(deadline)
+    try:
+        return build()
+    finally:
+        sys.settrace(previous)
 
 
 class RegexParser(CharacterParser):

@@ -24,10 +24,11 @@ IMPLEMENTED_KEYWORDS = frozenset(
         # strings
         "minLength", "maxLength", "pattern", "format",
         # arrays
-        "items", "prefixItems", "additionalItems", "minItems", "maxItems", "uniqueItems",
+        "items", "prefixItems", "additionalItems", "unevaluatedItems", "minItems", "maxItems", "uniqueItems",
         "contains", "minContains", "maxContains",
         # objects
         "properties", "required", "additionalProperties", "patternProperties", "propertyNames",
+        "unevaluatedProperties",
         "minProperties", "maxProperties",
     }
 )  # fmt: skip
@@ -103,7 +104,11 @@ class String(Node):
 
 @dataclass(frozen=True, eq=False)
 class Array(Node):
-    """A JSON array: item ``i`` follows ``prefix[i]``, later ones ``items``; ``contains`` counts matches."""
+    """A JSON array: item ``i`` follows ``prefix[i]``, later ones ``items``; ``contains`` counts matches.
+
+    ``evaluated`` and ``evaluated_by`` record what ``unevaluatedItems`` may not touch: the first ``evaluated``
+    items (None: every item, an ``items`` keyword was present) and the items matching any ``evaluated_by``
+    schema (the ``contains`` keywords merged in). Literal arrays (``const``/``enum``) evaluate nothing."""
 
     prefix: tuple[Node, ...] = ()
     items: Node = field(default_factory=AnyValue)
@@ -113,16 +118,24 @@ class Array(Node):
     contains: Node | None = None
     min_contains: int = 1
     max_contains: int | None = None
+    evaluated: int | None = 0
+    evaluated_by: tuple[Node, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)
 class Side(Node):
     """One original object schema's key rules: the value of key ``k`` must match ``properties[k]`` and every
-    pattern matching ``k``; a key in neither must match ``additional``."""
+    pattern matching ``k``; a key in neither must match ``additional``.
+
+    For ``unevaluatedProperties``: the side's named and pattern keys count as evaluated, and every other key
+    too when ``rest_evaluated`` (an explicit ``additionalProperties`` or ``unevaluatedProperties``);
+    a ``silent`` side (a ``const``/``enum`` literal) evaluates nothing."""
 
     properties: tuple[tuple[str, Node], ...] = ()
     patterns: tuple[tuple[str, Node], ...] = ()
     additional: Node = field(default_factory=AnyValue)
+    rest_evaluated: bool = False
+    silent: bool = False
 
 
 @dataclass(frozen=True, eq=False)

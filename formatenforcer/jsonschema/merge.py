@@ -117,6 +117,8 @@ class Merger:
                 with_contains.contains,
                 with_contains.min_contains,
                 with_contains.max_contains,
+                None if a.evaluated is None or b.evaluated is None else max(a.evaluated, b.evaluated),
+                a.evaluated_by + b.evaluated_by,
             )
         )
 

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from typing import Any
 from urllib.parse import unquote, urljoin
 
 from ..errors import SchemaError
+from . import unevaluated
 from .ir import (
     ANNOTATIONS,
     FORMATS,
@@ -38,16 +40,15 @@ from .ir import (
 from .merge import Merger, Unsupported, checked_array, union_of
 from .validate import accepts, to_fraction
 
-KNOWN_UNSUPPORTED = frozenset(
-    {"unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef", "$recursiveAnchor"}
-)
+KNOWN_UNSUPPORTED = frozenset({"$dynamicRef", "$recursiveRef", "$recursiveAnchor"})
 """Standard keywords that formatenforcer does not enforce (they need to look back at the whole value)."""
 
 _TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
 _COUNTS = ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties",
            "minContains", "maxContains")  # fmt: skip
 _NUMBERS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
-_SCHEMAS = ("additionalProperties", "propertyNames", "not", "if", "then", "else", "contains", "additionalItems")
+_SCHEMAS = ("additionalProperties", "propertyNames", "not", "if", "then", "else", "contains", "additionalItems",
+            "unevaluatedProperties", "unevaluatedItems")
 _SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
 _SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 
@@ -100,7 +101,7 @@ def _literal(value: Any) -> Node:
     if isinstance(value, list):
         return Array(tuple(_literal(v) for v in value), Never("no more items"), len(value), len(value))
     properties = tuple((k, _literal(v)) for k, v in value.items())
-    return Object((Side(properties, (), Never("no other property")),), frozenset(value))
+    return Object((Side(properties, (), Never("no other property"), silent=True),), frozenset(value))
 
 
 def literals(values: list[Any]) -> Node:
@@ -130,6 +131,7 @@ class Normalizer:
         self._resources: dict[str, tuple[Any, str]] = {}
         self._anchors: dict[str, tuple[Any, str, str]] = {}
         self._bases: dict[str, str] = {}
+        self.track = False  # whether annotations matter (some unevaluated* keyword exists)
         self._scan(root, "#", "")
 
     # --- documents, ids, anchors ---------------------------------------------------------------------------
@@ -157,6 +159,7 @@ class Normalizer:
             if isinstance(anchor, str):
                 self._anchors.setdefault(f"{base}#{anchor}", (schema, pointer, base))
         self._bases[pointer] = base
+        self.track = self.track or "unevaluatedProperties" in schema or "unevaluatedItems" in schema
         for key, value in schema.items():
             if key in ("enum", "const", "examples", "default"):
                 continue
@@ -249,6 +252,9 @@ class Normalizer:
                     self.problems.append((f"{pointer}/{keyword}", problem.keyword))
                 except CycleError:
                     self.problems.append((f"{pointer}/{keyword}", "$ref"))
+        for keyword in ("unevaluatedProperties", "unevaluatedItems"):
+            if keyword in schema:
+                node = self._unevaluated(node, schema, pointer, base, keyword)
         for keyword in ("enum", "const"):
             if keyword in schema:
                 values = schema[keyword] if keyword == "enum" else [schema[keyword]]
@@ -271,7 +277,10 @@ class Normalizer:
         return self.merger.lazy_and(node, self._reference(schema["$ref"], base, f"{pointer}/$ref"))
 
     def _any_of(self, node: Node, schema: dict, pointer: str, base: str) -> Node:
-        return self.merger.intersect(node, union_of(self._subs(schema, "anyOf", pointer, base)))
+        subs = self._subs(schema, "anyOf", pointer, base)
+        if self.track:  # a `true` branch must not hide the annotations of the others
+            subs = [union_of(unevaluated.kinds()) if isinstance(s, AnyValue) else s for s in subs]
+        return self.merger.intersect(node, union_of(subs))
 
     def _one_of(self, node: Node, schema: dict, pointer: str, base: str) -> Node:
         subs = [self.merger.intersect(node, s) for s in self._subs(schema, "oneOf", pointer, base)]
@@ -287,7 +296,11 @@ class Normalizer:
 
     def _if(self, node: Node, schema: dict, pointer: str, base: str) -> Node:
         if "then" not in schema and "else" not in schema:
-            return node
+            if not self.track:
+                return node
+            # a passing `if` still evaluates properties/items: (node AND if) OR node, exact by monotonicity
+            whole = union_of(unevaluated.kinds()) if isinstance(node, AnyValue) else node
+            return union_of([self.merger.intersect(node, self._sub(schema, "if", pointer, base)), whole])
         condition = self._sub(schema, "if", pointer, base)
         then = self._sub(schema, "then", pointer, base) if "then" in schema else AnyValue()
         otherwise = self._sub(schema, "else", pointer, base) if "else" in schema else AnyValue()
@@ -296,6 +309,24 @@ class Normalizer:
         rest = merger.intersect(node, otherwise)
         no = merger.intersect(rest, merger.negate(condition, rest))
         return union_of([yes, no])
+
+    def _unevaluated(self, node: Node, schema: dict, pointer: str, base: str, keyword: str) -> Node:
+        """``node`` under ``unevaluatedProperties``/``unevaluatedItems``, built when first needed (the node may
+        be a reference still being resolved) and resolved by ``finish`` so its problems are known at build."""
+        rest = self._sub(schema, keyword, pointer, base)
+        where = f"{pointer}/{keyword}"
+
+        def build() -> Node:
+            try:
+                return unevaluated.close(self.merger, node, rest, keyword)
+            except Unsupported as problem:
+                self.problems.append((where, problem.keyword))
+            except CycleError:
+                self.problems.append((where, "$ref"))
+            return node
+
+        ref = self._refs[where] = Ref(where, build)
+        return ref
 
     def _dependent_schemas(self, node: Node, schema: dict, pointer: str, base: str) -> Node:
         keyword = "dependentSchemas" if "dependentSchemas" in schema else "dependencies"
@@ -433,15 +464,18 @@ class Normalizer:
         contains = self._sub(schema, "contains", pointer, base) if "contains" in schema else None
         max_contains = schema.get("maxContains") if contains is not None else None
         min_contains = int(schema.get("minContains", 1)) if contains is not None else 1
+        whole = (items is not None and not isinstance(items, list)) or (isinstance(items, list)
+                                                                         and "additionalItems" in schema)
         node = Array(
             tuple(prefix), rest, int(schema.get("minItems", 0)), None if high is None else int(high),
             schema.get("uniqueItems") is True, contains, min_contains,
-            None if max_contains is None else int(max_contains),
+            None if max_contains is None else int(max_contains), None if whole else len(prefix),
+            () if contains is None else (contains,),
         )  # fmt: skip
         if contains is not None and isinstance(deref(contains), Never) and min_contains > 0:
             return Never("'contains' can never match")
         if contains is not None and min_contains == 0 and max_contains is None:
-            node = Array(node.prefix, node.items, node.min_items, node.max_items, node.unique)
+            node = replace(node, contains=None, min_contains=1)
         return checked_array(node)
 
     def _object(self, schema: dict, pointer: str, base: str) -> Node:
@@ -468,7 +502,8 @@ class Normalizer:
                 raise SchemaError("dependentRequired values must be arrays of strings", f"{pointer}/{key}")
         high = schema.get("maxProperties")
         return Object(
-            (Side(properties, patterns, additional),), frozenset(schema.get("required", ())), names,
+            (Side(properties, patterns, additional, "additionalProperties" in schema),),
+            frozenset(schema.get("required", ())), names,
             int(schema.get("minProperties", 0)), None if high is None else int(high),
             tuple((k, tuple(v)) for k, v in dependent.items()),
         )  # fmt: skip

@@ -19,10 +19,11 @@ from ..charset import EMPTY, CharSet
 from ..choice import CharTrie
 from ..errors import RegexError
 from ..parser import CharacterParser, FreeRun
-from ..regex import compile_regex
+from ..regex import compile_boolean, compile_regex
 from .compile import search_to_full, string_content, union_memo
 from .content import Content, FreeContent, LengthContent, RegexContent, TrieContent
 from .ir import AnyValue, Never, Node, Object, String, Union, deref
+from .keys import bad_matches, good_keys
 from .merge import Unsupported
 from .strings import StringParser
 from .validate import accepts, value_schemas
@@ -127,7 +128,31 @@ class ObjectContext:
         return masks
 
     def _extras(self, key_rule: String | None | bool) -> Content | None:
-        """The automaton of keys outside ``names`` (None: no extra key is allowed)."""
+        """The automaton of keys outside ``names`` (None: no extra key is allowed), narrowed (see keys.py) when
+        some combination of matched patterns would leave an extra key with no possible value."""
+        content = self._open_extras(key_rule)
+        if content is None:
+            return None
+        bad = bad_matches(self.node, self.compiler.merger)
+        closed = [side for side in self.node.sides if isinstance(deref(side.additional), Never)]
+        if closed and bad:
+            live = {p for p, schema in closed[0].patterns if not isinstance(deref(schema), Never)}
+            bad = [m for m in bad if m & live]  # the others are already excluded: they match no live pattern
+        if not bad:
+            return content
+        if key_rule is not True:
+            raise Unsupported("propertyNames", "propertyNames on an object where some extra keys can have no value")
+        clauses = good_keys(self.node, bad, search_to_full)
+        if not clauses:
+            return None
+        try:
+            return RegexContent(compile_boolean(clauses))
+        except RegexError as error:
+            if "no string" in str(error):
+                return None
+            raise Unsupported("patternProperties", str(error)) from None
+
+    def _open_extras(self, key_rule: String | None | bool) -> Content | None:
         if key_rule is None:
             return None
         closed = [side for side in self.node.sides if isinstance(deref(side.additional), Never)]

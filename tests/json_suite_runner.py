@@ -18,6 +18,8 @@ from typing import Any
 from formatenforcer import JsonSchemaParser, SchemaError, UnsupportedSchemaError
 
 SUITE = Path(__file__).resolve().parents[2] / "shared/corpora/json-schema-test-suite/tests"
+REMOTES = SUITE.parent / "remotes"
+REMOTE_BASE = "http://localhost:1234/"
 DRAFTS = {"draft2020-12": "https://json-schema.org/draft/2020-12/schema", "draft7": "http://json-schema.org/draft-07/schema#"}
 
 DIFFERENCES = {
@@ -76,6 +78,17 @@ class FileResult:
 
 Accept = Callable[[JsonSchemaParser, str], tuple[bool, str]]
 
+_REMOTE_DOCUMENTS: dict[str, Any] = {}
+
+
+def remote_documents() -> dict[str, Any]:
+    """The suite's ``remotes/`` folder as ``resources`` for JsonSchemaParser, by the URIs the tests use
+    (``http://localhost:1234/<path>``): the suite expects them served there; formatenforcer never fetches."""
+    if not _REMOTE_DOCUMENTS:
+        for path in sorted(REMOTES.rglob("*.json")):
+            _REMOTE_DOCUMENTS[REMOTE_BASE + path.relative_to(REMOTES).as_posix()] = json.loads(path.read_text())
+    return _REMOTE_DOCUMENTS
+
 
 def run_file(path: Path, name: str, draft: str, accept: Accept | None) -> FileResult:
     result = FileResult()
@@ -85,7 +98,7 @@ def run_file(path: Path, name: str, draft: str, accept: Accept | None) -> FileRe
         if isinstance(schema, dict) and "$schema" not in schema:
             schema = {"$schema": DRAFTS[draft], **schema}
         try:
-            parser: JsonSchemaParser | None = JsonSchemaParser(schema)
+            parser: JsonSchemaParser | None = JsonSchemaParser(schema, resources=remote_documents())
         except UnsupportedSchemaError as error:
             for keyword in sorted({k for _, k in error.problems}):
                 result.unsupported[keyword] = result.unsupported.get(keyword, 0) + 1

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
-from urllib.parse import unquote, urljoin
 
 from ..errors import SchemaError
 from . import unevaluated
@@ -38,6 +38,7 @@ from .ir import (
     deref,
 )  # fmt: skip
 from .merge import Merger, Unsupported, checked_array, union_of
+from .references import References, _escape, _join
 from .validate import accepts, to_fraction
 
 KNOWN_UNSUPPORTED = frozenset({"$dynamicRef", "$recursiveRef", "$recursiveAnchor"})
@@ -60,17 +61,6 @@ _KIND_KEYWORDS = frozenset(
      "patternProperties", "propertyNames", "minProperties", "maxProperties", "dependentRequired",
      "dependencies"}
 )  # fmt: skip
-
-
-def _join(base: str, ref: str) -> str:
-    """``urljoin`` that also keeps a fragment-only reference on a non-hierarchical base (``urn:...``)."""
-    if ref.startswith("#"):
-        return base.partition("#")[0] + ref
-    return urljoin(base, ref)
-
-
-def _escape(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")
 
 
 def load_schema(schema: Any) -> Any:
@@ -116,101 +106,19 @@ def literals(values: list[Any]) -> Node:
     return union_of(others) if others else Never("an empty enum")
 
 
-class Normalizer:
-    """One pass over one schema; ``problems`` collects unsupported keywords with their pointers."""
+class Normalizer(References):
+    """One pass over one schema; ``problems`` collects unsupported keywords with their pointers.
+    ``resources``: other schema documents by absolute URI, for ``$ref`` to them (never fetched)."""
 
-    def __init__(self, root: Any) -> None:
-        self.root = root
+    def __init__(self, root: Any, resources: Mapping[str, Any] | None = None) -> None:
         dialect = str(root.get("$schema", "")) if isinstance(root, dict) else ""
         self.draft7 = any(f"draft-0{n}" in dialect for n in (4, 6, 7))
         self.problems: list[tuple[str, str]] = []
         self.merger = Merger()
         self.origin: dict[int, str] = {}
         self._nodes: dict[str, Node] = {}
-        self._refs: dict[str, Ref] = {}
-        self._resources: dict[str, tuple[Any, str]] = {}
-        self._anchors: dict[str, tuple[Any, str, str]] = {}
-        self._bases: dict[str, str] = {}
         self.track = False  # whether annotations matter (some unevaluated* keyword exists)
-        self._scan(root, "#", "")
-
-    # --- documents, ids, anchors ---------------------------------------------------------------------------
-    def _scan(self, schema: Any, pointer: str, base: str) -> None:
-        if isinstance(schema, list):
-            for i, item in enumerate(schema):
-                self._scan(item, f"{pointer}/{i}", base)
-            return
-        if not isinstance(schema, dict):
-            return
-        ident = schema.get("$id", schema.get("id") if self.draft7 else None)
-        if self.draft7 and "$ref" in schema:
-            ident = None  # draft-07: $ref ignores its siblings, $id included
-        if isinstance(ident, str):
-            uri, _, fragment = _join(base, ident).partition("#")
-            if uri:
-                base = uri
-                self._resources[uri] = (schema, pointer)
-            if fragment and not fragment.startswith("/"):
-                self._anchors[f"{base}#{fragment}"] = (schema, pointer, base)
-        if pointer == "#":
-            self._resources.setdefault(base, (schema, pointer))
-        for keyword in ("$anchor", "$dynamicAnchor"):  # a $ref to a dynamic anchor acts as a plain one
-            anchor = schema.get(keyword)
-            if isinstance(anchor, str):
-                self._anchors.setdefault(f"{base}#{anchor}", (schema, pointer, base))
-        self._bases[pointer] = base
-        self.track = self.track or "unevaluatedProperties" in schema or "unevaluatedItems" in schema
-        for key, value in schema.items():
-            if key in ("enum", "const", "examples", "default"):
-                continue
-            self._scan(value, f"{pointer}/{_escape(key)}", base)
-
-    def _reference(self, ref: Any, base: str, pointer: str) -> Node:
-        if not isinstance(ref, str):
-            raise SchemaError("'$ref' must be a string", pointer)
-        uri, _, fragment = _join(base, ref).partition("#")
-        resource = self._resources.get(uri) if uri else (self.root, "#")
-        if resource is None:
-            if uri == self._bases.get("#", ""):
-                resource = (self.root, "#")
-            else:
-                self.problems.append((pointer, "$ref"))  # a remote document: never fetched
-                return AnyValue()
-        schema, target = resource
-        target_base = uri
-        fragment = unquote(fragment)
-        if fragment and not fragment.startswith("/"):
-            found = self._anchors.get(f"{uri}#{fragment}")
-            if found is None:
-                raise SchemaError(f"'$ref' {ref!r} names an anchor that does not exist", pointer)
-            schema, target, target_base = found
-        elif fragment:
-            for token in fragment[1:].split("/"):
-                token = token.replace("~1", "/").replace("~0", "~")
-                if isinstance(schema, dict) and token in schema:
-                    schema = schema[token]
-                elif isinstance(schema, list) and token.isdigit() and int(token) < len(schema):
-                    schema = schema[int(token)]
-                else:
-                    raise SchemaError(f"'$ref' {ref!r} points nowhere", pointer)
-                target = f"{target}/{_escape(token)}"
-            target_base = self._bases.get(target, target_base)
-        hit = self._refs.get(target)
-        if hit is None:
-            hit = self._refs[target] = Ref(target, lambda: self.node(schema, target, target_base))
-        return hit
-
-    def finish(self) -> None:
-        """Resolves every reference met so far (and those they lead to), so all problems are known now."""
-        done: set[str] = set()
-        while len(done) < len(self._refs):
-            for pointer, ref in list(self._refs.items()):
-                if pointer not in done:
-                    done.add(pointer)
-                    try:
-                        ref.get()
-                    except CycleError:
-                        self.problems.append((pointer, "$ref"))
+        super().__init__(root, resources)
 
     # --- one schema ------------------------------------------------------------------------------------
     def node(self, schema: Any, pointer: str = "#", base: str | None = None) -> Node:
@@ -234,7 +142,7 @@ class Normalizer:
             raise SchemaError(f"a schema must be an object or a boolean, not {type(schema).__name__}", pointer)
         ident = schema.get("$id")
         if isinstance(ident, str) and pointer != "#" and not (self.draft7 and "$ref" in schema):
-            base = _join(base, ident).partition("#")[0] or base
+            base = self.base_of(pointer, _join(base, ident).partition("#")[0] or base)
         self._check_keywords(schema, pointer)
         if "$ref" in schema and self.draft7:
             return self._reference(schema["$ref"], base, f"{pointer}/$ref")

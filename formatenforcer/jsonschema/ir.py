@@ -79,7 +79,8 @@ class Boolean(Node):
 @dataclass(frozen=True, eq=False)
 class Number(Node):
     """A JSON number in ``[low, high]`` (each end open when its flag is set), a multiple of ``multiple_of``
-    (``Fraction(1)`` for integers). ``integer`` also forbids fraction and exponent in the text."""
+    (``Fraction(1)`` for integers). ``integer`` also forbids fraction and exponent in the text.
+    ``not_multiples`` (from ``not``): the value is a multiple of none of them (``1``: not an integer)."""
 
     integer: bool = False
     low: Fraction | None = None
@@ -88,11 +89,14 @@ class Number(Node):
     high_open: bool = False
     multiple_of: Fraction | None = None
     excluded: frozenset[Fraction] = frozenset()
+    not_multiples: tuple[Fraction, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)
 class String(Node):
-    """A JSON string. ``values`` (an enum) makes every other field irrelevant; lengths count code points."""
+    """A JSON string. ``values`` (an enum) makes every other field irrelevant; lengths count code points.
+    ``not_patterns``/``not_formats`` (from ``not``): patterns the string must not match, formats it must not
+    have."""
 
     min_length: int = 0
     max_length: int | None = None
@@ -100,6 +104,8 @@ class String(Node):
     formats: tuple[str, ...] = ()
     values: frozenset[str] | None = None
     excluded: frozenset[str] = frozenset()
+    not_patterns: tuple[str, ...] = ()
+    not_formats: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)

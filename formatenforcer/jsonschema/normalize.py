@@ -191,13 +191,22 @@ class Normalizer(References):
         return self.merger.intersect(node, union_of(subs))
 
     def _one_of(self, node: Node, schema: dict, pointer: str, base: str) -> Node:
-        subs = [self.merger.intersect(node, s) for s in self._subs(schema, "oneOf", pointer, base)]
-        live = [s for s in subs if not isinstance(deref(s), Never)]
-        for i, a in enumerate(live):
-            for b in live[i + 1 :]:
-                if not self.merger.disjoint(a, b):
-                    raise Unsupported("oneOf", "branches that can match the same value")
-        return union_of(live)
+        """Exactly one branch: branch i AND NOT every other branch j that it is not provably disjoint from."""
+        merger = self.merger
+        raw = self._subs(schema, "oneOf", pointer, base)
+        subs = [merger.intersect(node, s) for s in raw]
+        live = [i for i, s in enumerate(subs) if not isinstance(deref(s), Never)]
+        options = []
+        for i in live:
+            part = subs[i]
+            for j in live:
+                if j != i and not merger.disjoint(subs[i], subs[j]):
+                    try:
+                        part = merger.intersect(part, merger.negate(raw[j], part))
+                    except Unsupported as problem:
+                        raise Unsupported("oneOf", f"overlapping branches: {problem.reason}") from None
+            options.append(part)
+        return union_of(options)
 
     def _not(self, node: Node, schema: dict, pointer: str, base: str) -> Node:
         return self.merger.intersect(node, self.merger.negate(self._sub(schema, "not", pointer, base), node))

@@ -32,7 +32,7 @@ _LEAVES = st.sampled_from(
         {"items": {"type": "integer"}}, {"prefixItems": [{"const": "a"}]}, {"minItems": 2}, {"maxItems": 1},
         {"contains": {"type": "string"}}, {"properties": {"a": {"type": "integer"}}}, {"required": ["a"]},
         {"type": "object"}, {"minProperties": 2}, {"dependentRequired": {"a": ["b"]}}, {"type": "boolean"},
-        True, False,
+        {"const": {"a": 1}}, {"enum": [[1], {"a": "x"}, "ab"]}, True, False,
     ]
 )  # fmt: skip
 

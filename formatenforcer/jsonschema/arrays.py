@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 from ..charset import EMPTY, CharSet
 from ..parser import CharacterParser, FreeRun
 from .compile import union_memo
-from .ir import AnyValue, Array, Boolean, Never, Node, Null, Number, String, Union, deref
+from .ir import AnyValue, Array, Boolean, Never, Node, Null, Number, Object, String, Union, deref
 from .merge import Unsupported, union_of
-from .validate import to_fraction
+from .validate import _canonical, to_fraction
 
 if TYPE_CHECKING:
     from .compile import Compiler
@@ -36,8 +36,38 @@ def _scalar_only(node: Node) -> bool:
     if isinstance(node, Union):
         return all(_scalar_only(o) for o in node.options)
     if isinstance(node, String):
-        return node.values is not None or (node.max_length is None and not node.patterns and not node.formats)
+        return node.values is not None or (node.max_length is None and not node.patterns and not node.formats
+                                           and not node.not_patterns and not node.not_formats)  # fmt: skip
     return isinstance(node, (Null, Boolean, Number))
+
+
+def _plain_container(node: Node) -> bool:
+    """An array or object schema with no constraint at all: every prefix of such a value can still end as
+    infinitely many different values, so refusing only the bracket that would close a duplicate never
+    strands the item (another item or key can always come instead)."""
+    if isinstance(node, Array):
+        return (not node.prefix and isinstance(deref(node.items), AnyValue) and not node.min_items
+                and node.max_items is None and not node.unique and node.contains is None)  # fmt: skip
+    if isinstance(node, Object):
+        return (not node.required and node.property_names is None and not node.min_properties
+                and node.max_properties is None and not node.dependent_required
+                and all(not s.properties and not s.patterns and isinstance(deref(s.additional), AnyValue)
+                        for s in node.sides))  # fmt: skip
+    return False
+
+
+def _unique_kind(node: Node) -> str | None:
+    """"scalar" when uniqueness is enforced by excluding seen values, "compound" when (also) by refusing
+    the closing bracket of a duplicate array/object, None when neither is exact and dead-end free."""
+    node = deref(node)
+    if isinstance(node, AnyValue):
+        return "compound"
+    if isinstance(node, Union):
+        kinds = [_unique_kind(o) for o in node.options]
+        return None if None in kinds else "compound" if "compound" in kinds else "scalar"
+    if _scalar_only(node) or isinstance(node, Never):
+        return "scalar"
+    return "compound" if _plain_container(node) else None
 
 
 def _literal(value: object) -> Node:
@@ -62,14 +92,17 @@ class ArrayContext:
         self.max_items = node.max_items
         self.contains = node.contains
         self.track = node.contains is not None and (node.min_contains > 0 or node.max_contains is not None)
+        self.compound = False
         if node.unique and (node.max_items is None or node.max_items > 1):
             for i in range(len(node.prefix) + 1):
-                schema = node.prefix[i] if i < len(node.prefix) else node.items
-                if not _scalar_only(schema) and not isinstance(deref(schema), Never):
-                    raise Unsupported("uniqueItems", "uniqueItems is enforced for scalar items only")
+                kind = _unique_kind(node.prefix[i] if i < len(node.prefix) else node.items)
+                if kind is None:
+                    raise Unsupported("uniqueItems", "uniqueItems over constrained array or object items")
+                self.compound = self.compound or kind == "compound"
             self.unique = True
         else:
             self.unique = False
+        self._seen_values: dict[frozenset, frozenset] = {}
         if self.track and node.max_contains is not None and node.max_contains < node.min_contains:
             self.max_items = -1  # unsatisfiable, start() reports it
         self._items: dict[tuple, CharacterParser | None] = {}
@@ -124,10 +157,19 @@ class ArrayContext:
             schema = merger.intersect(schema, node.contains)
         elif mode == "avoid":
             schema = merger.intersect(schema, merger.negate(node.contains))
-        if seen:
-            listed = union_of([_literal(json.loads(text)) for text in seen])
-            schema = merger.intersect(schema, merger.negate(listed))
+        scalars = [value for value in (json.loads(text) for text in seen) if not isinstance(value, (list, dict))]
+        if scalars:
+            schema = merger.intersect(schema, merger.negate(union_of([_literal(v) for v in scalars])))
         return self.compiler.start(schema)
+
+    def duplicate(self, text: str, seen: frozenset) -> bool:
+        """Whether the array/object ``text`` equals (as JSON values: 1 == 1.0, any key order) a seen item."""
+        values = self._seen_values.get(seen)
+        if values is None:
+            values = self._seen_values[seen] = frozenset(
+                _canonical(json.loads(t)) for t in seen if t[0] in "[{"
+            )
+        return _canonical(json.loads(text)) in values
 
 
 class ArrayParser(CharacterParser):
@@ -183,6 +225,8 @@ class ArrayParser(CharacterParser):
             if child is not None:
                 tracker = self._tracker.add_character(ch) if self._tracker is not None else None
                 text = self._text + ch if ctx.unique else ""
+                if ctx.compound and text[0] in "[{" and child.can_end() and ctx.duplicate(text, self._extra[1]):
+                    return None  # the bracket that would close a duplicate of an earlier item
                 return ArrayParser(ctx, VALUE, self._index, 0, child, self._extra, tracker, text)
             if not self._child.can_end():
                 return None
@@ -219,7 +263,12 @@ class ArrayParser(CharacterParser):
             return EMPTY
         if phase == VALUE:
             if not self._child.can_end():
-                return self._child.allowed_characters()
+                allowed = self._child.allowed_characters()
+                if ctx.compound and self._text[:1] in ("[", "{"):
+                    for closer in "]}":
+                        if closer in allowed and self.add_character(closer) is None:
+                            allowed = allowed - CharSet.of(closer)  # it would close a duplicate item
+                return allowed
             return union_memo(ctx.unions, (self._child.allowed_characters(), self._finish_item().allowed_characters()))
         parts = [ctx.ws.allowed(self._ws)]
         if ctx.ws.can_stop(self._ws):
@@ -252,7 +301,8 @@ class ArrayParser(CharacterParser):
             if not ctx.unique and not ctx.track and ctx.max_items is None and index > max(ctx.min_items,
                                                                                           len(ctx.node.prefix)):
                 index = -1  # past every positional rule: later items all behave alike
-            self._key = ("arr", id(ctx), self._phase, index, self._ws, child, self._extra, tracker)
+            text = self._text if ctx.unique else None  # what the item has read decides what may follow
+            self._key = ("arr", id(ctx), self._phase, index, self._ws, child, self._extra, tracker, text)
         return self._key
 
     def __repr__(self) -> str:

@@ -10,7 +10,9 @@ lazily and memoised, so recursive schemas stay finite. The kinds a union leaves 
 
 Refused (``Unsupported("not")``), because the complement says "there exists" about something no node
 expresses: ``uniqueItems`` (a duplicate exists), a constraint on keys an object does not name
-(``additionalProperties``/``patternProperties``: some extra key has a bad value), ``propertyNames``, and
+(``additionalProperties``/``patternProperties``: some extra key has a bad value; except a closed object
+whose names are all required, such as a ``const`` object: there "another key" is "more keys"),
+``propertyNames``, and
 ``items`` after a prefix (an item past the prefix is bad; ``contains`` counts every item).
 """
 
@@ -161,7 +163,13 @@ def _objects(merger: Merger, node: Object) -> list[Node]:
     for key, needed in node.dependent_required:
         out.extend(Object((_absent(name),), required=frozenset({key})) for name in needed)
     for side in node.sides:
-        if side.patterns or not isinstance(deref(side.additional), AnyValue):
+        additional = deref(side.additional)
+        names = {name for name, _ in side.properties}
+        if isinstance(additional, Never) and not side.patterns and names <= node.required:
+            # keys exactly the required names (a literal object): with every required key present (the
+            # other case is covered above), "some other key" means "more than len(names) keys"
+            out.append(Object(min_properties=len(names) + 1))
+        elif side.patterns or not isinstance(additional, AnyValue):
             raise Unsupported("not", "'not' of an object constraining keys it does not name")
         for name, schema in side.properties:
             if not isinstance(deref(schema), AnyValue):

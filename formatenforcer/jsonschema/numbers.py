@@ -39,12 +39,14 @@ class NumberContext:
         multiple = node.multiple_of
         if node.integer:
             multiple = _lcm_int(multiple) if multiple is not None else None
-            if multiple is None and node.not_multiples:
-                multiple = Fraction(1)  # integers only: the candidates are the multiples of 1
         non = node.not_multiples
         self.constrained = (
             node.low is not None or node.high is not None or multiple is not None or bool(node.excluded) or bool(non)
         )
+        if node.integer and multiple is None and self.constrained:
+            # the candidates are integers, not every decimal: "0" cannot go on when 0 is excluded, and
+            # [0.5, 0.9] holds no integer
+            multiple = Fraction(1)
         self.exponent = not node.integer and not self.constrained
         self.positive = (node.low, node.low_open, node.high, node.high_open, multiple, node.excluded, non)
         self.negative = (

@@ -10,10 +10,10 @@ lazily and memoised, so recursive schemas stay finite. The kinds a union leaves 
 
 Refused (``Unsupported("not")``), because the complement says "there exists" about something no node
 expresses: ``uniqueItems`` (a duplicate exists), a constraint on keys an object does not name
-(``additionalProperties``/``patternProperties``: some extra key has a bad value; except a closed object
-whose names are all required, such as a ``const`` object: there "another key" is "more keys"),
-``propertyNames``, and
-``items`` after a prefix (an item past the prefix is bad; ``contains`` counts every item).
+(``additionalProperties`` other than false, ``patternProperties``: some extra key has a bad value; for a
+closed object without patterns "some other key" is "more keys than the named ones present", one
+alternative per set of optional names), ``propertyNames``, and ``items`` after a prefix (an item past the
+prefix is bad; ``contains`` counts every item).
 """
 
 from __future__ import annotations
@@ -152,6 +152,27 @@ def _absent(name: str) -> Side:
     return Side(((name, Never(f"'not' needs property {name!r} absent")),), silent=True)
 
 
+MAX_OPTIONAL = 6
+"""A closed object with more optional named keys than this is not complemented (2^n alternatives)."""
+
+
+def _extra_key(side: Side, required: frozenset[str]) -> list[Node]:
+    """Objects holding a key outside the closed ``side``'s names N, given every required key is present
+    (the other case is a separate alternative): for each set S of the optional names present, exactly S
+    of them and more than |S| + |required names| keys in all."""
+    names = list(dict.fromkeys(name for name, _ in side.properties))
+    optional = [name for name in names if name not in required]
+    if len(optional) > MAX_OPTIONAL:
+        raise Unsupported("not", "'not' of a closed object with many optional properties")
+    base = [name for name in names if name in required]
+    out: list[Node] = []
+    for bits in range(1 << len(optional)):
+        present = [name for i, name in enumerate(optional) if bits >> i & 1]
+        absent = tuple(_absent(name) for name in optional if name not in present)
+        out.append(Object(absent, frozenset(base + present), min_properties=len(base) + len(present) + 1))
+    return out
+
+
 def _objects(merger: Merger, node: Object) -> list[Node]:
     if node.property_names is not None and not isinstance(deref(node.property_names), AnyValue):
         raise Unsupported("not", "'not' of propertyNames (some key breaks it)")
@@ -164,11 +185,8 @@ def _objects(merger: Merger, node: Object) -> list[Node]:
         out.extend(Object((_absent(name),), required=frozenset({key})) for name in needed)
     for side in node.sides:
         additional = deref(side.additional)
-        names = {name for name, _ in side.properties}
-        if isinstance(additional, Never) and not side.patterns and names <= node.required:
-            # keys exactly the required names (a literal object): with every required key present (the
-            # other case is covered above), "some other key" means "more than len(names) keys"
-            out.append(Object(min_properties=len(names) + 1))
+        if isinstance(additional, Never) and not side.patterns:
+            out.extend(_extra_key(side, node.required))
         elif side.patterns or not isinstance(additional, AnyValue):
             raise Unsupported("not", "'not' of an object constraining keys it does not name")
         for name, schema in side.properties:

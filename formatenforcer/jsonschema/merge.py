@@ -129,6 +129,9 @@ class Merger:
             names = a.property_names or b.property_names
         else:
             names = self.lazy_and(a.property_names, b.property_names)
+        low, high = max(a.min_properties, b.min_properties), _min_opt(a.max_properties, b.max_properties)
+        if high is not None and low > high:
+            return Never(f"minProperties {low} > maxProperties {high}")
         return Object(
             a.sides + b.sides,
             a.required | b.required,

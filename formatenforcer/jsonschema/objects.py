@@ -186,6 +186,8 @@ class ObjectContext:
         missing = self.required
         if missing & ~self.usable:
             return None
+        if self.max_properties is not None and self.min_properties > self.max_properties:
+            return None
         if self.max_properties is not None and bin(missing).count("1") > self.max_properties:
             return None
         if self.extras is None and bin(self.usable).count("1") < self.min_properties:

@@ -154,7 +154,8 @@ def summary_markdown(results: dict[str, dict[str, FileResult]]) -> str:
         "# JSON-Schema-Test-Suite coverage",
         "",
         "Written by `python -m pytest tests/test_json_schema_suite.py` (do not edit by hand). Suite: "
-        "`../shared/corpora/json-schema-test-suite/` (draft2020-12 and draft7, plus `optional/format/`).",
+        "`../shared/corpora/json-schema-test-suite/` (draft2020-12 and draft7, plus `optional/format/`; "
+        "`remotes/` passed as `resources=` under `http://localhost:1234/`).",
         "A group is *supported* when `JsonSchemaParser(schema)` builds (an unsatisfiable schema counts as supported: "
         "it refuses everything). Valid instances: accepted token by token with the Llama 3 tokenizer, compact "
         "(raw unicode) and `indent=2` (`\\uXXXX` escapes), end-of-sequence allowed at the end. Invalid instances: "
@@ -201,22 +202,24 @@ UNSUPPORTED_NOTES = """## Unsupported groups and why
 Each is refused at build time with `UnsupportedSchemaError` naming the keyword and its JSON pointer
 (`lenient=True` turns that into a warning and enforces the rest):
 
-- `unevaluatedProperties`, `unevaluatedItems`: they depend on which keywords evaluated which parts of the
-  whole value, known only once the value is complete; not decidable left to right without a full evaluator.
-- `$dynamicRef`, `$recursiveRef`: dynamic scope resolution; not implemented.
-- `$ref` to remote documents (`http://localhost:1234/...`): never fetched (no network at generation time);
-  also a `$ref` whose resolution needs itself before any value is read (`allOf` cycles).
+- `$dynamicRef`, `$recursiveRef`: dynamic scope resolution (the target depends on the path of references
+  taken to reach the schema); not implemented.
+- `$ref` to a document not passed in `resources=` (here: the draft 2020-12 metaschema, which itself needs
+  `$dynamicRef`): never fetched; also a `$ref` whose resolution needs itself before any value is read
+  (`allOf` cycles).
 - `format` values other than date-time, date, time, duration, email, uuid, uri, ipv4, ipv6, hostname
   (idn-*, iri*, uri-reference, uri-template, json-pointer, relative-json-pointer, regex).
-- `oneOf` whose branches can match the same value: "exactly one" can need the complete value to decide,
-  so it could dead-end; `oneOf` with provably disjoint branches (different types, consts, discriminator
-  properties) is enforced as `anyOf`.
-- `not` of anything but types, `const`/`enum` literals, a single number bound, and `required` of one
-  property; `if` likewise (its `else` branch needs `not if`).
-- `uniqueItems` over arrays or objects (scalar items are enforced by excluding the values already seen).
-- `pattern` combined with `format` or a second pattern on one string, several closed object schemas with
-  `patternProperties` merged by `allOf`, `propertyNames` with a pattern on an object closed by
-  `patternProperties`: each would need an automaton product that can dead-end.
+- `unevaluatedItems` over two `contains` merged by `allOf`: the array tracks one `contains` count while
+  generating; with two, whether the room left can still satisfy both would need a joint count.
+- `oneOf`/`not`/`if` whose complement grows past 256 alternatives (`not` of a union is the intersection of
+  the complements, which multiplies), and `not` of what only "there exists" can say: `uniqueItems` (a
+  duplicate exists), `additionalProperties`/`patternProperties` schemas (some extra key has a bad value),
+  `propertyNames`, `items` after `prefixItems`.
+- `uniqueItems` over constrained array/object items: a prefix such as `[1` might only be completable as a
+  duplicate of an earlier item, which a left-to-right check cannot foresee (scalars are excluded up front;
+  unconstrained arrays/objects refuse the bracket that would close a duplicate).
+- several closed object schemas with `patternProperties` merged by `allOf`, `propertyNames` with a pattern
+  on an object closed by `patternProperties`: their key automata are not combined.
 - draft-04 boolean `exclusiveMinimum`/`exclusiveMaximum`.
 
 ## Known approximations

@@ -185,9 +185,10 @@ def _objects(merger: Merger, node: Object) -> list[Node]:
         out.extend(Object((_absent(name),), required=frozenset({key})) for name in needed)
     for side in node.sides:
         additional = deref(side.additional)
+        patterns = [p for p, schema in side.patterns if not isinstance(deref(schema), AnyValue)]
         if isinstance(additional, Never) and not side.patterns:
             out.extend(_extra_key(side, node.required))
-        elif side.patterns or not isinstance(additional, AnyValue):
+        elif patterns or not isinstance(additional, AnyValue):
             raise Unsupported("not", "'not' of an object constraining keys it does not name")
         for name, schema in side.properties:
             if not isinstance(deref(schema), AnyValue):

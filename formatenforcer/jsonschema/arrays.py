@@ -108,6 +108,10 @@ class ArrayContext:
         self._items: dict[tuple, CharacterParser | None] = {}
         self.unions: dict[tuple[CharSet, ...], CharSet] = {}
         self._tracker = compiler.start(node.contains) if self.track else None
+        if self.track:  # build the "must match" / "must not match" item schemas now, so problems surface here
+            for position in range(len(node.prefix) + 1):
+                for mode in ("match", "avoid"):
+                    self._items[(position, mode, frozenset())] = self._build_item(position, mode, frozenset())
 
     def start(self) -> CharacterParser | None:
         """The opening state, or None when no array fits (too few items can exist, or none can match

@@ -200,11 +200,11 @@ def compile_boolean(clauses: Clauses) -> CompiledRegex:
     ``compile_regex``; built under the same time limit; RegexError when no string is accepted."""
     label = "|".join("&".join([*(f"({p})" for p in must), *(f"!({p})" for p in never)]) or "*"
                      for must, never in clauses)  # fmt: skip
-    label = f"<boolean {label}>"
+    key = ("boolean", clauses)  # never equal to a pattern string
     with _CACHE_LOCK:
-        hit = _CACHE.get(label)
+        hit = _CACHE.get(key)  # type: ignore[call-overload]
         if hit is not None:
-            _CACHE.move_to_end(label)
+            _CACHE.move_to_end(key)  # type: ignore[arg-type]
             return hit
     total = None
     for must, never in clauses:
@@ -218,7 +218,7 @@ def compile_boolean(clauses: Clauses) -> CompiledRegex:
         raise RegexError("no clause: the combination matches no string at all")
     compiled = CompiledRegex(label, total)
     with _CACHE_LOCK:
-        _CACHE[label] = compiled
+        _CACHE[key] = compiled  # type: ignore[index]
         if len(_CACHE) > _CACHE_SIZE:
             _CACHE.popitem(last=False)
     return compiled

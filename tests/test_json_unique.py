@@ -9,9 +9,10 @@ import random
 import jsonschema
 import pytest
 
-from formatenforcer import JsonSchemaParser, SchemaError
+from formatenforcer import JsonSchemaParser, SchemaError, TokenEnforcer
 
-from .json_checks import char_walk
+from .checking import random_walk
+from .json_checks import accepts_tokens, char_walk
 
 SCHEMAS = [
     {"uniqueItems": True},
@@ -62,3 +63,25 @@ def test_constrained_compound_items_stay_refused(items):
     # "[1" could be forced to close as a duplicate: no left-to-right check can avoid that without lookahead
     with pytest.raises(SchemaError):
         JsonSchemaParser({"items": items, "uniqueItems": True})
+
+
+UNIQUE_TEXTS = ['["foo", "bar", "foobar"]', '[["a", "b"], ["b", "a"], {"a": "b"}]', '[{"k": "long text here"}, "k"]']
+
+
+@pytest.mark.parametrize("schema", [{"uniqueItems": True}, {"type": "array", "items": {"type": "string"},
+                                                             "uniqueItems": True}])  # fmt: skip
+def test_tokens_natural_and_random_walks(vocabularies, tokenizers, schema):
+    parser = JsonSchemaParser(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    for name in ("llama3", "smollm2"):
+        enforcer = TokenEnforcer(vocabularies[name], parser)
+        for text in UNIQUE_TEXTS:
+            value = json.loads(text)
+            if validator.is_valid(value):
+                for layout in (json.dumps(value, separators=(",", ":")), json.dumps(value, indent=2)):
+                    ok, why = accepts_tokens(enforcer, tokenizers[name], layout)
+                    assert ok, f"{name}: {layout!r}: {why}"
+        for seed in range(3):
+            text, finished = random_walk(enforcer, seed, max_tokens=60)
+            if finished:
+                assert validator.is_valid(json.loads(text)), text

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from .compile import Compiler
 
 OPEN, FIRST, VALUE, AFTER, NEXT, DONE = range(6)
+_UNKNOWN = "\x00"
+"""Marks item text read inside a free run (never in real JSON text: raw control characters are invalid)."""
 _OPEN = CharSet.of("[")
 _CLOSE = CharSet.of("]")
 _COMMA = CharSet.of(",")
@@ -198,8 +200,10 @@ class ArrayParser(CharacterParser):
         ctx = self._ctx
         return count >= ctx.min_items and (not ctx.track or self._extra[0] >= ctx.node.min_contains)
 
-    def _finish_item(self) -> ArrayParser:
+    def _finish_item(self) -> ArrayParser | None:
         ctx = self._ctx
+        if ctx.unique and _UNKNOWN in self._text:
+            return None  # a free-run stand-in does not know the item, so it cannot record it as seen
         count, seen = self._extra
         _, tracked = ctx.item_start(self._index, count, seen)
         mode = ctx._mode(self._index, count) if ctx.track else "free"
@@ -229,12 +233,15 @@ class ArrayParser(CharacterParser):
             if child is not None:
                 tracker = self._tracker.add_character(ch) if self._tracker is not None else None
                 text = self._text + ch if ctx.unique else ""
-                if ctx.compound and text[0] in "[{" and child.can_end() and ctx.duplicate(text, self._extra[1]):
-                    return None  # the bracket that would close a duplicate of an earlier item
+                if ctx.compound and text[0] in "[{" and child.can_end() and (
+                    _UNKNOWN in text or ctx.duplicate(text, self._extra[1])
+                ):
+                    return None  # the bracket that would close a duplicate of an earlier item (or might)
                 return ArrayParser(ctx, VALUE, self._index, 0, child, self._extra, tracker, text)
             if not self._child.can_end():
                 return None
-            return self._finish_item().add_character(ch)
+            done = self._finish_item()
+            return None if done is None else done.add_character(ch)
         if phase == OPEN:
             return ArrayParser(ctx, FIRST, 0, 0, None, self._extra) if ch == "[" else None
         if phase == DONE:
@@ -273,7 +280,10 @@ class ArrayParser(CharacterParser):
                         if closer in allowed and self.add_character(closer) is None:
                             allowed = allowed - CharSet.of(closer)  # it would close a duplicate item
                 return allowed
-            return union_memo(ctx.unions, (self._child.allowed_characters(), self._finish_item().allowed_characters()))
+            done = self._finish_item()
+            if done is None:
+                return self._child.allowed_characters()
+            return union_memo(ctx.unions, (self._child.allowed_characters(), done.allowed_characters()))
         parts = [ctx.ws.allowed(self._ws)]
         if ctx.ws.can_stop(self._ws):
             if phase in (FIRST, AFTER) and self._closable(self._index):
@@ -287,14 +297,24 @@ class ArrayParser(CharacterParser):
         return self._phase == DONE
 
     def free_run(self) -> FreeRun | None:
-        # the item consumes the whole run; not when a contains tracker or a unique-items text rides along
-        if self._phase != VALUE or self._tracker is not None or self._ctx.unique:
+        """The item's run, passed through (not with a contains tracker riding along). Under uniqueItems the
+        run's characters are not known to ``after(n)``, so its stand-in marks the item text unknown and
+        refuses what depends on it (finishing the item, closing a compound one): a subset of the real
+        state, as the enforcer requires; tokens reaching past the item's end get walked from real states
+        only when they start at the run's beginning."""
+        if self._phase != VALUE or self._tracker is not None:
             return None
         inner = self._child.free_run()
         if inner is None:
             return None
-        ctx, index, extra, after = self._ctx, self._index, self._extra, inner.after
-        return FreeRun(inner.chars, inner.max_length, lambda n: ArrayParser(ctx, VALUE, index, 0, after(n), extra))
+        ctx, index, extra, after, text = self._ctx, self._index, self._extra, inner.after, self._text
+        if not ctx.unique:
+            return FreeRun(inner.chars, inner.max_length, lambda n: ArrayParser(ctx, VALUE, index, 0, after(n), extra))
+
+        def stand_in(n: int) -> ArrayParser:
+            return ArrayParser(ctx, VALUE, index, 0, after(n), extra, None, text + _UNKNOWN if n else text)
+
+        return FreeRun(inner.chars, inner.max_length, stand_in)
 
     def key(self) -> Hashable:
         if self._key is None:

@@ -11,7 +11,11 @@ Cost: 2^k intersections for k distinct patterns on one object, done once per obj
 
 from __future__ import annotations
 
-from .ir import AnyValue, Never, Node, Object, deref
+from ..errors import RegexError
+from ..regex import compile_boolean, compile_regex
+from .compile import search_to_full, string_content
+from .content import Content, LengthContent, RegexContent, TrieContent
+from .ir import AnyValue, Never, Node, Object, String, deref
 from .merge import Merger, Unsupported
 
 MAX_PATTERNS = 8
@@ -61,4 +65,62 @@ def good_keys(node: Object, bad: list[frozenset[str]], full) -> tuple:  # noqa: 
     return tuple(clauses)
 
 
-__all__ = ["MAX_PATTERNS", "bad_matches", "good_keys", "patterns_of"]
+def extra_keys(node: Object, merger: Merger, key_rule: String | None | bool) -> Content | None:
+    """The automaton of the keys an object may hold besides its named ones (None: no such key), narrowed
+    (see the module notes) when some combination of matched patterns leaves an extra key with no value."""
+    content = _open_extras(node, key_rule)
+    if content is None:
+        return None
+    bad = bad_matches(node, merger)
+    closed = [side for side in node.sides if isinstance(deref(side.additional), Never)]
+    if closed and bad:
+        live = {p for p, schema in closed[0].patterns if not isinstance(deref(schema), Never)}
+        bad = [m for m in bad if m & live]  # the others are already excluded: they match no live pattern
+    if not bad:
+        return content
+    if key_rule is not True:
+        raise Unsupported("propertyNames", "propertyNames on an object where some extra keys can have no value")
+    clauses = good_keys(node, bad, search_to_full)
+    if not clauses:
+        return None
+    try:
+        return RegexContent(compile_boolean(clauses))
+    except RegexError as error:
+        if "no string" in str(error):
+            return None
+        raise Unsupported("patternProperties", str(error)) from None
+
+
+def _open_extras(node: Object, key_rule: String | None | bool) -> Content | None:
+    """Extra keys as closed sides and ``propertyNames`` (``key_rule``: True for any string) allow them."""
+    if key_rule is None:
+        return None
+    closed = [side for side in node.sides if isinstance(deref(side.additional), Never)]
+    patterns: list[str] | None = None
+    if closed:
+        if len(closed) > 1 and sum(1 for side in closed if side.patterns) > 1:
+            raise Unsupported("additionalProperties", "several closed object schemas with patternProperties")
+        if any(not side.patterns for side in closed):
+            return None
+        patterns = [p for p, schema in closed[0].patterns if not isinstance(deref(schema), Never)]
+        if not patterns:
+            return None
+    if key_rule is True:
+        if patterns is None:
+            return LengthContent()
+        full = "|".join(f"(?:{search_to_full(p)})" for p in patterns)
+        try:
+            return RegexContent(compile_regex(full))
+        except RegexError as error:
+            raise Unsupported("patternProperties", str(error)) from None
+    if patterns is not None:
+        if key_rule.values is None:
+            raise Unsupported("propertyNames", "propertyNames together with patternProperties on a closed object")
+        from .validate import _regex
+
+        values = [v for v in key_rule.values if any(_regex(p).search(v) for p in patterns)]
+        return TrieContent(values) if values else None
+    return string_content(key_rule)
+
+
+__all__ = ["MAX_PATTERNS", "bad_matches", "extra_keys", "good_keys", "patterns_of"]

@@ -71,9 +71,21 @@ class UnionParser(CharacterParser):
         return ("union", frozenset(state.key() for state in self._alternatives))
 
     def free_run(self) -> FreeRun | None:
+        """A run every live branch shares (same characters; a JSON union of objects inside a key or a string
+        value): the longest branch's length, and after n characters the union of the branches still in it."""
         if len(self._alternatives) == 1:
             return self._alternatives[0].free_run()
-        return None
+        runs = [state.free_run() for state in self._alternatives]
+        if any(run is None for run in runs) or len({run.chars for run in runs}) != 1:  # type: ignore[union-attr]
+            return None
+        lengths = [run.max_length for run in runs]  # type: ignore[union-attr]
+        longest = None if None in lengths else max(lengths)  # type: ignore[type-var]
+
+        def after(n: int) -> CharacterParser:
+            live = [run.after(n) for run in runs if run.max_length is None or n <= run.max_length]  # type: ignore
+            return live[0] if len(live) == 1 else UnionParser(live)
+
+        return FreeRun(runs[0].chars, longest, after)  # type: ignore[union-attr]
 
 
 class SequenceParser(CharacterParser):

@@ -35,7 +35,12 @@ CASES = [
     (UnionParser([RegexParser("ab+"), ChoiceParser(["ac", "a"])]), ["", "a"]),
     (JsonParser(), ["", '{"', '{"a', '{"a": "x', '[1, "', '["ab\\n']),
     (JsonSchemaParser(SCHEMA), ["", '{"', '{"na', '{"name": "', '{"name": "Al', '{"x": "', '{"tags": ["ab']),
-]
+    (UnionParser([RegexParser('"[^"]*"'), RegexParser('"[^"]*"x')]), ['"', '"ab']),
+    (JsonSchemaParser({"anyOf": [{"type": "object", "properties": {"a": {"type": "string"}}},
+                                 {"type": "object", "properties": {"b": {"type": "integer"}}}]}),
+     ['{"', '{"x', '{"a": "', '{"a": "xy']),
+    (JsonSchemaParser({"uniqueItems": True}), ['["ab', '["ab", "', '[["ab"], ["a', '[{"k": "v']),
+]  # fmt: skip
 
 
 def states():

@@ -124,6 +124,30 @@ def test_cases(schema, valid, invalid):
         assert not parser.accepts(text), text
 
 
+def test_recursive_one_of_and_closed_objects_with_different_required_keys():
+    tree = {"$defs": {"e": {"oneOf": [{"type": "array", "items": {"$ref": "#/$defs/e"}}, {"type": "integer"}]}},
+            "$ref": "#/$defs/e"}  # fmt: skip
+    parser = JsonSchemaParser(tree)
+    assert parser.accepts("[1, [2, []]]") and not parser.accepts("[1.5]")
+    closed = {"oneOf": [
+        {"type": "object", "properties": {"op": {}, "left": {"$ref": "#"}}, "required": ["op", "left"],
+         "additionalProperties": False},
+        {"type": "object", "properties": {"num": {"type": "number"}}, "required": ["num"],
+         "additionalProperties": False},
+    ]}  # fmt: skip
+    parser = JsonSchemaParser(closed)  # provably disjoint: each forbids the other's required key
+    assert parser.accepts('{"op": "+", "left": {"num": 1}}') and not parser.accepts('{"num": 1, "op": 2}')
+
+
+def test_a_complement_that_fails_late_is_reported_not_raised_mid_way():
+    schema = {"$defs": {"e": {"oneOf": [{"type": "array", "items": {"$ref": "#/$defs/e"}},
+                                        {"type": "array", "maxItems": 1}]}}, "$ref": "#/$defs/e"}  # fmt: skip
+    with pytest.raises(SchemaError):
+        JsonSchemaParser(schema)
+    with pytest.warns(UserWarning):
+        assert JsonSchemaParser(schema, lenient=True).accepts("[[]]")
+
+
 @pytest.mark.parametrize(
     "schema",
     [

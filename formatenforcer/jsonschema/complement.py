@@ -57,17 +57,24 @@ def complement(merger: Merger, node: Node, within: Node | None = None) -> Node:
 def negated(merger: Merger, node: Node) -> Node:
     """``complement(node)`` for a sub-schema, memoised by node and built now when it can be (so problems
     surface at build time); a recursive schema meets its own complement as a not-yet-resolved reference."""
-    target = deref(node)
     memo = merger.negations
-    hit = memo.get(id(target))
+    hit = memo.get(id(node))
     if hit is None:
-        hit = memo[id(target)] = Ref("not", lambda: complement(merger, target))
-        merger.keep(target)
+        hit = memo[id(node)] = Ref("not", lambda: complement(merger, node))
+        merger.keep(node)
         try:
             hit.get()
         except CycleError:
-            pass  # resolved when the schema it is part of has been built
+            pass  # a reference still being built: resolved by Normalizer.finish, which reports problems
     return hit
+
+
+def _concrete(node: Node) -> Node | None:
+    """``deref(node)``, or None for a reference still being built (recursion): treated as constrained."""
+    try:
+        return deref(node)
+    except CycleError:
+        return None
 
 
 def _within_kind(merger: Merger, node: Node) -> Node:
@@ -131,15 +138,15 @@ def _arrays(merger: Merger, node: Array) -> list[Node]:
     if node.max_items is not None:
         out.append(Array(min_items=node.max_items + 1))
     for i, schema in enumerate(node.prefix):
-        if not isinstance(deref(schema), AnyValue):
+        if not isinstance(_concrete(schema), AnyValue):
             out.append(Array((AnyValue(),) * i + (negated(merger, schema),), min_items=i + 1))
-    items = deref(node.items)
+    items = _concrete(node.items)
     if isinstance(items, Never):
         out.append(Array(min_items=len(node.prefix) + 1))
     elif not isinstance(items, AnyValue):
         if node.prefix:
             raise Unsupported("not", "'not' of an array constraining the items after a prefix")
-        out.append(Array(contains=negated(merger, items)))
+        out.append(Array(contains=negated(merger, node.items)))
     if node.contains is not None:
         if node.min_contains > 0:
             out.append(Array(contains=node.contains, min_contains=0, max_contains=node.min_contains - 1))
@@ -184,14 +191,14 @@ def _objects(merger: Merger, node: Object) -> list[Node]:
     for key, needed in node.dependent_required:
         out.extend(Object((_absent(name),), required=frozenset({key})) for name in needed)
     for side in node.sides:
-        additional = deref(side.additional)
-        patterns = [p for p, schema in side.patterns if not isinstance(deref(schema), AnyValue)]
+        additional = _concrete(side.additional)
+        patterns = [p for p, schema in side.patterns if not isinstance(_concrete(schema), AnyValue)]
         if isinstance(additional, Never) and not side.patterns:
             out.extend(_extra_key(side, node.required))
         elif patterns or not isinstance(additional, AnyValue):
             raise Unsupported("not", "'not' of an object constraining keys it does not name")
         for name, schema in side.properties:
-            if not isinstance(deref(schema), AnyValue):
+            if not isinstance(_concrete(schema), AnyValue):
                 value = Side(((name, negated(merger, schema)),), silent=True)  # `not` evaluates nothing
                 out.append(Object((value,), required=frozenset({name})))
     return out

@@ -190,6 +190,10 @@ class Ref(Node):
                 self._busy = False
         return self._target
 
+    def settle(self, node: Node) -> None:
+        """Resolves the reference to ``node`` when its own resolution failed (lenient: unenforced)."""
+        self._target = node
+
     def __repr__(self) -> str:
         return f"Ref({self.pointer!r})"
 

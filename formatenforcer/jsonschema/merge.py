@@ -176,6 +176,8 @@ class Merger:
         if isinstance(a, Number):
             return isinstance(_numbers(a, b), Never)
         if isinstance(a, Object):
+            if any(_forbids(one, name) for one, other in ((a, b), (b, a)) for name in other.required):
+                return True
             for name in a.required & b.required:
                 va = _first_property(a, name)
                 vb = _first_property(b, name)
@@ -200,6 +202,21 @@ def kinds_of(node: Node) -> set[type] | None:
             out |= more
         return out
     return {type(node)}
+
+
+def _forbids(node: Object, name: str) -> bool:
+    """Whether no object of ``node`` can hold key ``name`` (a closed side does not name or match it, or a
+    side gives it the schema ``false``)."""
+    from .validate import _regex
+
+    for side in node.sides:
+        matched = [schema for key, schema in side.properties if key == name]
+        matched += [schema for pattern, schema in side.patterns if _regex(pattern).search(name)]
+        if any(isinstance(deref(schema), Never) for schema in matched):
+            return True
+        if not matched and isinstance(deref(side.additional), Never):
+            return True
+    return False
 
 
 def _first_property(node: Object, name: str) -> Node | None:

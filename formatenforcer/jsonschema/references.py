@@ -18,6 +18,7 @@ from urllib.parse import unquote, urljoin
 
 from ..errors import SchemaError
 from .ir import AnyValue, CycleError, Node, Ref
+from .merge import Merger, Unsupported
 
 
 def _join(base: str, ref: str) -> str:
@@ -40,6 +41,7 @@ class References:
     """The ``$ref`` half of the normalizer (mixed into ``Normalizer``, which provides ``node`` and ``draft7``)."""
 
     draft7: bool
+    merger: Merger
     problems: list[tuple[str, str]]
     track: bool
     node: Callable[..., Node]
@@ -141,9 +143,12 @@ class References:
         return hit
 
     def finish(self) -> None:
-        """Resolves every reference met so far (and those they lead to), so all problems are known now."""
+        """Resolves every reference met so far (and those they lead to), and the complements left lazy by a
+        recursive ``not``/``oneOf``, so all problems are known now."""
         done: set[str] = set()
-        while len(done) < len(self._refs):
+        negations: set[int] = set()
+        negated = self.merger.negations
+        while len(done) < len(self._refs) or len(negations) < len(negated):
             for pointer, ref in list(self._refs.items()):
                 if pointer not in done:
                     done.add(pointer)
@@ -151,6 +156,15 @@ class References:
                         ref.get()
                     except CycleError:
                         self.problems.append((pointer, "$ref"))
+            for key, ref in list(negated.items()):
+                if key not in negations:
+                    negations.add(key)
+                    try:
+                        ref.get()
+                    except (Unsupported, CycleError) as problem:
+                        # where is lost (the complement is shared); leniently, that `not` constrains nothing
+                        self.problems.append(("#", problem.keyword if isinstance(problem, Unsupported) else "$ref"))
+                        ref.settle(AnyValue())
 
 
 __all__ = ["References"]

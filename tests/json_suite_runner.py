@@ -202,11 +202,11 @@ UNSUPPORTED_NOTES = """## Unsupported groups and why
 Each is refused at build time with `UnsupportedSchemaError` naming the keyword and its JSON pointer
 (`lenient=True` turns that into a warning and enforces the rest):
 
-- `$dynamicRef`, `$recursiveRef`: dynamic scope resolution (the target depends on the path of references
-  taken to reach the schema); not implemented.
-- `$ref` to a document not passed in `resources=` (here: the draft 2020-12 metaschema, which itself needs
-  `$dynamicRef`): never fetched; also a `$ref` whose resolution needs itself before any value is read
-  (`allOf` cycles).
+- `$dynamicRef` whose target depends on the path of references taken to reach it (a node is normalized once
+  per location, not once per path); resolved when the root resource declares the anchor or only one
+  resource does.
+- `$ref` to a document not passed in `resources=` (here: the draft 2020-12 metaschema): never fetched;
+  also a `$ref` whose resolution needs itself before any value is read (`allOf` cycles).
 - `format` values other than date-time, date, time, duration, email, uuid, uri, ipv4, ipv6, hostname
   (idn-*, iri*, uri-reference, uri-template, json-pointer, relative-json-pointer, regex).
 - `unevaluatedItems` over two `contains` merged by `allOf`: the array tracks one `contains` count while

@@ -74,5 +74,42 @@ def test_unknown_document_names_pointer_and_uri_and_is_never_fetched():
 def test_problems_inside_a_supplied_document_carry_its_uri():
     with pytest.raises(UnsupportedSchemaError) as raised:
         JsonSchemaParser({"$ref": "https://example.com/d.json"},
-                         resources={"https://example.com/d.json": {"$dynamicRef": "#x"}})  # fmt: skip
-    assert raised.value.problems == [("https://example.com/d.json#/$dynamicRef", "$dynamicRef")]
+                         resources={"https://example.com/d.json": {"$recursiveRef": "#"}})  # fmt: skip
+    assert raised.value.problems == [("https://example.com/d.json#/$recursiveRef", "$recursiveRef")]
+
+
+TREE = {"$id": "https://example.com/tree", "$dynamicAnchor": "node", "type": "object",
+        "properties": {"data": True, "children": {"type": "array", "items": {"$dynamicRef": "#node"}}}}  # fmt: skip
+
+
+def test_dynamic_ref_resolves_to_the_root_resource_anchor():
+    strict = {"$id": "https://example.com/strict", "$dynamicAnchor": "node", "$ref": "tree",
+              "unevaluatedProperties": False}  # fmt: skip
+    parser = JsonSchemaParser(strict, resources={"https://example.com/tree": TREE})
+    assert parser.accepts('{"data": 1, "children": [{"data": 2, "children": []}]}')
+    assert not parser.accepts('{"children": [{"daat": 2}]}')  # the extension reaches the nested nodes too
+    loose = JsonSchemaParser({"$ref": "https://example.com/tree"}, resources={"https://example.com/tree": TREE})
+    assert loose.accepts('{"children": [{"daat": 2}]}')  # only the tree's own anchor: a plain $ref
+
+
+def test_dynamic_ref_whose_target_depends_on_the_path_is_refused():
+    schema = {
+        "$id": "https://example.com/main",
+        "anyOf": [{"$ref": "numbers"}, {"$ref": "strings"}],
+        "$defs": {
+            "list": {"$id": "list", "type": "array", "items": {"$dynamicRef": "#item"},
+                     "$defs": {"default": {"$dynamicAnchor": "item"}}},
+            "numbers": {"$id": "numbers", "$ref": "list", "$defs": {"n": {"$dynamicAnchor": "item", "type": "number"}}},
+            "strings": {"$id": "strings", "$ref": "list", "$defs": {"s": {"$dynamicAnchor": "item", "type": "string"}}},
+        },
+    }  # fmt: skip
+    with pytest.raises(UnsupportedSchemaError) as raised:
+        JsonSchemaParser(schema)
+    assert raised.value.problems == [("#/$defs/list/items/$dynamicRef", "$dynamicRef")]
+
+
+def test_defs_named_like_keywords_are_scanned():
+    schema = {"$ref": "#/$defs/default", "$defs": {"default": {"$id": "https://example.com/d", "$ref": "#a",
+                                                               "$defs": {"x": {"$anchor": "a", "type": "integer"}}}}}
+    parser = JsonSchemaParser(schema)  # fmt: skip
+    assert parser.accepts("3") and not parser.accepts('"3"')

@@ -15,7 +15,7 @@ from fractions import Fraction
 IMPLEMENTED_KEYWORDS = frozenset(
     {
         # applicators and references
-        "$ref", "$defs", "definitions", "$anchor", "allOf", "anyOf", "oneOf", "not",
+        "$ref", "$dynamicRef", "$defs", "definitions", "$anchor", "allOf", "anyOf", "oneOf", "not",
         "if", "then", "else", "dependentRequired", "dependentSchemas", "dependencies",
         # any kind
         "type", "enum", "const", "nullable",

@@ -41,7 +41,7 @@ from .merge import Merger, Unsupported, checked_array, union_of
 from .references import References, _escape, _join
 from .validate import accepts, to_fraction
 
-KNOWN_UNSUPPORTED = frozenset({"$dynamicRef", "$recursiveRef", "$recursiveAnchor"})
+KNOWN_UNSUPPORTED = frozenset({"$recursiveRef", "$recursiveAnchor"})
 """Standard keywords that formatenforcer does not enforce (they need to look back at the whole value)."""
 
 _TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
@@ -148,7 +148,8 @@ class Normalizer(References):
             return self._reference(schema["$ref"], base, f"{pointer}/$ref")
         node = self._kinds(schema, pointer, base)
         steps = [
-            ("allOf", self._all_of), ("$ref", self._ref_sibling), ("anyOf", self._any_of), ("oneOf", self._one_of),
+            ("allOf", self._all_of), ("$ref", self._ref_sibling), ("$dynamicRef", self._dynamic_ref),
+            ("anyOf", self._any_of), ("oneOf", self._one_of),
             ("not", self._not), ("if", self._if), ("dependentSchemas", self._dependent_schemas),
             ("dependencies", self._dependent_schemas),
         ]  # fmt: skip
@@ -183,6 +184,10 @@ class Normalizer(References):
     def _ref_sibling(self, node: Node, schema: dict, pointer: str, base: str) -> Node:
         # lazily: the target may be the schema being built (recursion through a $ref with siblings)
         return self.merger.lazy_and(node, self._reference(schema["$ref"], base, f"{pointer}/$ref"))
+
+    def _dynamic_ref(self, node: Node, schema: dict, pointer: str, base: str) -> Node:
+        target = self._dynamic_reference(schema["$dynamicRef"], base, f"{pointer}/$dynamicRef")
+        return self.merger.lazy_and(node, target)
 
     def _any_of(self, node: Node, schema: dict, pointer: str, base: str) -> Node:
         subs = self._subs(schema, "anyOf", pointer, base)

@@ -32,6 +32,9 @@ def _escape(token: str) -> str:
     return token.replace("~", "~0").replace("/", "~1")
 
 
+_NAME_MAPS = frozenset({"$defs", "definitions", "properties", "patternProperties", "dependentSchemas", "dependencies"})
+
+
 def _document_uri(uri: str) -> str:
     """``uri`` without an empty fragment (``http://x/s.json#`` names the same document as ``http://x/s.json``)."""
     return uri[:-1] if uri.endswith("#") else uri
@@ -55,12 +58,18 @@ class References:
         self._resources: dict[str, tuple[Any, str]] = {}
         self._anchors: dict[str, tuple[Any, str, str]] = {}
         self._bases: dict[str, str] = {}
+        self._dynamic: set[str] = set()
+        """``<resource uri>#<name>`` of every ``$dynamicAnchor`` met so far."""
         self._scan(root, "#", "", document=True)
 
-    def _scan(self, schema: Any, pointer: str, base: str, document: bool = False) -> None:
-        if isinstance(schema, list):
-            for i, item in enumerate(schema):
-                self._scan(item, f"{pointer}/{i}", base)
+    def _scan(self, schema: Any, pointer: str, base: str, document: bool = False, names: bool = False) -> None:
+        """Records ids, anchors and base URIs below ``schema``; ``names``: a map of schemas by name
+        (``$defs``, ``properties``...), whose keys are names, not keywords (a ``$defs`` entry "default")."""
+        if isinstance(schema, list) or names:
+            items = enumerate(schema) if isinstance(schema, list) else schema.items() if isinstance(schema, dict) \
+                else ()  # fmt: skip
+            for key, item in items:
+                self._scan(item, f"{pointer}/{_escape(str(key))}", base)
             return
         if not isinstance(schema, dict):
             if document:
@@ -83,12 +92,14 @@ class References:
             anchor = schema.get(keyword)
             if isinstance(anchor, str):
                 self._anchors.setdefault(f"{base}#{anchor}", (schema, pointer, base))
+                if keyword == "$dynamicAnchor":
+                    self._dynamic.add(f"{base}#{anchor}")
         self._bases[pointer] = base
         self.track = self.track or "unevaluatedProperties" in schema or "unevaluatedItems" in schema
         for key, value in schema.items():
             if key in ("enum", "const", "examples", "default"):
                 continue
-            self._scan(value, f"{pointer}/{_escape(key)}", base)
+            self._scan(value, f"{pointer}/{_escape(key)}", base, names=key in _NAME_MAPS)
 
     def base_of(self, pointer: str, fallback: str) -> str:
         """The base URI in force at ``pointer`` (its own ``$id`` applied), or ``fallback`` if not scanned."""
@@ -141,6 +152,26 @@ class References:
         if hit is None:
             hit = self._refs[target] = Ref(target, lambda: self.node(schema, target, target_base))
         return hit
+
+    def _dynamic_reference(self, ref: Any, base: str, pointer: str) -> Node:
+        """``$dynamicRef``, where its target does not depend on the path taken to it: like ``$ref`` unless it
+        first resolves to a ``$dynamicAnchor`` of its name; then the outermost resource of the dynamic scope
+        declaring that anchor wins, which is the root resource when it declares it (evaluation starts there),
+        or the first target when no other known resource declares it. Otherwise Unsupported."""
+        if not isinstance(ref, str):
+            raise SchemaError("'$dynamicRef' must be a string", pointer)
+        uri, _, fragment = _join(base, ref).partition("#")
+        name = unquote(fragment)
+        if not name or name.startswith("/") or f"{uri}#{name}" not in self._dynamic:
+            return self._reference(ref, base, pointer)
+        root = self._bases.get("#", "")
+        if f"{root}#{name}" in self._dynamic:
+            return self._reference(f"{root}#{name}", base, pointer)
+        for other in list(self._supplied):  # every document that could be on the path must be known
+            self._resource(other)
+        if {key for key in self._dynamic if key.endswith(f"#{name}")} == {f"{uri}#{name}"}:
+            return self._reference(ref, base, pointer)
+        raise Unsupported("$dynamicRef", f"the target of {ref!r} depends on the path of references to it")
 
     def finish(self) -> None:
         """Resolves every reference met so far (and those they lead to), and the complements left lazy by a

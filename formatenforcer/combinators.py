@@ -71,24 +71,21 @@ class UnionParser(CharacterParser):
         return ("union", frozenset(state.key() for state in self._alternatives))
 
     def free_run(self) -> FreeRun | None:
-        """A run every alternative promises (same characters, same limit) leads to the union of
-        their states after it: exact when each alternative's promise is."""
+        """A run every live branch shares (same characters; a JSON union of objects inside a key or a string
+        value): the longest branch's length, and after n characters the union of the branches still in it."""
         if len(self._alternatives) == 1:
             return self._alternatives[0].free_run()
-        runs = []
-        for state in self._alternatives:
-            run = state.free_run()
-            if run is None:
-                return None
-            runs.append(run)
-        chars = runs[0].chars
-        if any(run.chars != chars for run in runs):
-            return None  # a run of characters only some alternatives loop on is not promised by all
-        limits = {run.max_length for run in runs}
-        if len(limits) != 1:
-            return None  # a longer run that one alternative still accepts must not be cut off
-        afters = [run.after for run in runs]
-        return FreeRun(chars, runs[0].max_length, lambda n: UnionParser(after(n) for after in afters))
+        runs = [state.free_run() for state in self._alternatives]
+        if any(run is None for run in runs) or len({run.chars for run in runs}) != 1:  # type: ignore[union-attr]
+            return None
+        lengths = [run.max_length for run in runs]  # type: ignore[union-attr]
+        longest = None if None in lengths else max(lengths)  # type: ignore[type-var]
+
+        def after(n: int) -> CharacterParser:
+            live = [run.after(n) for run in runs if run.max_length is None or n <= run.max_length]  # type: ignore
+            return live[0] if len(live) == 1 else UnionParser(live)
+
+        return FreeRun(runs[0].chars, longest, after)  # type: ignore[union-attr]
 
 
 class SequenceParser(CharacterParser):

@@ -65,12 +65,12 @@ class _Deadline:
 class CompiledRegex:
     """A pruned DFA shared by every state of one pattern. Built by ``compile_regex``; read-only after."""
 
-    def __init__(self, pattern: str, parts: tuple | None = None) -> None:
+    def __init__(self, pattern: str, fsm=None, parts: tuple | None = None) -> None:  # noqa: ANN001 - interegular's FSM
         self.pattern = pattern
         if parts is not None:
             self._restore(parts)
             return
-        fsm = _build_fsm(pattern)
+        fsm = _build_fsm(pattern) if fsm is None else fsm
         mapping = dict(fsm.alphabet.items())
         self.else_symbol = mapping.pop(anything_else, None)
         self.symbol_of: dict[str, int] = mapping
@@ -324,7 +324,7 @@ def _from_disk(pattern: str) -> CompiledRegex | None:
     if parts is None or len(parts) != 4:
         return None
     try:
-        return CompiledRegex(pattern, parts)
+        return CompiledRegex(pattern, parts=parts)
     except (TypeError, ValueError):
         return None
 
@@ -333,6 +333,51 @@ def _to_disk(compiled: CompiledRegex) -> None:
     folder = _disk_folder()
     if folder is not None:
         vocab_cache.save(folder, _disk_key(compiled.pattern), compiled.parts(), suffix=".dfa")
+
+
+Clauses = tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]
+
+
+def compile_boolean(clauses: Clauses) -> CompiledRegex:
+    """The strings that some clause ``(must, must_not)`` accepts: those fully matching every pattern of
+    ``must`` and none of ``must_not``. Expresses what one pattern cannot: two patterns (or a pattern and a
+    format) on one string, or "any key but those whose value no schema allows". Memoised like
+    ``compile_regex``; built under the same time limit; RegexError when no string is accepted."""
+    label = "|".join("&".join([*(f"({p})" for p in must), *(f"!({p})" for p in never)]) or "*"
+                     for must, never in clauses)  # fmt: skip
+    key = ("boolean", clauses)  # never equal to a pattern string
+    with _CACHE_LOCK:
+        hit = _CACHE.get(key)  # type: ignore[call-overload]
+        if hit is not None:
+            _CACHE.move_to_end(key)  # type: ignore[arg-type]
+            return hit
+    total = None
+    for must, never in clauses:
+        part = _build_fsm(r"[\s\S]*")
+        for pattern in must:
+            part = _timed(label, lambda a=part, b=pattern: a & _build_fsm(b))
+        for pattern in never:
+            part = _timed(label, lambda a=part, b=pattern: a & _build_fsm(b).everythingbut())
+        total = part if total is None else _timed(label, lambda a=total, b=part: a | b)
+    if total is None:
+        raise RegexError("no clause: the combination matches no string at all")
+    compiled = CompiledRegex(label, total)
+    with _CACHE_LOCK:
+        _CACHE[key] = compiled  # type: ignore[index]
+        if len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return compiled
+
+
+def _timed(label: str, build):  # noqa: ANN001, ANN202 - interegular's FSM type
+    """``build()`` under the compile time limit (FSM products can blow up like subset construction)."""
+    deadline = _Deadline(COMPILE_SECONDS, label)
+    previous = sys.gettrace()
+    sys.settrace(deadline)
+    try:
+        return build()
+    finally:
+        sys.settrace(previous)
 
 
 class RegexParser(CharacterParser):

@@ -18,6 +18,8 @@ from typing import Any
 from formatenforcer import JsonSchemaParser, SchemaError, UnsupportedSchemaError
 
 SUITE = Path(__file__).resolve().parents[2] / "shared/corpora/json-schema-test-suite/tests"
+REMOTES = SUITE.parent / "remotes"
+REMOTE_BASE = "http://localhost:1234/"
 DRAFTS = {"draft2020-12": "https://json-schema.org/draft/2020-12/schema", "draft7": "http://json-schema.org/draft-07/schema#"}
 
 DIFFERENCES = {
@@ -76,6 +78,17 @@ class FileResult:
 
 Accept = Callable[[JsonSchemaParser, str], tuple[bool, str]]
 
+_REMOTE_DOCUMENTS: dict[str, Any] = {}
+
+
+def remote_documents() -> dict[str, Any]:
+    """The suite's ``remotes/`` folder as ``resources`` for JsonSchemaParser, by the URIs the tests use
+    (``http://localhost:1234/<path>``): the suite expects them served there; formatenforcer never fetches."""
+    if not _REMOTE_DOCUMENTS:
+        for path in sorted(REMOTES.rglob("*.json")):
+            _REMOTE_DOCUMENTS[REMOTE_BASE + path.relative_to(REMOTES).as_posix()] = json.loads(path.read_text())
+    return _REMOTE_DOCUMENTS
+
 
 def run_file(path: Path, name: str, draft: str, accept: Accept | None) -> FileResult:
     result = FileResult()
@@ -85,7 +98,7 @@ def run_file(path: Path, name: str, draft: str, accept: Accept | None) -> FileRe
         if isinstance(schema, dict) and "$schema" not in schema:
             schema = {"$schema": DRAFTS[draft], **schema}
         try:
-            parser: JsonSchemaParser | None = JsonSchemaParser(schema)
+            parser: JsonSchemaParser | None = JsonSchemaParser(schema, resources=remote_documents())
         except UnsupportedSchemaError as error:
             for keyword in sorted({k for _, k in error.problems}):
                 result.unsupported[keyword] = result.unsupported.get(keyword, 0) + 1
@@ -141,7 +154,8 @@ def summary_markdown(results: dict[str, dict[str, FileResult]]) -> str:
         "# JSON-Schema-Test-Suite coverage",
         "",
         "Written by `python -m pytest tests/test_json_schema_suite.py` (do not edit by hand). Suite: "
-        "`../shared/corpora/json-schema-test-suite/` (draft2020-12 and draft7, plus `optional/format/`).",
+        "`../shared/corpora/json-schema-test-suite/` (draft2020-12 and draft7, plus `optional/format/`; "
+        "`remotes/` passed as `resources=` under `http://localhost:1234/`).",
         "A group is *supported* when `JsonSchemaParser(schema)` builds (an unsatisfiable schema counts as supported: "
         "it refuses everything). Valid instances: accepted token by token with the Llama 3 tokenizer, compact "
         "(raw unicode) and `indent=2` (`\\uXXXX` escapes), end-of-sequence allowed at the end. Invalid instances: "
@@ -188,22 +202,24 @@ UNSUPPORTED_NOTES = """## Unsupported groups and why
 Each is refused at build time with `UnsupportedSchemaError` naming the keyword and its JSON pointer
 (`lenient=True` turns that into a warning and enforces the rest):
 
-- `unevaluatedProperties`, `unevaluatedItems`: they depend on which keywords evaluated which parts of the
-  whole value, known only once the value is complete; not decidable left to right without a full evaluator.
-- `$dynamicRef`, `$recursiveRef`: dynamic scope resolution; not implemented.
-- `$ref` to remote documents (`http://localhost:1234/...`): never fetched (no network at generation time);
+- `$dynamicRef` whose target depends on the path of references taken to reach it (a node is normalized once
+  per location, not once per path); resolved when the root resource declares the anchor or only one
+  resource does.
+- `$ref` to a document not passed in `resources=` (here: the draft 2020-12 metaschema): never fetched;
   also a `$ref` whose resolution needs itself before any value is read (`allOf` cycles).
 - `format` values `idn-hostname`, `idn-email` (IDNA2008 needs Unicode property tables), `regex` (ECMA-262
   syntax nests parentheses: not regular) and unknown names; see docs/json-schema.md, Formats.
-- `oneOf` whose branches can match the same value: "exactly one" can need the complete value to decide,
-  so it could dead-end; `oneOf` with provably disjoint branches (different types, consts, discriminator
-  properties) is enforced as `anyOf`.
-- `not` of anything but types, `const`/`enum` literals, a single number bound, and `required` of one
-  property; `if` likewise (its `else` branch needs `not if`).
-- `uniqueItems` over arrays or objects (scalar items are enforced by excluding the values already seen).
-- `pattern` combined with `format` or a second pattern on one string, several closed object schemas with
-  `patternProperties` merged by `allOf`, `propertyNames` with a pattern on an object closed by
-  `patternProperties`: each would need an automaton product that can dead-end.
+- `unevaluatedItems` over two `contains` merged by `allOf`: the array tracks one `contains` count while
+  generating; with two, whether the room left can still satisfy both would need a joint count.
+- `oneOf`/`not`/`if` whose complement grows past 256 alternatives (`not` of a union is the intersection of
+  the complements, which multiplies), and `not` of what only "there exists" can say: `uniqueItems` (a
+  duplicate exists), `additionalProperties`/`patternProperties` schemas (some extra key has a bad value),
+  `propertyNames`, `items` after `prefixItems`.
+- `uniqueItems` over constrained array/object items: a prefix such as `[1` might only be completable as a
+  duplicate of an earlier item, which a left-to-right check cannot foresee (scalars are excluded up front;
+  unconstrained arrays/objects refuse the bracket that would close a duplicate).
+- several closed object schemas with `patternProperties` merged by `allOf`, `propertyNames` with a pattern
+  on an object closed by `patternProperties`: their key automata are not combined.
 - draft-04 boolean `exclusiveMinimum`/`exclusiveMaximum`.
 
 ## Known approximations

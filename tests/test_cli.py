@@ -51,7 +51,7 @@ def files(tmp_path: Path) -> dict[str, Path]:
         "missing": tmp_path / "missing.json",
     }
     paths["unsupported"].write_text(
-        json.dumps({"type": "object", "properties": {"a": {"type": "array", "unevaluatedItems": False}}})
+        json.dumps({"type": "object", "properties": {"a": {"type": "array", "$recursiveRef": "#"}}})
     )
     paths["not_json"].write_text('{"type": "object",')
     return paths
@@ -69,7 +69,7 @@ def test_check_supported_schema_exits_0() -> None:
 def test_check_lists_unsupported_keywords_with_pointers_and_exits_1(files: dict[str, Path]) -> None:
     result = run("check", str(files["unsupported"]))
     assert result.returncode == 1, result.stderr
-    assert "#/properties/a/unevaluatedItems" in result.stdout and "unevaluatedItems" in result.stdout
+    assert "#/properties/a/$recursiveRef" in result.stdout and "$recursiveRef" in result.stdout
     assert result.stderr == ""
 
 
@@ -101,7 +101,7 @@ def test_check_errors_exit_2(files: dict[str, Path], name: str, fragment: str) -
     [
         (["--schema", "{missing}"], ["schema file not found"]),
         (["--schema", "{not_json}"], ["is not JSON", "line 1"]),
-        (["--schema", "{unsupported}"], ["unevaluatedItems", "#/properties/a/unevaluatedItems", "--lenient"]),
+        (["--schema", "{unsupported}"], ["$recursiveRef", "#/properties/a/$recursiveRef", "--lenient"]),
         (["--regex", "[a-"], ["regular expression"]),
         (["--regex", "(?=a)b"], ["lookaround"]),
         (["--json", "--model", "{missing}"], ["model path not found"]),

@@ -94,16 +94,19 @@ UNIQUE = JsonSchemaParser({"type": "array", "items": {"type": "string"}, "unique
 
 
 @pytest.mark.parametrize("prefix", ['["', '["Py', '["Python","', '["Python","SQ'])
-def test_unique_items_run_is_a_subset_missing_only_tokens_that_start_the_next_item(llama3_vocabulary, prefix):
-    """Under uniqueItems the run's stand-in does not know the item's text, so a token that ends the item
-    *and* opens the next one (``.","``) is left to the plain path; nothing else differs, nothing is added."""
+def test_unique_items_run_is_a_subset_missing_only_tokens_that_go_past_the_item(llama3_vocabulary, prefix):
+    """Under uniqueItems the run's stand-in does not know the item's text, so it cannot record the item as
+    seen: a token that closes the item *and* goes on (``.",``, ``x"]``) after a run is left out; the same
+    characters in later tokens are read from real states. Nothing else differs, nothing is added."""
     state = UNIQUE.add_text(prefix)
     fast = allowed_mask(llama3_vocabulary, state, b"", False, {})
     plain = allowed_mask(llama3_vocabulary, WalkOnly(state), b"", False)
     assert not (fast & ~plain).any()
     missing = np.flatnonzero(np.unpackbits((plain & ~fast).view(np.uint8), bitorder="little"))
-    assert all(b'","' in llama3_vocabulary.text_of(int(i)) for i in missing)
-    assert len(missing) < 20
+    for token in missing:
+        text = llama3_vocabulary.text_of(int(token))
+        assert b'"' in text[1:-1], text  # run characters, the closing quote, then more
+    assert len(missing) < 600
 
 
 @pytest.mark.parametrize("schema, prefixes", [

@@ -39,7 +39,12 @@ CASES = [
     (JsonSchemaParser({"type": "string", "format": "email"}), ['"a@', '"a@b.c']),
     (UnionParser([JsonSchemaParser({"type": "object"}), JsonSchemaParser({"type": "object", "maxProperties": 1})]),
      ['{"', '{"ab']),  # fmt: skip
-]
+    (UnionParser([RegexParser('"[^"]*"'), RegexParser('"[^"]*"x')]), ['"', '"ab']),
+    (JsonSchemaParser({"anyOf": [{"type": "object", "properties": {"a": {"type": "string"}}},
+                                 {"type": "object", "properties": {"b": {"type": "integer"}}}]}),
+     ['{"', '{"x', '{"a": "', '{"a": "xy']),
+    (JsonSchemaParser({"uniqueItems": True}), ['["ab', '["ab", "', '[["ab"], ["a', '[{"k": "v']),
+]  # fmt: skip
 
 
 def states():

@@ -8,7 +8,7 @@ every reachable node -> report. All errors are raised here, at build time.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from typing import Any
 
 from ..charset import CharSet
@@ -57,14 +57,24 @@ class JsonSchemaParser(_Document):
     ``lenient``: when False (default) any keyword that cannot be enforced raises ``UnsupportedSchemaError``
     listing each one with its JSON pointer; when True they are reported once with ``warnings.warn`` and the
     rest of the schema is enforced (an unenforced keyword then constrains nothing).
+    ``resources``: other schema documents by absolute URI (``{"https://example.com/person.json": {...}}``),
+    for ``$ref``s that name them; nothing is ever fetched, so a ``$ref`` to a document not supplied is an
+    unsupported ``$ref`` whose message names the URI.
     Raises ``SchemaError`` (with the pointer) for a malformed or unsatisfiable schema.
     """
 
     __slots__ = ("schema", "problems")
 
-    def __init__(self, schema: Any, *, lenient: bool = False, config: JsonConfig | None = None) -> None:
+    def __init__(
+        self,
+        schema: Any,
+        *,
+        lenient: bool = False,
+        config: JsonConfig | None = None,
+        resources: Mapping[str, Any] | None = None,
+    ) -> None:
         raw = load_schema(schema)
-        normalizer = Normalizer(raw)
+        normalizer = Normalizer(raw, resources)
         root = normalizer.node(raw)
         normalizer.finish()
         origins = normalizer.origin
@@ -72,11 +82,17 @@ class JsonSchemaParser(_Document):
         problems = list(normalizer.problems)
         problems.extend(compiler.check_all(root, lenient=lenient))
         problems = list(dict.fromkeys(problems))
+        missing = "".join(
+            f"; the $ref at {p} names {uri!r}, a document not supplied in resources= (never fetched)"
+            for p, uri in normalizer.missing.items()
+        )
         if problems and not lenient:
-            raise UnsupportedSchemaError(problems)
+            error = UnsupportedSchemaError(problems)
+            error.args = (f"{error.args[0]}{missing}",)
+            raise error
         if problems:
             listed = ", ".join(f"'{k}' at {p}" for p, k in problems)
-            warnings.warn(f"formatenforcer: not enforcing {listed}", stacklevel=2)
+            warnings.warn(f"formatenforcer: not enforcing {listed}{missing}", stacklevel=2)
         self.schema = raw
         self.problems = problems
         self._setup(compiler, root)

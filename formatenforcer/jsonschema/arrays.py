@@ -18,14 +18,16 @@ from typing import TYPE_CHECKING
 from ..charset import EMPTY, CharSet
 from ..parser import CharacterParser, FreeRun, Lexeme, nested_lexeme
 from .compile import union_memo
-from .ir import AnyValue, Array, Boolean, Never, Node, Null, Number, String, Union, deref
+from .ir import AnyValue, Array, Boolean, Never, Node, Null, Number, Object, String, Union, deref
 from .merge import Unsupported, union_of
-from .validate import to_fraction
+from .validate import _canonical, to_fraction
 
 if TYPE_CHECKING:
     from .compile import Compiler
 
 OPEN, FIRST, VALUE, AFTER, NEXT, DONE = range(6)
+_UNKNOWN = "\x00"
+"""Marks item text read inside a free run (never in real JSON text: raw control characters are invalid)."""
 _OPEN = CharSet.of("[")
 _CLOSE = CharSet.of("]")
 _COMMA = CharSet.of(",")
@@ -36,8 +38,38 @@ def _scalar_only(node: Node) -> bool:
     if isinstance(node, Union):
         return all(_scalar_only(o) for o in node.options)
     if isinstance(node, String):
-        return node.values is not None or (node.max_length is None and not node.patterns and not node.formats)
+        return node.values is not None or (node.max_length is None and not node.patterns and not node.formats
+                                           and not node.not_patterns and not node.not_formats)  # fmt: skip
     return isinstance(node, (Null, Boolean, Number))
+
+
+def _plain_container(node: Node) -> bool:
+    """An array or object schema with no constraint at all: every prefix of such a value can still end as
+    infinitely many different values, so refusing only the bracket that would close a duplicate never
+    strands the item (another item or key can always come instead)."""
+    if isinstance(node, Array):
+        return (not node.prefix and isinstance(deref(node.items), AnyValue) and not node.min_items
+                and node.max_items is None and not node.unique and node.contains is None)  # fmt: skip
+    if isinstance(node, Object):
+        return (not node.required and node.property_names is None and not node.min_properties
+                and node.max_properties is None and not node.dependent_required
+                and all(not s.properties and not s.patterns and isinstance(deref(s.additional), AnyValue)
+                        for s in node.sides))  # fmt: skip
+    return False
+
+
+def _unique_kind(node: Node) -> str | None:
+    """"scalar" when uniqueness is enforced by excluding seen values, "compound" when (also) by refusing
+    the closing bracket of a duplicate array/object, None when neither is exact and dead-end free."""
+    node = deref(node)
+    if isinstance(node, AnyValue):
+        return "compound"
+    if isinstance(node, Union):
+        kinds = [_unique_kind(o) for o in node.options]
+        return None if None in kinds else "compound" if "compound" in kinds else "scalar"
+    if _scalar_only(node) or isinstance(node, Never):
+        return "scalar"
+    return "compound" if _plain_container(node) else None
 
 
 def _literal(value: object) -> Node:
@@ -62,19 +94,26 @@ class ArrayContext:
         self.max_items = node.max_items
         self.contains = node.contains
         self.track = node.contains is not None and (node.min_contains > 0 or node.max_contains is not None)
+        self.compound = False
         if node.unique and (node.max_items is None or node.max_items > 1):
             for i in range(len(node.prefix) + 1):
-                schema = node.prefix[i] if i < len(node.prefix) else node.items
-                if not _scalar_only(schema) and not isinstance(deref(schema), Never):
-                    raise Unsupported("uniqueItems", "uniqueItems is enforced for scalar items only")
+                kind = _unique_kind(node.prefix[i] if i < len(node.prefix) else node.items)
+                if kind is None:
+                    raise Unsupported("uniqueItems", "uniqueItems over constrained array or object items")
+                self.compound = self.compound or kind == "compound"
             self.unique = True
         else:
             self.unique = False
+        self._seen_values: dict[frozenset, frozenset] = {}
         if self.track and node.max_contains is not None and node.max_contains < node.min_contains:
             self.max_items = -1  # unsatisfiable, start() reports it
         self._items: dict[tuple, CharacterParser | None] = {}
         self.unions: dict[tuple[CharSet, ...], CharSet] = {}
         self._tracker = compiler.start(node.contains) if self.track else None
+        if self.track:  # build the "must match" / "must not match" item schemas now, so problems surface here
+            for position in range(len(node.prefix) + 1):
+                for mode in ("match", "avoid"):
+                    self._items[(position, mode, frozenset())] = self._build_item(position, mode, frozenset())
 
     def start(self) -> CharacterParser | None:
         """The opening state, or None when no array fits (too few items can exist, or none can match
@@ -98,15 +137,6 @@ class ArrayContext:
             if all(isinstance(deref(m), Never) for m in matching):
                 return None
         return ArrayParser(self, OPEN, 0, 0, None, (0, frozenset()))
-
-    def open_string_items(self, index: int) -> bool:
-        """Items from ``index`` on are plain strings with no upper length, pattern or enum: excluding any
-        finite set of seen values always leaves one, so uniqueItems can never leave them without a value."""
-        if index < len(self.node.prefix) or self.track:
-            return False
-        item = deref(self.node.items)
-        return (isinstance(item, String) and item.values is None and item.max_length is None
-                and not item.patterns and not item.formats)  # fmt: skip
 
     def item_start(self, index: int, count: int, seen: frozenset) -> tuple[CharacterParser | None, bool]:
         """The start of item ``index`` and whether it still needs the contains tracker."""
@@ -133,14 +163,19 @@ class ArrayContext:
             schema = merger.intersect(schema, node.contains)
         elif mode == "avoid":
             schema = merger.intersect(schema, merger.negate(node.contains))
-        if seen:
-            listed = union_of([_literal(json.loads(text)) for text in seen])
-            schema = merger.intersect(schema, merger.negate(listed))
+        scalars = [value for value in (json.loads(text) for text in seen) if not isinstance(value, (list, dict))]
+        if scalars:
+            schema = merger.intersect(schema, merger.negate(union_of([_literal(v) for v in scalars])))
         return self.compiler.start(schema)
 
-
-_UNKNOWN_SEEN = frozenset({"\x00unknown"})
-"""Items seen by a free-run stand-in that read an item without knowing its text: no further item may begin."""
+    def duplicate(self, text: str, seen: frozenset) -> bool:
+        """Whether the array/object ``text`` equals (as JSON values: 1 == 1.0, any key order) a seen item."""
+        values = self._seen_values.get(seen)
+        if values is None:
+            values = self._seen_values[seen] = frozenset(
+                _canonical(json.loads(t)) for t in seen if t[0] in "[{"
+            )
+        return _canonical(json.loads(text)) in values
 
 
 class ArrayParser(CharacterParser):
@@ -149,7 +184,7 @@ class ArrayParser(CharacterParser):
     __slots__ = ("_ctx", "_phase", "_index", "_ws", "_child", "_extra", "_tracker", "_text", "_allowed", "_key")
 
     def __init__(self, ctx: ArrayContext, phase: int, index: int, ws: int, child: CharacterParser | None,
-                 extra: tuple, tracker: CharacterParser | None = None, text: str | None = "") -> None:  # fmt: skip
+                 extra: tuple, tracker: CharacterParser | None = None, text: str = "") -> None:  # fmt: skip
         self._ctx, self._phase, self._index, self._ws = ctx, phase, index, ws
         self._child, self._extra, self._tracker, self._text = child, extra, tracker, text
         self._allowed: CharSet | None = None
@@ -157,38 +192,30 @@ class ArrayParser(CharacterParser):
 
     def _item(self, index: int) -> CharacterParser | None:
         ctx = self._ctx
-        if (ctx.max_items is not None and index >= ctx.max_items) or self._extra[1] is _UNKNOWN_SEEN:
+        if ctx.max_items is not None and index >= ctx.max_items:
             return None
         return ctx.item_start(index, self._extra[0], self._extra[1])[0]
-
-    def _can_continue(self) -> bool:
-        """Whether another item may follow. A free-run stand-in that does not know the last item's text can
-        still say yes when items are strings open enough that one more distinct value always exists."""
-        if self._extra[1] is not _UNKNOWN_SEEN:
-            return self._item(self._index) is not None
-        ctx = self._ctx
-        return ctx.open_string_items(self._index) and (ctx.max_items is None or self._index < ctx.max_items)
 
     def _closable(self, count: int) -> bool:
         ctx = self._ctx
         return count >= ctx.min_items and (not ctx.track or self._extra[0] >= ctx.node.min_contains)
 
-    def _finish_item(self) -> ArrayParser:
+    def _finish_item(self) -> ArrayParser | None:
         ctx = self._ctx
+        if ctx.unique and _UNKNOWN in self._text:
+            return None  # a free-run stand-in does not know the item, so it cannot record it as seen
         count, seen = self._extra
         _, tracked = ctx.item_start(self._index, count, seen)
         mode = ctx._mode(self._index, count) if ctx.track else "free"
         if mode == "match" or (tracked and self._tracker is not None and self._tracker.can_end()):
             count += 1
         if ctx.unique:
-            if self._text is None:  # a free-run stand-in (see free_run): what it read is not known
-                return ArrayParser(ctx, AFTER, self._index + 1, 0, None, (count, _UNKNOWN_SEEN))
             seen = seen | {json.dumps(json.loads(self._text))}
         return ArrayParser(ctx, AFTER, self._index + 1, 0, None, (count, seen))
 
     def _begin_item(self, ch: str) -> ArrayParser | None:
         ctx = self._ctx
-        if (ctx.max_items is not None and self._index >= ctx.max_items) or self._extra[1] is _UNKNOWN_SEEN:
+        if ctx.max_items is not None and self._index >= ctx.max_items:
             return None
         start, tracked = ctx.item_start(self._index, *self._extra)
         if start is None:
@@ -205,11 +232,16 @@ class ArrayParser(CharacterParser):
             child = self._child.add_character(ch)
             if child is not None:
                 tracker = self._tracker.add_character(ch) if self._tracker is not None else None
-                text = self._text + ch if ctx.unique and self._text is not None else self._text
+                text = self._text + ch if ctx.unique else ""
+                if ctx.compound and text[0] in "[{" and child.can_end() and (
+                    _UNKNOWN in text or ctx.duplicate(text, self._extra[1])
+                ):
+                    return None  # the bracket that would close a duplicate of an earlier item (or might)
                 return ArrayParser(ctx, VALUE, self._index, 0, child, self._extra, tracker, text)
             if not self._child.can_end():
                 return None
-            return self._finish_item().add_character(ch)
+            done = self._finish_item()
+            return None if done is None else done.add_character(ch)
         if phase == OPEN:
             return ArrayParser(ctx, FIRST, 0, 0, None, self._extra) if ch == "[" else None
         if phase == DONE:
@@ -224,7 +256,7 @@ class ArrayParser(CharacterParser):
                 return None
             return ArrayParser(ctx, DONE, self._index, 0, None, (0, frozenset()))
         if phase == AFTER:
-            if ch == "," and self._can_continue():
+            if ch == "," and self._item(self._index) is not None:
                 return ArrayParser(ctx, NEXT, self._index, 0, None, self._extra)
             return None
         return self._begin_item(ch)
@@ -242,41 +274,45 @@ class ArrayParser(CharacterParser):
             return EMPTY
         if phase == VALUE:
             if not self._child.can_end():
+                allowed = self._child.allowed_characters()
+                if ctx.compound and self._text[:1] in ("[", "{"):
+                    for closer in "]}":
+                        if closer in allowed and self.add_character(closer) is None:
+                            allowed = allowed - CharSet.of(closer)  # it would close a duplicate item
+                return allowed
+            done = self._finish_item()
+            if done is None:
                 return self._child.allowed_characters()
-            return union_memo(ctx.unions, (self._child.allowed_characters(), self._finish_item().allowed_characters()))
+            return union_memo(ctx.unions, (self._child.allowed_characters(), done.allowed_characters()))
         parts = [ctx.ws.allowed(self._ws)]
         if ctx.ws.can_stop(self._ws):
             if phase in (FIRST, AFTER) and self._closable(self._index):
                 parts.append(_CLOSE)
-            if phase == AFTER:
-                if self._can_continue():
-                    parts.append(_COMMA)
-            else:
-                item = self._item(self._index)
-                if item is not None:
-                    parts.append(item.allowed_characters())
+            item = self._item(self._index)
+            if item is not None:
+                parts.append(_COMMA if phase == AFTER else item.allowed_characters())
         return union_memo(ctx.unions, tuple(parts))
 
     def can_end(self) -> bool:
         return self._phase == DONE
 
     def free_run(self) -> FreeRun | None:
-        """The item consumes the whole run (not when a contains tracker rides along). Under uniqueItems the
-        item's text matters once the item ends, so ``after(n)`` for n > 0 is a stand-in that does not know
-        it: it may end the item and close the array, but refuses to begin another item in the same token
-        (a subset of the real continuations, as parser.FreeRun allows)."""
+        """The item's run, passed through (not with a contains tracker riding along). Under uniqueItems the
+        run's characters are not known to ``after(n)``, so its stand-in marks the item text unknown and
+        refuses what depends on it (finishing the item, closing a compound one): a subset of the real
+        state, as the enforcer requires; tokens reaching past the item's end get walked from real states
+        only when they start at the run's beginning."""
         if self._phase != VALUE or self._tracker is not None:
             return None
         inner = self._child.free_run()
         if inner is None:
             return None
-        ctx, index, extra, after = self._ctx, self._index, self._extra, inner.after
+        ctx, index, extra, after, text = self._ctx, self._index, self._extra, inner.after, self._text
         if not ctx.unique:
             return FreeRun(inner.chars, inner.max_length, lambda n: ArrayParser(ctx, VALUE, index, 0, after(n), extra))
-        text = self._text
 
         def stand_in(n: int) -> ArrayParser:
-            return ArrayParser(ctx, VALUE, index, 0, after(n), extra, None, text if n == 0 else None)
+            return ArrayParser(ctx, VALUE, index, 0, after(n), extra, None, text + _UNKNOWN if n else text)
 
         return FreeRun(inner.chars, inner.max_length, stand_in)
 
@@ -296,7 +332,7 @@ class ArrayParser(CharacterParser):
             if not ctx.unique and not ctx.track and ctx.max_items is None and index > max(ctx.min_items,
                                                                                           len(ctx.node.prefix)):
                 index = -1  # past every positional rule: later items all behave alike
-            text = self._text if ctx.unique else ""  # the item's text decides what later items may be
+            text = self._text if ctx.unique else None  # what the item has read decides what may follow
             self._key = ("arr", id(ctx), self._phase, index, self._ws, child, self._extra, tracker, text)
         return self._key
 

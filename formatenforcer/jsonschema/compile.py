@@ -15,7 +15,7 @@ from ..choice import ChoiceParser
 from ..combinators import UnionParser
 from ..errors import SchemaError, UnsupportedSchemaError
 from ..parser import CharacterParser
-from ..regex import RegexError, compile_regex
+from ..regex import RegexError, compile_boolean, compile_regex
 from .config import JsonConfig
 from .content import Content, ExcludeContent, LengthContent, RegexContent, TrieContent
 from .formats import FORMAT_MAX_LENGTH, FORMAT_PATTERNS
@@ -40,19 +40,38 @@ def search_to_full(pattern: str) -> str:
     return f"{head}(?:{body}){tail}"
 
 
-def string_content(node: String) -> Content:
-    """The content automaton enforcing a string node; raises Unsupported for combinations that could dead-end."""
+def literal_regex(text: str) -> str:
+    """A full-match regex for exactly ``text``, spelled with escapes interegular reads (no ``re.escape``)."""
+    out = []
+    for ch in text:
+        code = ord(ch)
+        out.append(ch if ch.isalnum() else f"\\x{code:02x}" if code < 256 else f"[{ch}]")
+    return "".join(out)
+
+
+def string_content(node: String) -> Content | None:
+    """The content automaton enforcing a string node (None: no string at all); raises Unsupported for
+    combinations that could dead-end or whose automaton is too large."""
     if node.values is not None:
         return TrieContent(node.values)
-    if node.excluded:
-        if node.max_length is not None or node.patterns or node.formats:
-            raise Unsupported("not", "excluding strings together with maxLength, pattern or format")
+    never = [search_to_full(p) for p in node.not_patterns] + [FORMAT_PATTERNS[f] for f in node.not_formats]
+    if node.excluded and not (never or node.max_length is not None or node.patterns or node.formats):
         return ExcludeContent(node.excluded, node.min_length)
     full = [search_to_full(p) for p in node.patterns] + [FORMAT_PATTERNS[f] for f in node.formats]
-    if not full:
+    if not full and not never and not node.excluded:
         return LengthContent(node.min_length, node.max_length)
-    if len(set(full)) > 1:
-        raise Unsupported("pattern" if len(node.patterns) > 1 else "format", "several patterns/formats on one string")
+    keyword = "format" if node.formats and not node.patterns else "pattern"
+    if never or node.excluded or len(set(full)) > 1:
+        # several patterns, a pattern and a format, or what a `not` excludes: one product automaton
+        never += [literal_regex(v) for v in sorted(node.excluded)]
+        try:
+            dfa = compile_boolean(((tuple(dict.fromkeys(full)), tuple(dict.fromkeys(never))),))
+        except RegexError as error:
+            if "no string" in str(error):
+                return None
+            raise Unsupported(keyword if full else "not", str(error)) from None
+        content = RegexContent(dfa, node.min_length, node.max_length)
+        return content if content._can_finish(0, node.min_length, node.max_length) else None
     try:
         dfa = compile_regex(full[0])
     except RegexError as error:
@@ -114,7 +133,8 @@ class Compiler:
         if isinstance(node, Number):
             return NumberParser(NumberContext(node))
         if isinstance(node, String):
-            return StringParser(string_content(node), escapable=self.escapable)
+            content = string_content(node)
+            return None if content is None else StringParser(content, escapable=self.escapable)
         if isinstance(node, Array):
             return ArrayContext(node, self).start()
         if isinstance(node, Object):

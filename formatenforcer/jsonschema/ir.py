@@ -17,7 +17,7 @@ from .formats import FORMAT_PATTERNS
 IMPLEMENTED_KEYWORDS = frozenset(
     {
         # applicators and references
-        "$ref", "$defs", "definitions", "$anchor", "allOf", "anyOf", "oneOf", "not",
+        "$ref", "$dynamicRef", "$defs", "definitions", "$anchor", "allOf", "anyOf", "oneOf", "not",
         "if", "then", "else", "dependentRequired", "dependentSchemas", "dependencies",
         # any kind
         "type", "enum", "const", "nullable",
@@ -26,10 +26,11 @@ IMPLEMENTED_KEYWORDS = frozenset(
         # strings
         "minLength", "maxLength", "pattern", "format",
         # arrays
-        "items", "prefixItems", "additionalItems", "minItems", "maxItems", "uniqueItems",
+        "items", "prefixItems", "additionalItems", "unevaluatedItems", "minItems", "maxItems", "uniqueItems",
         "contains", "minContains", "maxContains",
         # objects
         "properties", "required", "additionalProperties", "patternProperties", "propertyNames",
+        "unevaluatedProperties",
         "minProperties", "maxProperties",
     }
 )  # fmt: skip
@@ -80,7 +81,8 @@ class Boolean(Node):
 @dataclass(frozen=True, eq=False)
 class Number(Node):
     """A JSON number in ``[low, high]`` (each end open when its flag is set), a multiple of ``multiple_of``
-    (``Fraction(1)`` for integers). ``integer`` also forbids fraction and exponent in the text."""
+    (``Fraction(1)`` for integers). ``integer`` also forbids fraction and exponent in the text.
+    ``not_multiples`` (from ``not``): the value is a multiple of none of them (``1``: not an integer)."""
 
     integer: bool = False
     low: Fraction | None = None
@@ -89,11 +91,14 @@ class Number(Node):
     high_open: bool = False
     multiple_of: Fraction | None = None
     excluded: frozenset[Fraction] = frozenset()
+    not_multiples: tuple[Fraction, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)
 class String(Node):
-    """A JSON string. ``values`` (an enum) makes every other field irrelevant; lengths count code points."""
+    """A JSON string. ``values`` (an enum) makes every other field irrelevant; lengths count code points.
+    ``not_patterns``/``not_formats`` (from ``not``): patterns the string must not match, formats it must not
+    have."""
 
     min_length: int = 0
     max_length: int | None = None
@@ -101,11 +106,17 @@ class String(Node):
     formats: tuple[str, ...] = ()
     values: frozenset[str] | None = None
     excluded: frozenset[str] = frozenset()
+    not_patterns: tuple[str, ...] = ()
+    not_formats: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)
 class Array(Node):
-    """A JSON array: item ``i`` follows ``prefix[i]``, later ones ``items``; ``contains`` counts matches."""
+    """A JSON array: item ``i`` follows ``prefix[i]``, later ones ``items``; ``contains`` counts matches.
+
+    ``evaluated`` and ``evaluated_by`` record what ``unevaluatedItems`` may not touch: the first ``evaluated``
+    items (None: every item, an ``items`` keyword was present) and the items matching any ``evaluated_by``
+    schema (the ``contains`` keywords merged in). Literal arrays (``const``/``enum``) evaluate nothing."""
 
     prefix: tuple[Node, ...] = ()
     items: Node = field(default_factory=AnyValue)
@@ -115,16 +126,24 @@ class Array(Node):
     contains: Node | None = None
     min_contains: int = 1
     max_contains: int | None = None
+    evaluated: int | None = 0
+    evaluated_by: tuple[Node, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)
 class Side(Node):
     """One original object schema's key rules: the value of key ``k`` must match ``properties[k]`` and every
-    pattern matching ``k``; a key in neither must match ``additional``."""
+    pattern matching ``k``; a key in neither must match ``additional``.
+
+    For ``unevaluatedProperties``: the side's named and pattern keys count as evaluated, and every other key
+    too when ``rest_evaluated`` (an explicit ``additionalProperties`` or ``unevaluatedProperties``);
+    a ``silent`` side (a ``const``/``enum`` literal) evaluates nothing."""
 
     properties: tuple[tuple[str, Node], ...] = ()
     patterns: tuple[tuple[str, Node], ...] = ()
     additional: Node = field(default_factory=AnyValue)
+    rest_evaluated: bool = False
+    silent: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -172,6 +191,10 @@ class Ref(Node):
             finally:
                 self._busy = False
         return self._target
+
+    def settle(self, node: Node) -> None:
+        """Resolves the reference to ``node`` when its own resolution failed (lenient: unenforced)."""
+        self._target = node
 
     def __repr__(self) -> str:
         return f"Ref({self.pointer!r})"

@@ -7,7 +7,7 @@ merges), which keeps recursive schemas finite; results are memoised per normaliz
 
 from __future__ import annotations
 
-from .ir import AnyValue, Array, Boolean, Never, Node, Null, Number, Object, Ref, Side, String, Union, deref
+from .ir import AnyValue, Array, Boolean, Never, Node, Null, Number, Object, Ref, String, Union, deref
 from .validate import accepts, string_ok
 
 MAX_UNION = 256
@@ -59,6 +59,7 @@ class Merger:
     def __init__(self) -> None:
         self._lazy: dict[tuple[int, int], Node] = {}
         self._keep: list[Node] = []
+        self.negations: dict[int, Ref] = {}
 
     def lazy_and(self, a: Node, b: Node) -> Node:
         """``a`` and ``b`` together, merged when first needed."""
@@ -117,6 +118,8 @@ class Merger:
                 with_contains.contains,
                 with_contains.min_contains,
                 with_contains.max_contains,
+                None if a.evaluated is None or b.evaluated is None else max(a.evaluated, b.evaluated),
+                a.evaluated_by + b.evaluated_by,
             )
         )
 
@@ -126,6 +129,9 @@ class Merger:
             names = a.property_names or b.property_names
         else:
             names = self.lazy_and(a.property_names, b.property_names)
+        low, high = max(a.min_properties, b.min_properties), _min_opt(a.max_properties, b.max_properties)
+        if high is not None and low > high:
+            return Never(f"minProperties {low} > maxProperties {high}")
         return Object(
             a.sides + b.sides,
             a.required | b.required,
@@ -136,57 +142,16 @@ class Merger:
         )
 
     def negate(self, node: Node, within: Node | None = None) -> Node:
-        """The values that are *not* instances of ``node``; raises Unsupported beyond kinds and literals.
-        ``within``: only its kinds matter (the result is intersected with it), so a kind it lacks is skipped
-        even when its complement could not be expressed."""
-        node = deref(node)
-        relevant = None if within is None else kinds_of(within)
-        if isinstance(node, AnyValue):
-            return Never("'not' of a schema that allows everything")
-        if isinstance(node, Never):
-            return AnyValue()
-        options = node.options if isinstance(node, Union) else (node,)
-        kinds: dict[type, Node] = {
-            Null: Null(),
-            Boolean: Boolean(),
-            Number: Number(),
-            String: String(),
-            Array: Array(),
-            Object: Object(),
-        }
-        for option in options:
-            option = deref(option)
-            kind = type(option)
-            current = kinds.get(kind)
-            if current is None or (relevant is not None and kind not in relevant):
-                continue
-            if kind is Null or (kind is Boolean and option.values == current.values):
-                del kinds[kind]
-            elif kind is Boolean:
-                kinds[kind] = Boolean(current.values - option.values)
-            elif kind is Number and _plain_number(option):
-                if option.integer:
-                    raise Unsupported("not", "'not' of integers would need 'non-integer numbers'")
-                del kinds[kind]
-            elif kind is Number and _one_bound(option) and current.low is None and current.high is None:
-                # the complement of [low, inf) among numbers is (-inf, low), and so on
-                if option.low is not None:
-                    kinds[kind] = Number(high=option.low, high_open=not option.low_open, excluded=current.excluded)
-                else:
-                    kinds[kind] = Number(low=option.high, low_open=not option.high_open, excluded=current.excluded)
-            elif kind is Number and option.low is not None and option.low == option.high and not option.integer:
-                kinds[kind] = Number(excluded=current.excluded | {option.low})
-            elif kind is String and option.values is not None:
-                kinds[kind] = String(excluded=current.excluded | option.values)
-            elif _plain(option):
-                del kinds[kind]
-            elif kind is Object and _required_only(option):
-                (name,) = option.required
-                side = Side(properties=((name, Never(f"'not' forbids property {name!r}")),))
-                kinds[kind] = self.intersect(current, Object((side,)))
-            else:
-                raise Unsupported("not", f"'not' of a constrained {kind.__name__.lower()} schema")
-        return union_of(list(kinds.values()))
+        """The values that are *not* instances of ``node`` (see complement.py); raises Unsupported where the
+        complement cannot be expressed. ``within``: only its kinds matter (the result is intersected with
+        it), so a kind it lacks is skipped even when its complement could not be expressed."""
+        from .complement import complement
+
+        return complement(self, node, within)
+
+    def keep(self, node: Node) -> None:
+        """Keeps ``node`` alive as long as the merger (memo keys are object ids)."""
+        self._keep.append(node)
 
     def disjoint(self, a: Node, b: Node, depth: int = 0) -> bool:
         """True only when no value can match both (conservative: False when unsure)."""
@@ -211,6 +176,8 @@ class Merger:
         if isinstance(a, Number):
             return isinstance(_numbers(a, b), Never)
         if isinstance(a, Object):
+            if any(_forbids(one, name) for one, other in ((a, b), (b, a)) for name in other.required):
+                return True
             for name in a.required & b.required:
                 va = _first_property(a, name)
                 vb = _first_property(b, name)
@@ -237,42 +204,27 @@ def kinds_of(node: Node) -> set[type] | None:
     return {type(node)}
 
 
+def _forbids(node: Object, name: str) -> bool:
+    """Whether no object of ``node`` can hold key ``name`` (a closed side does not name or match it, or a
+    side gives it the schema ``false``)."""
+    from .validate import _regex
+
+    for side in node.sides:
+        matched = [schema for key, schema in side.properties if key == name]
+        matched += [schema for pattern, schema in side.patterns if _regex(pattern).search(name)]
+        if any(isinstance(deref(schema), Never) for schema in matched):
+            return True
+        if not matched and isinstance(deref(side.additional), Never):
+            return True
+    return False
+
+
 def _first_property(node: Object, name: str) -> Node | None:
     for side in node.sides:
         for key, schema in side.properties:
             if key == name:
                 return schema
     return None
-
-
-def _plain(node: Node) -> bool:
-    """A kind with no constraint at all (``{"type": "array"}``)."""
-    if isinstance(node, String):
-        return node.values is None and not (node.min_length or node.max_length is not None or node.patterns or
-                                            node.formats or node.excluded)  # fmt: skip
-    if isinstance(node, Array):
-        return (not node.prefix and isinstance(deref(node.items), AnyValue) and not node.min_items
-                and node.max_items is None and not node.unique and node.contains is None)  # fmt: skip
-    if isinstance(node, Object):
-        return (not node.required and node.property_names is None and not node.min_properties
-                and node.max_properties is None and not node.dependent_required
-                and all(not s.properties and not s.patterns and isinstance(deref(s.additional), AnyValue)
-                        for s in node.sides))  # fmt: skip
-    return False
-
-
-def _one_bound(node: Number) -> bool:
-    """A number constrained by exactly one bound (and nothing else)."""
-    return (not node.integer and node.multiple_of is None and not node.excluded
-            and (node.low is None) != (node.high is None))  # fmt: skip
-
-
-def _plain_number(node: Number) -> bool:
-    return node.low is None and node.high is None and node.multiple_of in (None, 1) and not node.excluded
-
-
-def _required_only(node: Object) -> bool:
-    return len(node.required) == 1 and _plain(Object(node.sides))
 
 
 def checked_array(node: Array) -> Node:
@@ -298,7 +250,8 @@ def _numbers(a: Number, b: Number) -> Node:
         multiple = _lcm(a.multiple_of, b.multiple_of)
     from .numbers import number_satisfiable
 
-    merged = Number(a.integer or b.integer, low, low_open, high, high_open, multiple, a.excluded | b.excluded)
+    merged = Number(a.integer or b.integer, low, low_open, high, high_open, multiple, a.excluded | b.excluded,
+                    tuple(dict.fromkeys(a.not_multiples + b.not_multiples)))  # fmt: skip
     return merged if number_satisfiable(merged) else Never("no number satisfies the bounds")
 
 
@@ -314,7 +267,8 @@ def _strings(a: String, b: String) -> Node:
     low = max(a.min_length, b.min_length)
     if high is not None and low > high:
         return Never(f"minLength {low} > maxLength {high}")
-    return String(low, high, a.patterns + b.patterns, a.formats + b.formats, None, a.excluded | b.excluded)
+    return String(low, high, a.patterns + b.patterns, a.formats + b.formats, None, a.excluded | b.excluded,
+                  a.not_patterns + b.not_patterns, a.not_formats + b.not_formats)  # fmt: skip
 
 
 __all__ = ["Merger", "Unsupported", "accepts", "checked_array", "union_of"]

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
-from urllib.parse import unquote, urljoin
 
 from ..errors import SchemaError
+from . import unevaluated
 from .ir import (
     ANNOTATIONS,
     FORMATS,
@@ -36,18 +38,18 @@ from .ir import (
     deref,
 )  # fmt: skip
 from .merge import Merger, Unsupported, checked_array, union_of
+from .references import References, _escape, _join
 from .validate import accepts, to_fraction
 
-KNOWN_UNSUPPORTED = frozenset(
-    {"unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef", "$recursiveAnchor"}
-)
+KNOWN_UNSUPPORTED = frozenset({"$recursiveRef", "$recursiveAnchor"})
 """Standard keywords that formatenforcer does not enforce (they need to look back at the whole value)."""
 
 _TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
 _COUNTS = ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties",
            "minContains", "maxContains")  # fmt: skip
 _NUMBERS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
-_SCHEMAS = ("additionalProperties", "propertyNames", "not", "if", "then", "else", "contains", "additionalItems")
+_SCHEMAS = ("additionalProperties", "propertyNames", "not", "if", "then", "else", "contains", "additionalItems",
+            "unevaluatedProperties", "unevaluatedItems")
 _SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
 _SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 
@@ -59,17 +61,6 @@ _KIND_KEYWORDS = frozenset(
      "patternProperties", "propertyNames", "minProperties", "maxProperties", "dependentRequired",
      "dependencies"}
 )  # fmt: skip
-
-
-def _join(base: str, ref: str) -> str:
-    """``urljoin`` that also keeps a fragment-only reference on a non-hierarchical base (``urn:...``)."""
-    if ref.startswith("#"):
-        return base.partition("#")[0] + ref
-    return urljoin(base, ref)
-
-
-def _escape(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")
 
 
 def load_schema(schema: Any) -> Any:
@@ -100,7 +91,7 @@ def _literal(value: Any) -> Node:
     if isinstance(value, list):
         return Array(tuple(_literal(v) for v in value), Never("no more items"), len(value), len(value))
     properties = tuple((k, _literal(v)) for k, v in value.items())
-    return Object((Side(properties, (), Never("no other property")),), frozenset(value))
+    return Object((Side(properties, (), Never("no other property"), silent=True),), frozenset(value))
 
 
 def literals(values: list[Any]) -> Node:
@@ -115,99 +106,19 @@ def literals(values: list[Any]) -> Node:
     return union_of(others) if others else Never("an empty enum")
 
 
-class Normalizer:
-    """One pass over one schema; ``problems`` collects unsupported keywords with their pointers."""
+class Normalizer(References):
+    """One pass over one schema; ``problems`` collects unsupported keywords with their pointers.
+    ``resources``: other schema documents by absolute URI, for ``$ref`` to them (never fetched)."""
 
-    def __init__(self, root: Any) -> None:
-        self.root = root
+    def __init__(self, root: Any, resources: Mapping[str, Any] | None = None) -> None:
         dialect = str(root.get("$schema", "")) if isinstance(root, dict) else ""
         self.draft7 = any(f"draft-0{n}" in dialect for n in (4, 6, 7))
         self.problems: list[tuple[str, str]] = []
         self.merger = Merger()
         self.origin: dict[int, str] = {}
         self._nodes: dict[str, Node] = {}
-        self._refs: dict[str, Ref] = {}
-        self._resources: dict[str, tuple[Any, str]] = {}
-        self._anchors: dict[str, tuple[Any, str, str]] = {}
-        self._bases: dict[str, str] = {}
-        self._scan(root, "#", "")
-
-    # --- documents, ids, anchors ---------------------------------------------------------------------------
-    def _scan(self, schema: Any, pointer: str, base: str) -> None:
-        if isinstance(schema, list):
-            for i, item in enumerate(schema):
-                self._scan(item, f"{pointer}/{i}", base)
-            return
-        if not isinstance(schema, dict):
-            return
-        ident = schema.get("$id", schema.get("id") if self.draft7 else None)
-        if self.draft7 and "$ref" in schema:
-            ident = None  # draft-07: $ref ignores its siblings, $id included
-        if isinstance(ident, str):
-            uri, _, fragment = _join(base, ident).partition("#")
-            if uri:
-                base = uri
-                self._resources[uri] = (schema, pointer)
-            if fragment and not fragment.startswith("/"):
-                self._anchors[f"{base}#{fragment}"] = (schema, pointer, base)
-        if pointer == "#":
-            self._resources.setdefault(base, (schema, pointer))
-        for keyword in ("$anchor", "$dynamicAnchor"):  # a $ref to a dynamic anchor acts as a plain one
-            anchor = schema.get(keyword)
-            if isinstance(anchor, str):
-                self._anchors.setdefault(f"{base}#{anchor}", (schema, pointer, base))
-        self._bases[pointer] = base
-        for key, value in schema.items():
-            if key in ("enum", "const", "examples", "default"):
-                continue
-            self._scan(value, f"{pointer}/{_escape(key)}", base)
-
-    def _reference(self, ref: Any, base: str, pointer: str) -> Node:
-        if not isinstance(ref, str):
-            raise SchemaError("'$ref' must be a string", pointer)
-        uri, _, fragment = _join(base, ref).partition("#")
-        resource = self._resources.get(uri) if uri else (self.root, "#")
-        if resource is None:
-            if uri == self._bases.get("#", ""):
-                resource = (self.root, "#")
-            else:
-                self.problems.append((pointer, "$ref"))  # a remote document: never fetched
-                return AnyValue()
-        schema, target = resource
-        target_base = uri
-        fragment = unquote(fragment)
-        if fragment and not fragment.startswith("/"):
-            found = self._anchors.get(f"{uri}#{fragment}")
-            if found is None:
-                raise SchemaError(f"'$ref' {ref!r} names an anchor that does not exist", pointer)
-            schema, target, target_base = found
-        elif fragment:
-            for token in fragment[1:].split("/"):
-                token = token.replace("~1", "/").replace("~0", "~")
-                if isinstance(schema, dict) and token in schema:
-                    schema = schema[token]
-                elif isinstance(schema, list) and token.isdigit() and int(token) < len(schema):
-                    schema = schema[int(token)]
-                else:
-                    raise SchemaError(f"'$ref' {ref!r} points nowhere", pointer)
-                target = f"{target}/{_escape(token)}"
-            target_base = self._bases.get(target, target_base)
-        hit = self._refs.get(target)
-        if hit is None:
-            hit = self._refs[target] = Ref(target, lambda: self.node(schema, target, target_base))
-        return hit
-
-    def finish(self) -> None:
-        """Resolves every reference met so far (and those they lead to), so all problems are known now."""
-        done: set[str] = set()
-        while len(done) < len(self._refs):
-            for pointer, ref in list(self._refs.items()):
-                if pointer not in done:
-                    done.add(pointer)
-                    try:
-                        ref.get()
-                    except CycleError:
-                        self.problems.append((pointer, "$ref"))
+        self.track = False  # whether annotations matter (some unevaluated* keyword exists)
+        super().__init__(root, resources)
 
     # --- one schema ------------------------------------------------------------------------------------
     def node(self, schema: Any, pointer: str = "#", base: str | None = None) -> Node:
@@ -231,13 +142,14 @@ class Normalizer:
             raise SchemaError(f"a schema must be an object or a boolean, not {type(schema).__name__}", pointer)
         ident = schema.get("$id")
         if isinstance(ident, str) and pointer != "#" and not (self.draft7 and "$ref" in schema):
-            base = _join(base, ident).partition("#")[0] or base
+            base = self.base_of(pointer, _join(base, ident).partition("#")[0] or base)
         self._check_keywords(schema, pointer)
         if "$ref" in schema and self.draft7:
             return self._reference(schema["$ref"], base, f"{pointer}/$ref")
         node = self._kinds(schema, pointer, base)
         steps = [
-            ("allOf", self._all_of), ("$ref", self._ref_sibling), ("anyOf", self._any_of), ("oneOf", self._one_of),
+            ("allOf", self._all_of), ("$ref", self._ref_sibling), ("$dynamicRef", self._dynamic_ref),
+            ("anyOf", self._any_of), ("oneOf", self._one_of),
             ("not", self._not), ("if", self._if), ("dependentSchemas", self._dependent_schemas),
             ("dependencies", self._dependent_schemas),
         ]  # fmt: skip
@@ -249,6 +161,9 @@ class Normalizer:
                     self.problems.append((f"{pointer}/{keyword}", problem.keyword))
                 except CycleError:
                     self.problems.append((f"{pointer}/{keyword}", "$ref"))
+        for keyword in ("unevaluatedProperties", "unevaluatedItems"):
+            if keyword in schema:
+                node = self._unevaluated(node, schema, pointer, base, keyword)
         for keyword in ("enum", "const"):
             if keyword in schema:
                 values = schema[keyword] if keyword == "enum" else [schema[keyword]]
@@ -270,24 +185,44 @@ class Normalizer:
         # lazily: the target may be the schema being built (recursion through a $ref with siblings)
         return self.merger.lazy_and(node, self._reference(schema["$ref"], base, f"{pointer}/$ref"))
 
+    def _dynamic_ref(self, node: Node, schema: dict, pointer: str, base: str) -> Node:
+        target = self._dynamic_reference(schema["$dynamicRef"], base, f"{pointer}/$dynamicRef")
+        return self.merger.lazy_and(node, target)
+
     def _any_of(self, node: Node, schema: dict, pointer: str, base: str) -> Node:
-        return self.merger.intersect(node, union_of(self._subs(schema, "anyOf", pointer, base)))
+        subs = self._subs(schema, "anyOf", pointer, base)
+        if self.track:  # a `true` branch must not hide the annotations of the others
+            subs = [union_of(unevaluated.kinds()) if isinstance(s, AnyValue) else s for s in subs]
+        return self.merger.intersect(node, union_of(subs))
 
     def _one_of(self, node: Node, schema: dict, pointer: str, base: str) -> Node:
-        subs = [self.merger.intersect(node, s) for s in self._subs(schema, "oneOf", pointer, base)]
-        live = [s for s in subs if not isinstance(deref(s), Never)]
-        for i, a in enumerate(live):
-            for b in live[i + 1 :]:
-                if not self.merger.disjoint(a, b):
-                    raise Unsupported("oneOf", "branches that can match the same value")
-        return union_of(live)
+        """Exactly one branch: branch i AND NOT every other branch j that it is not provably disjoint from."""
+        merger = self.merger
+        raw = self._subs(schema, "oneOf", pointer, base)
+        subs = [merger.intersect(node, s) for s in raw]
+        live = [i for i, s in enumerate(subs) if not isinstance(deref(s), Never)]
+        options = []
+        for i in live:
+            part = subs[i]
+            for j in live:
+                if j != i and not merger.disjoint(subs[i], subs[j]):
+                    try:
+                        part = merger.intersect(part, merger.negate(raw[j], part))
+                    except Unsupported as problem:
+                        raise Unsupported("oneOf", f"overlapping branches: {problem.reason}") from None
+            options.append(part)
+        return union_of(options)
 
     def _not(self, node: Node, schema: dict, pointer: str, base: str) -> Node:
         return self.merger.intersect(node, self.merger.negate(self._sub(schema, "not", pointer, base), node))
 
     def _if(self, node: Node, schema: dict, pointer: str, base: str) -> Node:
         if "then" not in schema and "else" not in schema:
-            return node
+            if not self.track:
+                return node
+            # a passing `if` still evaluates properties/items: (node AND if) OR node, exact by monotonicity
+            whole = union_of(unevaluated.kinds()) if isinstance(node, AnyValue) else node
+            return union_of([self.merger.intersect(node, self._sub(schema, "if", pointer, base)), whole])
         condition = self._sub(schema, "if", pointer, base)
         then = self._sub(schema, "then", pointer, base) if "then" in schema else AnyValue()
         otherwise = self._sub(schema, "else", pointer, base) if "else" in schema else AnyValue()
@@ -296,6 +231,24 @@ class Normalizer:
         rest = merger.intersect(node, otherwise)
         no = merger.intersect(rest, merger.negate(condition, rest))
         return union_of([yes, no])
+
+    def _unevaluated(self, node: Node, schema: dict, pointer: str, base: str, keyword: str) -> Node:
+        """``node`` under ``unevaluatedProperties``/``unevaluatedItems``, built when first needed (the node may
+        be a reference still being resolved) and resolved by ``finish`` so its problems are known at build."""
+        rest = self._sub(schema, keyword, pointer, base)
+        where = f"{pointer}/{keyword}"
+
+        def build() -> Node:
+            try:
+                return unevaluated.close(self.merger, node, rest, keyword)
+            except Unsupported as problem:
+                self.problems.append((where, problem.keyword))
+            except CycleError:
+                self.problems.append((where, "$ref"))
+            return node
+
+        ref = self._refs[where] = Ref(where, build)
+        return ref
 
     def _dependent_schemas(self, node: Node, schema: dict, pointer: str, base: str) -> Node:
         keyword = "dependentSchemas" if "dependentSchemas" in schema else "dependencies"
@@ -433,15 +386,18 @@ class Normalizer:
         contains = self._sub(schema, "contains", pointer, base) if "contains" in schema else None
         max_contains = schema.get("maxContains") if contains is not None else None
         min_contains = int(schema.get("minContains", 1)) if contains is not None else 1
+        whole = (items is not None and not isinstance(items, list)) or (isinstance(items, list)
+                                                                         and "additionalItems" in schema)
         node = Array(
             tuple(prefix), rest, int(schema.get("minItems", 0)), None if high is None else int(high),
             schema.get("uniqueItems") is True, contains, min_contains,
-            None if max_contains is None else int(max_contains),
+            None if max_contains is None else int(max_contains), None if whole else len(prefix),
+            () if contains is None else (contains,),
         )  # fmt: skip
         if contains is not None and isinstance(deref(contains), Never) and min_contains > 0:
             return Never("'contains' can never match")
         if contains is not None and min_contains == 0 and max_contains is None:
-            node = Array(node.prefix, node.items, node.min_items, node.max_items, node.unique)
+            node = replace(node, contains=None, min_contains=1)
         return checked_array(node)
 
     def _object(self, schema: dict, pointer: str, base: str) -> Node:
@@ -468,7 +424,8 @@ class Normalizer:
                 raise SchemaError("dependentRequired values must be arrays of strings", f"{pointer}/{key}")
         high = schema.get("maxProperties")
         return Object(
-            (Side(properties, patterns, additional),), frozenset(schema.get("required", ())), names,
+            (Side(properties, patterns, additional, "additionalProperties" in schema),),
+            frozenset(schema.get("required", ())), names,
             int(schema.get("minProperties", 0)), None if high is None else int(high),
             tuple((k, tuple(v)) for k, v in dependent.items()),
         )  # fmt: skip

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from fractions import Fraction
-from math import ceil
+from math import ceil, gcd
 
 from ..charset import EMPTY, CharSet
 from ..parser import CharacterParser
@@ -39,11 +39,16 @@ class NumberContext:
         multiple = node.multiple_of
         if node.integer:
             multiple = _lcm_int(multiple) if multiple is not None else None
+        non = node.not_multiples
         self.constrained = (
-            node.low is not None or node.high is not None or multiple is not None or bool(node.excluded)
+            node.low is not None or node.high is not None or multiple is not None or bool(node.excluded) or bool(non)
         )
+        if node.integer and multiple is None and self.constrained:
+            # the candidates are integers, not every decimal: "0" cannot go on when 0 is excluded, and
+            # [0.5, 0.9] holds no integer
+            multiple = Fraction(1)
         self.exponent = not node.integer and not self.constrained
-        self.positive = (node.low, node.low_open, node.high, node.high_open, multiple, node.excluded)
+        self.positive = (node.low, node.low_open, node.high, node.high_open, multiple, node.excluded, non)
         self.negative = (
             None if node.high is None else -node.high,
             node.high_open,
@@ -51,6 +56,7 @@ class NumberContext:
             node.low_open,
             multiple,
             frozenset(-x for x in node.excluded),
+            non,
         )
 
 
@@ -60,9 +66,27 @@ def _lcm_int(multiple: Fraction) -> Fraction | None:
     return None if step == 1 else step
 
 
+_MAX_PERIOD = 10_000
+"""Candidates tried past the excluded values when ``not_multiples`` skip some multiples (see ``_hits``)."""
+
+
+def _period(multiple: Fraction, non: tuple[Fraction, ...]) -> int:
+    """Among consecutive multiples k*M, those that are multiples of some m in ``non`` are the k divisible by
+    denominator(M/m); k = 1 (mod the lcm of those) is never one, so a window of that lcm holds a good one.
+    0: every multiple of M is also a multiple of some m (nothing allowed)."""
+    period = 1
+    for m in non:
+        d = (multiple / m).denominator
+        if d == 1:
+            return 0
+        period = period * d // gcd(period, d)
+    return min(period, _MAX_PERIOD)
+
+
 def _hits(a: Fraction, b: Fraction | None, bounds: tuple) -> bool:
-    """Whether ``[a, b)`` (b None: unbounded) holds an allowed value (bounds already mirrored)."""
-    low, low_open, high, high_open, multiple, excluded = bounds
+    """Whether ``[a, b)`` (b None: unbounded) holds an allowed value (bounds already mirrored). An interval of
+    positive length holds infinitely many decimals, so without ``multiple`` only a single point can fail."""
+    low, low_open, high, high_open, multiple, excluded, non = bounds
     lo, lo_open = a, False
     if low is not None and (low > lo or (low == lo and low_open)):
         lo, lo_open = low, low_open
@@ -73,15 +97,18 @@ def _hits(a: Fraction, b: Fraction | None, bounds: tuple) -> bool:
         return False
     if multiple is None:
         if hi is not None and lo == hi:
-            return lo not in excluded
+            return lo not in excluded and all((lo / m).denominator != 1 for m in non)
         return True
+    period = _period(multiple, non) if non else 1
+    if period == 0:
+        return False
     x = ceil(lo / multiple) * multiple
     if lo_open and x == lo:
         x += multiple
-    for _ in range(len(excluded) + 1):
+    for _ in range(len(excluded) + period):
         if hi is not None and (x > hi or (x == hi and hi_open)):
             return False
-        if x not in excluded:
+        if x not in excluded and all((x / m).denominator != 1 for m in non):
             return True
         x += multiple
     return False

@@ -17,12 +17,11 @@ from typing import TYPE_CHECKING
 
 from ..charset import EMPTY, CharSet
 from ..choice import CharTrie
-from ..errors import RegexError
 from ..parser import CharacterParser, FreeRun, Lexeme, nested_lexeme
-from ..regex import compile_regex
-from .compile import search_to_full, string_content, union_memo
-from .content import Content, FreeContent, LengthContent, RegexContent, TrieContent
+from .compile import union_memo
+from .content import Content, FreeContent, LengthContent
 from .ir import AnyValue, Never, Node, Object, String, Union, deref
+from .keys import extra_keys
 from .merge import Unsupported
 from .strings import StringParser
 from .validate import accepts, value_schemas
@@ -97,7 +96,7 @@ class ObjectContext:
         self.deps = deps
         self.trie = CharTrie(self.names)
         self.subtree = self._subtree_masks()
-        self.extras = self._extras(key_rule)
+        self.extras = extra_keys(node, compiler.merger, key_rule)
         self.plain_extras = all(not side.patterns for side in node.sides)
         self.min_properties, self.max_properties = node.min_properties, node.max_properties
         # An extra key's text is kept only when something depends on it: the value's schema
@@ -133,40 +132,11 @@ class ObjectContext:
         self.terminal_of = terminal_of
         return masks
 
-    def _extras(self, key_rule: String | None | bool) -> Content | None:
-        """The automaton of keys outside ``names`` (None: no extra key is allowed)."""
-        if key_rule is None:
-            return None
-        closed = [side for side in self.node.sides if isinstance(deref(side.additional), Never)]
-        patterns: list[str] | None = None
-        if closed:
-            if len(closed) > 1 and sum(1 for side in closed if side.patterns) > 1:
-                raise Unsupported("additionalProperties", "several closed object schemas with patternProperties")
-            if any(not side.patterns for side in closed):
-                return None
-            patterns = [p for p, schema in closed[0].patterns if not isinstance(deref(schema), Never)]
-            if not patterns:
-                return None
-        if key_rule is True:
-            if patterns is None:
-                return LengthContent()
-            full = "|".join(f"(?:{search_to_full(p)})" for p in patterns)
-            try:
-                return RegexContent(compile_regex(full))
-            except RegexError as error:
-                raise Unsupported("patternProperties", str(error)) from None
-        if patterns is not None:
-            if key_rule.values is None:
-                raise Unsupported("propertyNames", "propertyNames together with patternProperties on a closed object")
-            from .validate import _regex
-
-            values = [v for v in key_rule.values if any(_regex(p).search(v) for p in patterns)]
-            return TrieContent(values) if values else None
-        return string_content(key_rule)
-
     def start(self) -> CharacterParser | None:
         missing = self.required
         if missing & ~self.usable:
+            return None
+        if self.max_properties is not None and self.min_properties > self.max_properties:
             return None
         if self.max_properties is not None and bin(missing).count("1") > self.max_properties:
             return None

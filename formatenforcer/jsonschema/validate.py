@@ -40,6 +40,10 @@ def string_ok(node: String, text: str) -> bool:
         return False
     if any(len(text) > FORMAT_MAX_LENGTH.get(f, len(text)) for f in node.formats):
         return False
+    if any(_regex(p).search(text) is not None for p in node.not_patterns):
+        return False
+    if any(_regex(FORMAT_PATTERNS[f]).fullmatch(text) is not None for f in node.not_formats):
+        return False
     return all(_regex(FORMAT_PATTERNS[f]).fullmatch(text) is not None for f in node.formats)
 
 
@@ -52,6 +56,8 @@ def number_ok(node: Number, value: Fraction, is_integral: bool) -> bool:
     if node.high is not None and (value > node.high or (node.high_open and value == node.high)):
         return False
     if node.multiple_of is not None and (value / node.multiple_of).denominator != 1:
+        return False
+    if any((value / m).denominator == 1 for m in node.not_multiples):
         return False
     return value not in node.excluded
 

@@ -1,0 +1,87 @@
+"""``uniqueItems`` over arrays and objects: a duplicate's closing bracket is refused (JSON equality: 1 == 1.0,
+any key order), scalars are excluded up front; random walks never dead-end."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import jsonschema
+import pytest
+
+from formatenforcer import JsonSchemaParser, SchemaError, TokenEnforcer
+
+from .checking import random_walk
+from .json_checks import accepts_tokens, char_walk
+
+SCHEMAS = [
+    {"uniqueItems": True},
+    {"type": "array", "items": {"type": ["array", "object", "integer"]}, "uniqueItems": True},
+    {"prefixItems": [{"type": "boolean"}, {"type": "boolean"}], "uniqueItems": True},
+    {"type": "array", "items": {"anyOf": [{"type": "object"}, {"type": "string"}]}, "uniqueItems": True, "maxItems": 4},
+]
+
+
+@pytest.mark.parametrize("schema", SCHEMAS)
+def test_walks_never_dead_end_and_end_unique(schema):
+    parser = JsonSchemaParser(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    rng = random.Random(7)
+    finished = 0
+    for _ in range(300):
+        text, done = char_walk(parser, rng, max_chars=120, end_bias=0.1)
+        if done:
+            finished += 1
+            assert validator.is_valid(json.loads(text)), (schema, text)
+    assert finished > 50
+
+
+@pytest.mark.parametrize(
+    ("text", "valid"),
+    [
+        ("[[1], [1.0]]", False), ('[{"a": 1, "b": 2}, {"b": 2, "a": 1}]', False), ("[[], {}]", True),
+        ("[[1], [1, 1]]", True), ("[1, 1.0]", False), ('[{"a": [1]}, {"a": [2]}]', True), ("[[ ], []]", False),
+        ('["1", 1, [1], {"1": 1}]', True), ("[true, 1]", True), ("[null, null]", False),
+    ],
+)  # fmt: skip
+def test_json_equality_decides(text, valid):
+    assert JsonSchemaParser({"uniqueItems": True}).accepts(text) == valid
+
+
+def test_state_key_tells_items_apart():
+    parser = JsonSchemaParser({"type": "array", "items": {"type": "integer"}, "uniqueItems": True})
+    one, two = parser, parser
+    for ch in "[1":
+        one = one.add_character(ch)
+    for ch in "[2":
+        two = two.add_character(ch)
+    assert one.key() != two.key()
+
+
+@pytest.mark.parametrize("items", [{"type": "array", "maxItems": 1}, {"anyOf": [{"type": "object"}, {"const": [1]}]}])
+def test_constrained_compound_items_stay_refused(items):
+    # "[1" could be forced to close as a duplicate: no left-to-right check can avoid that without lookahead
+    with pytest.raises(SchemaError):
+        JsonSchemaParser({"items": items, "uniqueItems": True})
+
+
+UNIQUE_TEXTS = ['["foo", "bar", "foobar"]', '[["a", "b"], ["b", "a"], {"a": "b"}]', '[{"k": "long text here"}, "k"]']
+
+
+@pytest.mark.parametrize("schema", [{"uniqueItems": True}, {"type": "array", "items": {"type": "string"},
+                                                             "uniqueItems": True}])  # fmt: skip
+def test_tokens_natural_and_random_walks(vocabularies, tokenizers, schema):
+    parser = JsonSchemaParser(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    for name in ("llama3", "smollm2"):
+        enforcer = TokenEnforcer(vocabularies[name], parser)
+        for text in UNIQUE_TEXTS:
+            value = json.loads(text)
+            if validator.is_valid(value):
+                for layout in (json.dumps(value, separators=(",", ":")), json.dumps(value, indent=2)):
+                    ok, why = accepts_tokens(enforcer, tokenizers[name], layout)
+                    assert ok, f"{name}: {layout!r}: {why}"
+        for seed in range(3):
+            text, finished = random_walk(enforcer, seed, max_tokens=60)
+            if finished:
+                assert validator.is_valid(json.loads(text)), text

@@ -44,6 +44,9 @@ CASES = [
                                  {"type": "object", "properties": {"b": {"type": "integer"}}}]}),
      ['{"', '{"x', '{"a": "', '{"a": "xy']),
     (JsonSchemaParser({"uniqueItems": True}), ['["ab', '["ab", "', '[["ab"], ["a', '[{"k": "v']),
+    # keys whose text is kept (minProperties counts distinct keys; patternProperties pick the value schema)
+    (JsonSchemaParser({"type": "object", "minProperties": 2}), ['{"', '{"ab', '{"ab": 1, "a']),
+    (JsonSchemaParser({"type": "object", "patternProperties": {"^x": {"type": "integer"}}}), ['{"', '{"xy']),
 ]  # fmt: skip
 
 

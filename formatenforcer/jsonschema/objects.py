@@ -48,6 +48,18 @@ def _string_part(node: Node | None) -> String | None | bool:
     return node if isinstance(node, String) else None
 
 
+class _UnknownText:
+    """The key text of a free-run stand-in (see KeyContent.free)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<unknown key text>"
+
+
+_UNKNOWN_TEXT = _UnknownText()
+
+
 class _ExtraKey:
     """The pending key of an extra property whose text is not kept (see ``ObjectContext.track_extra_text``)."""
 
@@ -199,7 +211,9 @@ class KeyContent(Content):
             extra = self.extras.step(extra, ch)
         if extra is None and (node < 0 or not self.ctx.subtree[node] & self.available):
             return None
-        return (node, extra, None if text is None else text + ch)
+        if text is not None and text is not _UNKNOWN_TEXT:
+            text = text + ch
+        return (node, extra, text)
 
     def allowed(self, state: tuple) -> CharSet:
         node, extra, _ = state
@@ -238,19 +252,26 @@ class KeyContent(Content):
         _, extra, text = state
         if extra is None or not self.extras.accepting(extra):
             return False
+        if text is _UNKNOWN_TEXT:
+            return False  # a free-run stand-in (see free): what was read is not known, so it cannot close
         return text is None or text not in self.seen_extras
 
     def free(self, state: tuple) -> FreeContent | None:
-        """Exact free run once the key has left every named key and its text is not kept: from there on only
-        the extra-key automaton's state matters, and it promises its own run."""
+        """A free run once the key has left every named key: from there on only the extra-key automaton's
+        state matters, and it promises its own run. Exact when the key's text is not kept; when it is
+        (``track_extra_text``), ``after(n)`` is a stand-in that does not know the text and so refuses to
+        close the key (a subset of the real state, as parser.FreeRun allows): a token that ends the key
+        after a run is left to the next step, read from the real text."""
         node, extra, text = state
-        if node >= 0 or text is not None or extra is None:
+        if node >= 0 or extra is None:
             return None
         inner = self.extras.free(extra)
         if inner is None:
             return None
         chars, room, after = inner
-        return chars, room, lambda n: (-1, after(n), None)
+        if text is None:
+            return chars, room, lambda n: (-1, after(n), None)
+        return chars, room, lambda n: (-1, after(n), _UNKNOWN_TEXT) if n else state
 
 
 class ObjectParser(CharacterParser):

@@ -48,15 +48,20 @@ class _Walk:
         """Continues below ``child`` (reached on a complete character) in ``state``."""
         if len(child) >= _SUBTREE_MIN_FANOUT:
             run = state.free_run()
-            if run is not None and run.max_length is None:
+            if run is not None:
                 table = self.vocabulary.subtree_run_table(child, run.chars)
-                if table.few is not None:
-                    self.out.extend(table.few)
-                else:
-                    self.masks.append(table.runs_upto(None))
-                for length, exits in table.exits.items():
-                    self.walk(exits, run.after(length), b"")
-                return
+                limit = run.max_length
+                # subtree tables are not bucketed by length: a bounded run uses one when no token below
+                # is made of more class characters than the bound (a counted repeat such as {1,30})
+                if limit is None or limit >= table.longest_run:
+                    if table.few is not None:
+                        self.out.extend(table.few)
+                    else:
+                        self.masks.append(table.runs_upto(None))
+                    for length, exits in table.exits.items():
+                        if limit is None or length <= limit:  # longer runs are refused (FreeRun promise)
+                            self.walk(exits, run.after(length), b"")
+                    return
         self.walk(child, state, b"")
 
     def walk(self, node: Trie, state: CharacterParser, pending: bytes) -> None:

@@ -51,7 +51,7 @@ EMAIL = {"type": "object", "properties": {"email": {"type": "string", "format": 
 DATED = {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}$", "maxLength": 7}
 
 CASES = [
-    (RegexParser(r"(- [A-Za-z ]{1,30}\n){3}"), ["- ", "- Apple", "- Apple\n- Ba"]),
+    (RegexParser(r"(- [A-Za-z ]{1,30}\n){3}"), ["-", "- ", "- Apple", "- Apple\n-", "- Apple\n- Ba"]),
     (RegexParser(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9]+)*"), ["", "exa", "ex-am"]),
     (JsonSchemaParser(EMAIL), ['{"email":"ann@', '{"email":"ann@exam', '{"email":"ann@example.c']),
     (JsonSchemaParser(DATED), ['"', '"20', '"2024-']),

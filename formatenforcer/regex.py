@@ -94,6 +94,7 @@ class CompiledRegex:
         self._charsets: list[CharSet | None] = [None] * len(order)
         self._runs: list[object] = [None] * len(order)
         self._distances: list[int] | None = None
+        self._max_distance: int | None = None
 
     def distances(self) -> list[int]:
         """Per state, the fewest characters that reach a final state (the automaton is pruned, so every
@@ -122,6 +123,12 @@ class CompiledRegex:
             self._distances = cached
         return cached
 
+    def max_distance(self) -> int:
+        """The largest of ``distances()``: from any state, a final one is at most this far."""
+        if self._max_distance is None:
+            self._max_distance = max(self.distances(), default=0)
+        return self._max_distance
+
     def parts(self) -> tuple:
         """Plain data (for the on-disk cache) from which ``CompiledRegex(pattern, parts)`` rebuilds it."""
         return (self.symbol_of, self.else_symbol, self.transitions, sorted(self.finals))
@@ -138,6 +145,7 @@ class CompiledRegex:
         self._charsets = [None] * len(self.transitions)
         self._runs = [None] * len(self.transitions)
         self._distances = None
+        self._max_distance = None
 
     def step(self, state: int, ch: str) -> int | None:
         """The state after ``ch``, or None."""

@@ -268,6 +268,8 @@ class Vocabulary:
         self.eos_mask.flags.writeable = False
         self._tables: dict[CharSet, FreeRunTable] = {}
         self._subtables: dict[tuple[int, CharSet], FreeRunTable] = {}
+        self._first_bytes: dict[bytes, np.ndarray] = {}
+        self._longest: int | None = None
         self.lexeme_cache: dict = {}
         """Walks of inner string states keyed by value (``shared_lexeme_key``), shared by every enforcer."""
         self._texts: TokenTexts | None = None
@@ -277,21 +279,19 @@ class Vocabulary:
     def first_bytes_mask(self, lead: bytes) -> np.ndarray:
         """Packed mask of the tokens whose first byte is one of ``lead`` (memoised per set of bytes)."""
         key = bytes(sorted(set(lead)))
-        memo = self.__dict__.setdefault("_first_bytes", {})
-        hit = memo.get(key)
+        hit = self._first_bytes.get(key)
         if hit is None:
             ids = [token_id for byte in key for token_id, _ in _subtree_entries(self.trie.get(byte, {}))]
-            hit = memo[key] = pack_ids(ids, self.size)
+            hit = self._first_bytes[key] = pack_ids(ids, self.size)
             hit.flags.writeable = False
         return hit
 
     @property
     def longest_token(self) -> int:
         """Bytes in the longest token: no token can add more characters than this."""
-        longest = self.__dict__.get("_longest")
-        if longest is None:
-            longest = self.__dict__["_longest"] = max((len(t) for t in self.token_bytes if t), default=0)
-        return longest
+        if self._longest is None:
+            self._longest = max((len(t) for t in self.token_bytes if t), default=0)
+        return self._longest
 
     def _build_trie(self) -> Trie:
         trie: Trie = {}

@@ -15,18 +15,14 @@ from __future__ import annotations
 import numpy as np
 
 from .charset import utf8_length
-from .parser import CharacterParser, Lexeme
-from .vocabulary import IDS, Trie, Vocabulary, pack_ids
+from .parser import CharacterParser, FreeRun, Lexeme
+from .vocabulary import IDS, FreeRunTable, Trie, Vocabulary, pack_ids
 
 _CHR = [chr(b) for b in range(128)]
 _BYTE = [bytes((b,)) for b in range(256)]
 _LENGTH = [utf8_length(b) for b in range(256)]
 
 
-_SUBTREE_MIN_FANOUT = 1
-"""Free-run states entered below any trie node with children are answered from that node's subtree table
-(built once per node and class, small subtrees as id lists): measured on MaskBench's k8s case, 1 cut steady
-TBM by 3x against 16."""
 
 
 class _Walk:
@@ -45,24 +41,30 @@ class _Walk:
         self.checked = False  # see _LexemeWalk
 
     def enter(self, child: Trie, state: CharacterParser) -> None:
-        """Continues below ``child`` (reached on a complete character) in ``state``."""
-        if len(child) >= _SUBTREE_MIN_FANOUT:
-            run = state.free_run()
-            if run is not None:
-                table = self.vocabulary.subtree_run_table(child, run.chars)
-                limit = run.max_length
-                # subtree tables are not bucketed by length: a bounded run uses one when no token below
-                # is made of more class characters than the bound (a counted repeat such as {1,30})
-                if limit is None or limit >= table.longest_run:
-                    if table.few is not None:
-                        self.out.extend(table.few)
-                    else:
-                        self.masks.append(table.runs_upto(None))
-                    for length, exits in table.exits.items():
-                        if limit is None or length <= limit:  # longer runs are refused (FreeRun promise)
-                            self.walk(exits, run.after(length), b"")
-                    return
+        """Continues below ``child`` (reached on a complete character) in ``state``: from the node's subtree
+        free-run table when the state promises a run (built once per node and class, small ones as id
+        lists), else by walking."""
+        run = state.free_run()
+        if run is not None:
+            table = self.vocabulary.subtree_run_table(child, run.chars)
+            # subtree tables are not bucketed by length: a bounded run uses one when no token below is made
+            # of more class characters than the bound (a counted repeat such as {1,30})
+            if run.max_length is None or run.max_length >= table.longest_run:
+                if table.few is not None:
+                    self.out.extend(table.few)
+                else:
+                    self.masks.append(table.runs_upto(None))
+                self.exits(table, run)
+                return
         self.walk(child, state, b"")
+
+    def exits(self, table: FreeRunTable, run: FreeRun) -> None:
+        """Walks the tokens that leave the run's class, each from the state after its run; runs longer than
+        the bound are refused (the FreeRun promise), so their tokens are skipped."""
+        limit = run.max_length
+        for length, exits in table.exits.items():
+            if limit is None or length <= limit:
+                self.walk(exits, run.after(length), b"")
 
     def walk(self, node: Trie, state: CharacterParser, pending: bytes) -> None:
         """Adds every token below ``node`` that ``state`` (with ``pending`` bytes of an incomplete character
@@ -148,10 +150,7 @@ def _collect(walker: _Walk, state: CharacterParser, pending: bytes, at_start: bo
     if run is not None:
         table = vocabulary.free_run_table(run.chars)
         walker.masks.append(table.runs_upto(run.max_length))
-        for length, exits in table.exits.items():
-            if run.max_length is not None and length > run.max_length:
-                continue
-            walker.walk(exits, run.after(length), b"")
+        walker.exits(table, run)
     else:
         walker.walk(vocabulary.trie, state, pending)
         if at_start and vocabulary.strip_leading_space:

@@ -46,3 +46,11 @@ def char_walk(parser: Any, rng: Any, max_chars: int = 400, end_bias: float = 0.3
         out.append(ch)
         state = nxt
     return "".join(out), False
+
+
+def assert_accepts_exactly(parser: Any, valid: list[str], invalid: list[str]) -> None:
+    """Every text of ``valid`` is accepted character by character, none of ``invalid`` is."""
+    for text in valid:
+        assert parser.accepts(text), text
+    for text in invalid:
+        assert not parser.accepts(text), text

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from formatenforcer import JsonSchemaParser, SchemaError
 
-from .json_checks import char_walk
+from .json_checks import assert_accepts_exactly, char_walk
 
 SETTINGS = dict(deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 _KEYS = ["a", "b", "c", "p1", "p2"]
@@ -133,11 +133,7 @@ def test_walks_never_dead_end_and_end_valid(schema, seed):
     ],
 )  # fmt: skip
 def test_cases(schema, valid, invalid):
-    parser = JsonSchemaParser(schema)
-    for text in valid:
-        assert parser.accepts(text), text
-    for text in invalid:
-        assert not parser.accepts(text), text
+    assert_accepts_exactly(JsonSchemaParser(schema), valid, invalid)
 
 
 def test_too_many_overlapping_branches_are_refused_with_pointer():

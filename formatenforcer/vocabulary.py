@@ -6,8 +6,11 @@ bytes lets an emoji split over three tokens be generated wherever the format all
 carries the incomplete character's bytes along and checks them against the allowed characters as a prefix.
 
 Layout: each trie node is a dict ``{byte: child}``; the key ``-1`` holds the ids of the tokens that end at
-that node. Special tokens and tokens that add no text are left out of the trie, so they are never allowed;
-the end-of-sequence ids are handled by the enforcer (allowed exactly when the format may end).
+that node. A leaf (the end of a token that no longer token extends: a third of the nodes of a 128k
+vocabulary) is stored as its bare token id (an ``int``) instead of ``{-1: [id]}``: a third fewer objects to
+build, keep in memory and reload from the disk cache. Special tokens and tokens that add no text are left out
+of the trie, so they are never allowed; the end-of-sequence ids are handled by the enforcer (allowed exactly
+when the format may end).
 
 Free-run tables: for a character class C (say "any character allowed raw inside a JSON string"), the
 tokens made only of C characters, grouped by length, and the remaining tokens re-indexed by what follows
@@ -33,21 +36,34 @@ IDS = -1
 """The trie-node key under which the ids of the tokens ending at that node are stored."""
 
 Trie = dict
+Node = "dict | int"
+"""A trie node: a dict, or a leaf's token id."""
 
 
 def insert(trie: Trie, data: bytes, token_id: int) -> None:
-    """Adds ``token_id`` under the path ``data``."""
+    """Adds ``token_id`` under the path ``data`` (a new leaf is stored as the bare id)."""
     node = trie
-    for byte in data:
+    last = len(data) - 1
+    for position, byte in enumerate(data):
         child = node.get(byte)
+        if position == last and child is None:
+            node[byte] = token_id
+            return
         if child is None:
             child = node[byte] = {}
+        elif child.__class__ is int:
+            child = node[byte] = {IDS: [child]}
         node = child
     ids = node.get(IDS)
     if ids is None:
         node[IDS] = [token_id]
     else:
         ids.append(token_id)
+
+
+def as_dict(node: Trie | int) -> Trie:
+    """``node`` as a dict (a leaf's id becomes ``{IDS: [id]}``), for code off the hot path."""
+    return {IDS: [node]} if node.__class__ is int else node
 
 
 def pack_ids(ids: Iterable[int], size: int) -> np.ndarray:
@@ -208,10 +224,10 @@ class FreeRunTable:
 def _subtree_entries(node: Trie) -> list[tuple[int, bytes]]:
     """(token id, bytes below ``node``) for every token in the subtree of ``node``."""
     out: list[tuple[int, bytes]] = []
-    stack: list[tuple[Trie, bytes]] = [(node, b"")]
+    stack: list[tuple[Trie, bytes]] = [(as_dict(node), b"")]
     while stack:
         current, path = stack.pop()
-        for byte, child in current.items():
+        for byte, child in as_dict(current).items():
             if byte == IDS:
                 out.extend((token_id, path) for token_id in child)
             else:

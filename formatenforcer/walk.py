@@ -16,7 +16,7 @@ import numpy as np
 
 from .charset import utf8_length
 from .parser import CharacterParser, FreeRun, Lexeme
-from .vocabulary import IDS, FreeRunTable, Trie, Vocabulary, pack_ids
+from .vocabulary import IDS, FreeRunTable, Trie, Vocabulary, as_dict, pack_ids
 
 _CHR = [chr(b) for b in range(128)]
 _BYTE = [bytes((b,)) for b in range(256)]
@@ -90,12 +90,18 @@ class _Walk:
                     if self.checked and nxt.can_end():
                         self.ends.append((child, nxt))
                         continue
+                    if child.__class__ is int:  # a leaf: one token ends here, nothing below
+                        out.append(child)
+                        continue
                     ids = child.get(IDS)
                     if ids:
                         out.extend(ids)
                     if len(child) > (1 if ids else 0):
                         self.enter(child, nxt)
                 elif 0x80 <= byte <= 0xBF and charset.allows_utf8_prefix(data):
+                    if child.__class__ is int:
+                        out.append(child)
+                        continue
                     ids = child.get(IDS)
                     if ids:
                         out.extend(ids)
@@ -114,12 +120,18 @@ class _Walk:
                 if self.checked and nxt.can_end():
                     self.ends.append((child, nxt))  # its ids are decided by the full state (see Lexeme)
                     continue
+                if child.__class__ is int:
+                    out.append(child)
+                    continue
                 ids = child.get(IDS)
                 if ids:
                     out.extend(ids)
                 if len(child) > (1 if ids else 0):
                     self.enter(child, nxt)
             elif _LENGTH[byte] > 1 and charset.allows_utf8_prefix(_BYTE[byte]):
+                if child.__class__ is int:
+                    out.append(child)
+                    continue
                 ids = child.get(IDS)
                 if ids:
                     out.extend(ids)
@@ -157,7 +169,8 @@ def _collect(walker: _Walk, state: CharacterParser, pending: bytes, at_start: bo
             # SentencePiece drops the space of the first decoded token: "▁{" at the start adds "{".
             # A lone "▁" adds nothing there; allowing it keeps the tokenizer's own "▁" + "2024" spelling.
             spaced = vocabulary.trie.get(0x20)
-            if spaced:
+            if spaced is not None:
+                spaced = as_dict(spaced)
                 walker.out.extend(spaced.get(IDS, ()))
                 walker.walk(spaced, state, b"")
 
@@ -199,6 +212,7 @@ def lexeme_result(
         if group is None:
             group = groups[state.key()] = (state, [], {}, set(), state.allowed_characters().ascii)
         _, ids, merged, owned, skip = group
+        node = as_dict(node)
         if checked:
             ids.extend(node.get(IDS, ()))
         for byte, child in node.items():
@@ -215,9 +229,9 @@ def _merge_child(into: Trie, byte: int, child: Trie, owned: set[int]) -> None:
         into[byte] = child
         return
     if id(current) not in owned:
-        current = into[byte] = dict(current)
+        current = into[byte] = dict(as_dict(current))
         owned.add(id(current))
-    for key, sub in child.items():
+    for key, sub in as_dict(child).items():
         if key == IDS:
             current[IDS] = [*current.get(IDS, ()), *sub]
         else:

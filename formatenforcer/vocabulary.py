@@ -306,7 +306,7 @@ class Vocabulary:
     def longest_token(self) -> int:
         """Bytes in the longest token: no token can add more characters than this."""
         if self._longest is None:
-            self._longest = max((len(t) for t in self.token_bytes if t), default=0)
+            self._longest = max(map(len, filter(None, self.token_bytes)), default=0)
         return self._longest
 
     def _build_trie(self) -> Trie:

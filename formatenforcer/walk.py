@@ -218,7 +218,8 @@ def lexeme_result(
         for byte, child in node.items():
             if byte != IDS and (byte >= 128 or not skip[byte]):  # what the inner value reads was walked
                 _merge_child(merged, byte, child, owned)
-    return mask, [(state, ids, merged) for state, ids, merged, _, _ in groups.values()]
+    # ends with nothing past them (a number's every digit token, say) need no full-state walk: dropped
+    return mask, [(state, ids, merged) for state, ids, merged, _, _ in groups.values() if ids or merged]
 
 
 def _merge_child(into: Trie, byte: int, child: Trie, owned: set[int]) -> None:

@@ -75,6 +75,11 @@ NESTED = {
 CASES += [
     (JsonSchemaParser(NESTED), ['{"', '{"n":1', '{"n":12', '{"x":-0', '{"x":1.5e', '{"tags":["a', '{"tags":["abcd',
                                 '{"deep":[{"', '{"deep":[{"k":"ab', '{"deep":[{"k":"abc"}]']),  # fmt: skip
+    # value starts: whitespace and the value's first characters walked alone (spaced.py), then resumed
+    (JsonSchemaParser(NESTED), ['{"n":', '{"n": ', '{"x":\n  ', '{"tags":', '{"tags":["a",', '{"tags":["a", ',
+                                '{"deep":[{"k":"ab"},', '{"deep":[{"k":', '{"n":5,"deep":']),  # fmt: skip
+    (JsonSchemaParser(NOTIFY), ['[{"channel":', '[{"channel":"sms"},', '[{"channel":"sms"}, ']),
+    (JsonSchemaParser({"type": "array", "items": {"type": "number"}, "maxItems": 3}), ["[1,", "[1, 2,", "[1,2,"]),
 ]
 
 
@@ -141,3 +146,22 @@ def test_value_keyed_lexemes_are_shared_between_schemas(llama3_vocabulary):
         plain = allowed_mask(llama3_vocabulary, WalkOnly(state), b"", False)
         assert (fast == plain).all(), prefix
     assert (key, False, None) in llama3_vocabulary.lexeme_cache
+
+
+def test_number_and_value_start_walks_are_shared_between_schemas(llama3_vocabulary):
+    """Numbers with equal constraints, and the start of such a value after a key, are keyed by value: a
+    second schema reuses the first one's walks from the vocabulary's cache, and both masks still equal
+    their plain walks."""
+    price = {"type": "number", "minimum": 0, "maximum": 10000}
+    first = JsonSchemaParser({"type": "object", "properties": {"price": price}})
+    second = JsonSchemaParser({"type": "object", "properties": {"cost": price, "name": {"type": "string"}}})
+    horizon = llama3_vocabulary.longest_token
+    for one, two in [('{"price":', '{"name":"x","cost":'), ('{"price":12.', '{"cost":12.')]:
+        key = first.add_text(one).lexeme().inner.shared_lexeme_key(horizon)
+        assert key is not None and key == second.add_text(two).lexeme().inner.shared_lexeme_key(horizon)
+        for parser, prefix in [(first, one), (second, two)]:
+            state = parser.add_text(prefix)
+            fast = allowed_mask(llama3_vocabulary, state, b"", False, {})
+            plain = allowed_mask(llama3_vocabulary, WalkOnly(state), b"", False)
+            assert (fast == plain).all(), prefix
+        assert (key, False, None) in llama3_vocabulary.lexeme_cache

@@ -20,6 +20,7 @@ from ..parser import CharacterParser, FreeRun, Lexeme, nested_lexeme
 from .compile import union_memo
 from .ir import AnyValue, Array, Boolean, Never, Node, Null, Number, Object, String, Union, deref
 from .merge import Unsupported, union_of
+from .spaced import SpacedValue
 from .validate import _canonical, to_fraction
 
 if TYPE_CHECKING:
@@ -318,10 +319,28 @@ class ArrayParser(CharacterParser):
 
     def lexeme(self) -> Lexeme | None:
         # not when a contains tracker or a unique item's text must see every character
+        if self._phase == NEXT and self._ctx._tracker is None and not self._ctx.unique:
+            return self._item_start_lexeme()
         if self._phase != VALUE or self._tracker is not None or self._ctx.unique:
             return None
         ctx, index, extra = self._ctx, self._index, self._extra
         return nested_lexeme(self._child, lambda c: ArrayParser(ctx, VALUE, index, 0, c, extra))
+
+    def _item_start_lexeme(self) -> Lexeme | None:
+        """After ``,``, the whitespace and the next item's start alone (see spaced.py)."""
+        ctx, index, extra = self._ctx, self._index, self._extra
+        if ctx.max_items is not None and index >= ctx.max_items:
+            return None
+        start, _ = ctx.item_start(index, *extra)
+        if start is None:
+            return None
+
+        def resume(inner: CharacterParser) -> ArrayParser:
+            if isinstance(inner, SpacedValue):
+                return ArrayParser(ctx, NEXT, index, inner.run, None, extra)
+            return ArrayParser(ctx, VALUE, index, 0, inner, extra)
+
+        return Lexeme(SpacedValue(ctx.ws, self._ws, start), resume)
 
     def key(self) -> Hashable:
         if self._key is None:

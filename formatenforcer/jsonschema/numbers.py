@@ -29,7 +29,9 @@ _MAX_K = 400
 class NumberContext:
     """The compiled constraints of one Number node, mirrored for negative values (shared by its states)."""
 
-    __slots__ = ("integer", "constrained", "exponent", "positive", "negative", "node", "charsets", "feasible")
+    __slots__ = (
+        "integer", "constrained", "exponent", "positive", "negative", "node", "charsets", "feasible", "value_ident"
+    )
 
     def __init__(self, node: Number) -> None:
         self.node = node
@@ -58,6 +60,8 @@ class NumberContext:
             frozenset(-x for x in node.excluded),
             non,
         )
+        self.value_ident = ("num", self.integer, self.exponent, self.positive, self.negative)
+        """Equal for equal constraints of different schemas: their number walks are shared (see NumberParser)."""
 
 
 def _lcm_int(multiple: Fraction) -> Fraction | None:
@@ -228,6 +232,11 @@ class NumberParser(CharacterParser):
         frac = None if self._frac is None else len(self._frac) > 0
         exp = None if self._exp is None else min(len(self._exp.strip("+-")), 1) + (2 if self._exp else 0)
         return ("num", id(self._ctx), self._neg and whole == 0, whole, frac, exp)
+
+    def shared_lexeme_key(self, horizon: int) -> Hashable | None:
+        # the walk of a number depends on its constraints' values only: "price" in one schema and "amount"
+        # in another (or in the next request's schema) share it through the vocabulary's lexeme cache
+        return (self._ctx.value_ident, *self.key()[2:])
 
     def __repr__(self) -> str:
         sign = "-" if self._neg else ""

@@ -23,6 +23,7 @@ from .content import Content, FreeContent, LengthContent
 from .ir import AnyValue, Never, Node, Object, String, Union, deref
 from .keys import extra_keys
 from .merge import Unsupported
+from .spaced import SpacedValue
 from .strings import StringParser
 from .validate import accepts, value_schemas
 
@@ -499,10 +500,26 @@ class ObjectParser(CharacterParser):
                 return None if unavailable(inner) else finish(inner)
 
             return Lexeme(self._child, key_resume, checked_ends=self._child._content.shared)
+        if phase == BEFORE:
+            return self._value_start_lexeme()
         if phase != VALUE:
             return None
         ctx, seen, extras, pending = self._ctx, self._seen, self._extras, self._pending
         return nested_lexeme(self._child, lambda c: ObjectParser(ctx, VALUE, seen, extras, 0, c, pending))
+
+    def _value_start_lexeme(self) -> Lexeme | None:
+        """After ``"key":``, the whitespace and the value's start alone (see spaced.py)."""
+        ctx, seen, extras, pending = self._ctx, self._seen, self._extras, self._pending
+        start = ctx.value_start(pending)
+        if start is None:
+            return None
+
+        def resume(inner: CharacterParser) -> ObjectParser:
+            if isinstance(inner, SpacedValue):
+                return ObjectParser(ctx, BEFORE, seen, extras, inner.run, None, pending)
+            return ObjectParser(ctx, VALUE, seen, extras, 0, inner, pending)
+
+        return Lexeme(SpacedValue(ctx.ws, self._ws, start), resume)
 
     def key(self) -> Hashable:
         if self._key is None:

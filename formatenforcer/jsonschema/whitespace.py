@@ -32,6 +32,10 @@ class Whitespace:
         elif config.whitespace == "flexible":
             self._cap = config.max_whitespace
 
+    def value_ident(self) -> tuple:
+        """Equal for equal policies of different schemas (for walks shared across schemas)."""
+        return ("ws", self._cap, None if self._dfa is None else self._dfa.pattern)
+
     def allowed(self, state: int) -> CharSet:
         """Whitespace characters that may come next in the run."""
         if self._dfa is not None:

@@ -1,0 +1,66 @@
+"""The start of a JSON value inside a container: optional whitespace, then the value's first characters.
+
+A container about to read a value (an object after ``"key":``, an array after ``,``) hands the vocabulary
+walk this state alone as a lexeme (see ``CharacterParser.lexeme``): its walk depends on the whitespace policy
+and the value's start state only, so it is cached and reused at every position where the same kind of value
+starts — every ``"price":`` of every object, and with a value identity, every schema's. Without it each
+such position walks the whole vocabulary with the full nested state (the costliest masks of a document).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+
+from ..charset import CharSet
+from ..parser import CharacterParser
+from .whitespace import Whitespace
+
+
+class SpacedValue(CharacterParser):
+    """Whitespace (``run`` characters read so far, per the policy ``ws``) before ``start``, a value's first
+    state. The first character ``start`` takes leaves this class: the result is the value's own state."""
+
+    __slots__ = ("_ws", "_run", "_start", "_allowed")
+
+    def __init__(self, ws: Whitespace, run: int, start: CharacterParser) -> None:
+        self._ws = ws
+        self._run = run
+        self._start = start
+        self._allowed: CharSet | None = None
+
+    @property
+    def run(self) -> int:
+        """Whitespace characters read so far."""
+        return self._run
+
+    def add_character(self, ch: str) -> CharacterParser | None:
+        run = self._ws.step(self._run, ch)
+        if run is not None:
+            return SpacedValue(self._ws, run, self._start)
+        if not self._ws.can_stop(self._run):
+            return None
+        return self._start.add_character(ch)
+
+    def allowed_characters(self) -> CharSet:
+        if self._allowed is None:
+            allowed = self._ws.allowed(self._run)
+            if self._ws.can_stop(self._run):
+                allowed = allowed | self._start.allowed_characters()
+            self._allowed = allowed
+        return self._allowed
+
+    def can_end(self) -> bool:
+        return False  # a value must follow
+
+    def key(self) -> Hashable:
+        return ("sp", id(self._ws), self._run, self._start.key())
+
+    def lexeme_key(self, horizon: int) -> Hashable:
+        return ("sp", id(self._ws), self._run, self._start.lexeme_key(horizon))
+
+    def shared_lexeme_key(self, horizon: int) -> Hashable | None:
+        inner = self._start.shared_lexeme_key(horizon)
+        return None if inner is None else ("sp", self._ws.value_ident(), self._run, inner)
+
+    def __repr__(self) -> str:
+        return f"SpacedValue(run={self._run}, start={self._start!r})"

@@ -80,6 +80,10 @@ CASES += [
                                 '{"deep":[{"k":"ab"},', '{"deep":[{"k":', '{"n":5,"deep":']),  # fmt: skip
     (JsonSchemaParser(NOTIFY), ['[{"channel":', '[{"channel":"sms"},', '[{"channel":"sms"}, ']),
     (JsonSchemaParser({"type": "array", "items": {"type": "number"}, "maxItems": 3}), ["[1,", "[1, 2,", "[1,2,"]),
+    # bounded numbers: far from the bounds (one cached walk for every value) and near them
+    (JsonSchemaParser({"type": "array", "items": {"type": "number", "minimum": -5, "maximum": 100}}),
+     ["[12.", "[12.5", "[99.", "[99.9", "[-4.", "[-4.9", "[-5", "[0", "[0.", "[1", "[10", "[100"]),
+    (JsonSchemaParser({"type": "array", "items": {"type": "integer", "minimum": 10}}), ["[1", "[12", "[123", "[0"]),
 ]
 
 
@@ -156,7 +160,9 @@ def test_number_and_value_start_walks_are_shared_between_schemas(llama3_vocabula
     first = JsonSchemaParser({"type": "object", "properties": {"price": price}})
     second = JsonSchemaParser({"type": "object", "properties": {"cost": price, "name": {"type": "string"}}})
     horizon = llama3_vocabulary.longest_token
-    for one, two in [('{"price":', '{"name":"x","cost":'), ('{"price":12.', '{"cost":12.')]:
+    # 12.5 and 4400.25 are far from both bounds: their fraction digits and endings do not depend on the value
+    for one, two in [('{"price":', '{"name":"x","cost":'), ('{"price":12.', '{"cost":4400.'),
+                     ('{"price":12.5', '{"cost":4400.25')]:  # fmt: skip
         key = first.add_text(one).lexeme().inner.shared_lexeme_key(horizon)
         assert key is not None and key == second.add_text(two).lexeme().inner.shared_lexeme_key(horizon)
         for parser, prefix in [(first, one), (second, two)]:

@@ -233,10 +233,32 @@ class NumberParser(CharacterParser):
         exp = None if self._exp is None else min(len(self._exp.strip("+-")), 1) + (2 if self._exp else 0)
         return ("num", id(self._ctx), self._neg and whole == 0, whole, frac, exp)
 
+    def lexeme_key(self, horizon: int) -> Hashable:
+        far = self._far_shape()
+        return self.key() if far is None else ("num", id(self._ctx), self._neg, *far)
+
     def shared_lexeme_key(self, horizon: int) -> Hashable | None:
         # the walk of a number depends on its constraints' values only: "price" in one schema and "amount"
         # in another (or in the next request's schema) share it through the vocabulary's lexeme cache
-        return (self._ctx.value_ident, *self.key()[2:])
+        return (self._ctx.value_ident, *self.lexeme_key(horizon)[2:])
+
+    def _far_shape(self) -> tuple | None:
+        """For a bounded number whose every continuation stays inside its bounds, what its continuations
+        depend on (the value does not): ``1200.`` and ``37.`` under ``0 <= x <= 10000`` accept the same
+        digits and may end alike, so their walks are one cached walk. None when the value matters (near a
+        bound, multipleOf, excluded values) or the number has no digit yet."""
+        ctx, whole, frac = self._ctx, self._whole, self._frac
+        if not ctx.constrained or whole == "" or self._exp is not None:
+            return None
+        low, _, high, _, multiple, excluded, non = ctx.negative if self._neg else ctx.positive
+        if excluded or non or not (multiple is None or (ctx.integer and multiple == 1)):
+            return None
+        magnitude = int(whole)  # bounds are mirrored for negatives: they bound the magnitude
+        if frac is not None or whole == "0":  # every value in [W, W+1] is reachable
+            inside = (low is None or low < magnitude) and (high is None or magnitude + 1 < high)
+            return ("far", whole == "0", frac is None, frac == "") if inside else None
+        # appending digits reaches every value from W upwards
+        return ("far", False, True, False) if high is None and (low is None or low < magnitude) else None
 
     def __repr__(self) -> str:
         sign = "-" if self._neg else ""

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Hashable
 from dataclasses import dataclass
@@ -24,7 +22,7 @@ from pathlib import Path
 import interegular
 from interegular.fsm import anything_else
 
-from . import vocab_cache
+from . import fsm_crawl, vocab_cache
 from .charset import ANY, EMPTY, CharSet
 from .errors import RegexError
 from .parser import CharacterParser, FreeRun
@@ -43,23 +41,11 @@ _UNSUPPORTED = [
 ]
 
 
-class _Deadline:
-    """Raises RegexError from inside interegular when compiling runs past its time limit."""
-
-    def __init__(self, seconds: float, pattern: str) -> None:
-        self.end = time.monotonic() + seconds
-        self.pattern = pattern
-        self.calls = 0
-
-    def __call__(self, frame, event, arg):  # noqa: ANN001 - sys.settrace signature
-        if event == "call":
-            self.calls += 1
-            if self.calls % 256 == 0 and time.monotonic() > self.end:
-                raise RegexError(
-                    f"regular expression {self.pattern!r} is too complex: its automaton did not finish "
-                    f"building within {COMPILE_SECONDS:g} s (nested or large counted repetitions?)"
-                )
-        return None
+def _too_complex(label: str) -> RegexError:
+    return RegexError(
+        f"regular expression {label!r} is too complex: its automaton did not finish "
+        f"building within {COMPILE_SECONDS:g} s (nested or large counted repetitions?)"
+    )
 
 
 class CompiledRegex:
@@ -251,17 +237,15 @@ def _build_fsm(pattern: str):  # noqa: ANN202 - interegular's FSM type
     except re.error as error:
         raise RegexError(f"invalid regular expression {pattern!r}: {error}") from None
     body = _strip_anchors(pattern)
-    deadline = _Deadline(COMPILE_SECONDS, pattern)
-    previous = sys.gettrace()
-    sys.settrace(deadline)
     try:
-        return interegular.parse_pattern(body).to_fsm()
+        with fsm_crawl.deadline(COMPILE_SECONDS):
+            return interegular.parse_pattern(body).to_fsm()
+    except fsm_crawl.CrawlTimeout:
+        raise _too_complex(pattern) from None
     except RegexError:
         raise
     except Exception as error:  # interegular reports unsupported syntax with several exception types
         raise RegexError(f"regular expression {pattern!r} is not supported: {error}") from None
-    finally:
-        sys.settrace(previous)
 
 
 def _live_states(fsm) -> set:  # noqa: ANN001
@@ -379,13 +363,11 @@ def compile_boolean(clauses: Clauses) -> CompiledRegex:
 
 def _timed(label: str, build):  # noqa: ANN001, ANN202 - interegular's FSM type
     """``build()`` under the compile time limit (FSM products can blow up like subset construction)."""
-    deadline = _Deadline(COMPILE_SECONDS, label)
-    previous = sys.gettrace()
-    sys.settrace(deadline)
     try:
-        return build()
-    finally:
-        sys.settrace(previous)
+        with fsm_crawl.deadline(COMPILE_SECONDS):
+            return build()
+    except fsm_crawl.CrawlTimeout:
+        raise _too_complex(label) from None
 
 
 class RegexParser(CharacterParser):

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from .charset import CharSet, utf8_length
+from .charset import ANY, CharSet, utf8_length
 from .errors import VocabularyError
 
 IDS = -1
@@ -85,15 +85,21 @@ class TokenTexts:
         ids: list[int] = []
         texts: list[str] = []
         tails: list[bytes] = []
+        add_id, add_text, add_tail = ids.append, texts.append, tails.append
         for token_id, data in entries:
-            if not data or utf8_length(data[0]) == 0:
+            if not data:
                 continue
-            text, tail = _split_complete(data)
-            if not text and tail == data and len(data) >= utf8_length(data[0]):
-                continue  # invalid UTF-8 inside the token: the walk refuses it at the bad byte
-            ids.append(token_id)
-            texts.append(text)
-            tails.append(tail)
+            try:  # most tokens are whole characters: one decode, no helper calls
+                text, tail = data.decode("utf-8"), b""
+            except UnicodeDecodeError:
+                if utf8_length(data[0]) == 0:
+                    continue  # starts inside a character
+                text, tail = _split_complete(data)
+                if not text and tail == data and len(data) >= utf8_length(data[0]):
+                    continue  # invalid UTF-8 inside the token: the walk refuses it at the bad byte
+            add_id(token_id)
+            add_text(text)
+            add_tail(tail)
         self.ids = np.array(ids, dtype=np.int64)
         self.texts, self.tails = texts, tails
         self.lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
@@ -132,8 +138,11 @@ class FreeRunTable:
     mask per run length (so a ``maxLength`` can be honoured exactly) instead of a single mask for runs of any
     length; ``root``: the trie node those bytes hang from, whose subtrees are shared as the exits of run 0.
 
-    Built with numpy in one vectorized pass (tens of milliseconds for a 128k vocabulary): only the tokens that
-    leave the class after at least one class character are inserted one by one into small exit tries."""
+    Built with numpy in one vectorized pass (tens of milliseconds for a 128k vocabulary). The tokens that leave
+    the class after a run are grouped by run length and first byte past the run; a group becomes a small trie
+    only when a walk reaches it with that byte allowed (``exits_for``). For a narrow class such as
+    ``[A-Z0-9 -]`` half the vocabulary leaves it after a character or two, and the state after the run
+    refuses most of those bytes: building every exit trie up front took a second there."""
 
     def __init__(
         self,
@@ -146,7 +155,6 @@ class FreeRunTable:
         if not isinstance(texts, TokenTexts):
             texts = TokenTexts(texts)
         self.bucketed = bucketed
-        self.exits: dict[int, Trie] = {}
         run = texts.runs(chars)
         whole = run == texts.lengths
         verdicts: dict[bytes, bool] = {}
@@ -157,12 +165,18 @@ class FreeRunTable:
                 allowed = verdicts[tail] = chars.allows_utf8_prefix(tail)
             whole[row] = allowed
         leaving = np.flatnonzero(~whole)
+        self._first_exits: Trie | None = None
         if root is not None:
-            self._share_first_exits(texts, chars, root, leaving[run[leaving] == 0])
+            self._first_exits = self._share_first_exits(texts, chars, root, leaving[run[leaving] == 0])
             leaving = leaving[run[leaving] > 0]
-        for row, length in zip(leaving.tolist(), run[leaving].tolist()):
-            rest = texts.texts[row][length:].encode("utf-8") + texts.tails[row]
-            insert(self.exits.setdefault(length, {}), rest, int(texts.ids[row]))
+        self._texts = texts
+        self._groups = _exit_groups(texts, leaving, run[leaving])
+        self._built: dict[tuple[int, int], Trie] = {}
+        lengths_out = set(self._groups)
+        if self._first_exits:
+            lengths_out.add(0)
+        self.exit_lengths: list[int] = sorted(lengths_out)
+        """The run lengths after which some token leaves the class (ascending)."""
         ids = texts.ids[whole]
         lengths = (run + texts.has_tail)[whole]
         self.longest_run = int(lengths.max()) if len(lengths) else 0
@@ -196,7 +210,35 @@ class FreeRunTable:
             return None
         return self._upto[max(max_length, 0)]
 
-    def _share_first_exits(self, texts: TokenTexts, chars: CharSet, root: Trie, rows: np.ndarray) -> None:
+    def exits_for(self, length: int, allowed: CharSet) -> Trie:
+        """The tokens that leave the class after ``length`` run characters, as a trie holding only the first
+        bytes ``allowed`` can start (a superset the walk then checks character by character)."""
+        if length == 0 and self._first_exits is not None:
+            return self._first_exits
+        out: Trie = {}
+        ascii_ok = allowed.ascii
+        for byte, rows in self._groups.get(length, {}).items():
+            if byte < 0x80:
+                if not ascii_ok[byte]:
+                    continue
+            elif not allowed.allows_utf8_prefix(bytes((byte,))):
+                continue
+            child = self._built.get((length, byte))
+            if child is None:
+                child = {}
+                texts = self._texts
+                for row in rows.tolist():
+                    rest = texts.texts[row][length:].encode("utf-8") + texts.tails[row]
+                    insert(child, rest[1:], int(texts.ids[row]))
+                self._built[(length, byte)] = child
+            out[byte] = child
+        return out
+
+    def all_exits(self) -> dict[int, Trie]:
+        """Every exit trie, by run length (for checks: walks build only what they reach)."""
+        return {length: self.exits_for(length, ANY) for length in self.exit_lengths}
+
+    def _share_first_exits(self, texts: TokenTexts, chars: CharSet, root: Trie, rows: np.ndarray) -> Trie | None:
         """Exits after a run of 0: the tokens whose first character is outside the class, i.e. whole subtrees
         of ``root`` (shared, not copied) except under lead bytes where the class holds some characters."""
         first: Trie = {}
@@ -217,8 +259,29 @@ class FreeRunTable:
                 data = texts.texts[row].encode("utf-8") + texts.tails[row]
                 if data[0] in mixed:
                     insert(first, data, int(texts.ids[row]))
-        if first:
-            self.exits[0] = first
+        return first or None
+
+
+def _exit_groups(texts: TokenTexts, rows: np.ndarray, runs: np.ndarray) -> dict[int, dict[int, np.ndarray]]:
+    """The rows of tokens leaving a class, grouped by run length, then by the first byte past the run."""
+    if not len(rows):
+        return {}
+    inside = runs < texts.lengths[rows]  # else the token leaves inside its trailing incomplete character
+    cp = np.zeros(len(rows), dtype=np.int64)
+    cp[inside] = texts.code_points[(texts.offsets[rows] + runs)[inside]]
+    lead = np.where(cp < 0x80, cp, np.where(cp < 0x800, 0xC0 | (cp >> 6),
+                                            np.where(cp < 0x10000, 0xE0 | (cp >> 12), 0xF0 | (cp >> 18))))  # fmt: skip
+    for index in np.flatnonzero(~inside).tolist():
+        lead[index] = texts.tails[int(rows[index])][0]
+    keys = runs.astype(np.int64) * 256 + lead
+    order = np.argsort(keys, kind="stable")
+    keys, rows = keys[order], rows[order]
+    cuts = np.flatnonzero(np.diff(keys)) + 1
+    groups: dict[int, dict[int, np.ndarray]] = {}
+    for start, stop in zip([0, *cuts.tolist()], [*cuts.tolist(), len(keys)]):
+        key = int(keys[start])
+        groups.setdefault(key >> 8, {})[key & 0xFF] = rows[start:stop]
+    return groups
 
 
 def _subtree_entries(node: Trie) -> list[tuple[int, bytes]]:

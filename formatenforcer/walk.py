@@ -62,9 +62,13 @@ class _Walk:
         """Walks the tokens that leave the run's class, each from the state after its run; runs longer than
         the bound are refused (the FreeRun promise), so their tokens are skipped."""
         limit = run.max_length
-        for length, exits in table.exits.items():
-            if limit is None or length <= limit:
-                self.walk(exits, run.after(length), b"")
+        for length in table.exit_lengths:
+            if limit is not None and length > limit:
+                break
+            state = run.after(length)
+            node = table.exits_for(length, state.allowed_characters())
+            if node:
+                self.walk(node, state, b"")
 
     def walk(self, node: Trie, state: CharacterParser, pending: bytes) -> None:
         """Adds every token below ``node`` that ``state`` (with ``pending`` bytes of an incomplete character
@@ -256,15 +260,26 @@ def _cached_lexeme(
     return hit
 
 
-def _resumed(walker: _Walk, lexeme: Lexeme, result: LexemeResult) -> np.ndarray:
-    """Walks the full state from a lexeme result's end states into ``walker``; returns its inside mask."""
+def _resumed(walker: _Walk, lexeme: Lexeme, result: LexemeResult, memo: dict) -> np.ndarray:
+    """Walks the full state from a lexeme result's end states into ``walker``; returns its inside mask.
+
+    The walk past an end depends on the full state there and the merged trie only, and the full state past
+    an end repeats (every position inside one string value resumes into the same container state once the
+    string closes), so each is memoised in ``memo`` by (trie, state key)."""
     inside, groups = result
     for inner, ids, merged in groups:
         outer = lexeme.resume(inner)
         if outer is None:
             continue  # the full state refuses the inner value ending here
         walker.out.extend(ids)
-        walker.walk(merged, outer, b"")
+        key = ("resumed", id(merged), outer.key())
+        hit = memo.get(key)
+        if hit is None or hit[0] is not merged:  # (an id reused after the lexeme result was dropped)
+            sub = _Walk(walker.vocabulary)
+            sub.walk(merged, outer, b"")
+            hit = memo[key] = (merged, sub.out, sub.masks)
+        walker.out.extend(hit[1])
+        walker.masks.extend(hit[2])
     return inside
 
 
@@ -289,14 +304,16 @@ def allowed_mask(
         inner, checked = lexeme.inner, lexeme.checked_ends
         split = inner.first_char_split()
         if split is None:
-            inside = _resumed(walker, lexeme, _cached_lexeme(vocabulary, lexemes, inner, checked, None))
+            inside = _resumed(walker, lexeme, _cached_lexeme(vocabulary, lexemes, inner, checked, None), lexemes)
         else:
             # tokens off the exception bytes: the twin's cached walk, cut to tokens not starting with them
             twin, exceptions = split
             others = _Walk(vocabulary)
-            outside = _resumed(others, lexeme, _cached_lexeme(vocabulary, lexemes, twin, checked, None))
+            outside = _resumed(others, lexeme, _cached_lexeme(vocabulary, lexemes, twin, checked, None), lexemes)
             outside = (_packed(others) | outside) & ~vocabulary.first_bytes_mask(exceptions)
-            inside = _resumed(walker, lexeme, _cached_lexeme(vocabulary, lexemes, inner, checked, exceptions))
+            inside = _resumed(
+                walker, lexeme, _cached_lexeme(vocabulary, lexemes, inner, checked, exceptions), lexemes
+            )
             inside = inside | outside
         mask = _packed(walker)
         mask |= inside

@@ -132,7 +132,8 @@ def test_lexeme_cache_shared_across_lengths_far_from_max_length(llama3_vocabular
         fast = allowed_mask(llama3_vocabulary, state, b"", False, lexemes)
         plain = allowed_mask(llama3_vocabulary, WalkOnly(state), b"", False)
         assert (fast == plain).all(), prefix
-    assert len(lexemes) < len(prefixes)
+    walks = [key for key in lexemes if key[0] != "resumed"]  # (the cache also memoises walks past an end)
+    assert len(walks) < len(prefixes)
 
 
 def test_value_keyed_lexemes_are_shared_between_schemas(llama3_vocabulary):

@@ -1,0 +1,107 @@
+"""A faster, interruptible stand-in for ``interegular.fsm.crawl``, the loop behind every automaton operation.
+
+interegular builds each automaton (concatenation, union, repetition, the subset construction) by crawling
+the states a ``follow`` function reaches, and looks each new state up with ``list.index``: quadratic in the
+number of states. The email and URI formats (450 states) spent most of their 0.8-0.9 s there. This version
+numbers the states in the same breadth-first order (so the automata are identical) with a dict look-up, and
+checks a per-thread deadline as it goes, so a hostile pattern is stopped without ``sys.settrace`` (which
+made every compile about six times slower).
+
+It replaces the module global once, at first use (``install``); with no deadline set it behaves exactly as
+the original for any other user of interegular in the process.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import interegular.fsm as _fsm
+
+_local = threading.local()
+_installed = False
+_lock = threading.Lock()
+
+
+class CrawlTimeout(Exception):
+    """Raised inside interegular when the current thread's deadline has passed."""
+
+
+def _hashable(state):  # noqa: ANN001, ANN202
+    """A hashable stand-in equal exactly when the states are equal (interegular's product automata use
+    dicts {machine: substate} as states)."""
+    if isinstance(state, dict):
+        return ("dict", frozenset(state.items()))
+    if isinstance(state, set):
+        return frozenset(state)
+    return state
+
+
+def _crawl(alphabet, initial, final: Callable, follow: Callable):  # noqa: ANN001, ANN202 - interegular's types
+    end = getattr(_local, "end", None)
+    states = [initial]
+    index: dict | None = {}
+    try:
+        index[_hashable(initial)] = 0
+    except TypeError:  # states that cannot be hashed at all: the original linear search
+        index = None
+    finals = set()
+    transitions: dict[int, dict] = {}
+    oblivion = _fsm.OblivionError
+    symbols = list(alphabet.by_transition)
+    i = 0
+    while i < len(states):
+        if end is not None and not i & 63 and time.monotonic() > end:
+            raise CrawlTimeout
+        state = states[i]
+        if final(state):
+            finals.add(i)
+        row = transitions[i] = {}
+        for symbol in symbols:
+            try:
+                nxt = follow(state, symbol)
+            except oblivion:
+                continue
+            if index is not None:
+                key = _hashable(nxt)
+                j = index.get(key)
+                if j is None:
+                    j = index[key] = len(states)
+                    states.append(nxt)
+            else:
+                try:
+                    j = states.index(nxt)
+                except ValueError:
+                    j = len(states)
+                    states.append(nxt)
+            row[symbol] = j
+        i += 1
+    return _fsm.FSM(
+        alphabet=alphabet, states=range(len(states)), initial=0, finals=finals, map=transitions,
+        __no_validation__=True,
+    )  # fmt: skip
+
+
+def install() -> None:
+    """Puts the faster crawl in place of interegular's (once per process)."""
+    global _installed
+    if _installed:
+        return
+    with _lock:
+        if not _installed:
+            _fsm.crawl = _crawl
+            _installed = True
+
+
+@contextmanager
+def deadline(seconds: float) -> Iterator[None]:
+    """Within this block, automaton construction on this thread raises CrawlTimeout after ``seconds``."""
+    install()
+    previous = getattr(_local, "end", None)
+    _local.end = time.monotonic() + seconds
+    try:
+        yield
+    finally:
+        _local.end = previous

@@ -20,6 +20,9 @@ from contextlib import contextmanager
 
 import interegular.fsm as _fsm
 
+ORIGINAL_CRAWL = _fsm.crawl
+"""interegular's own crawl, kept for comparison (tests/test_fsm_crawl.py)."""
+
 _local = threading.local()
 _installed = False
 _lock = threading.Lock()

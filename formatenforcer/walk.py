@@ -45,7 +45,7 @@ class _Walk:
         free-run table when the state promises a run (built once per node and class, small ones as id
         lists), else by walking."""
         run = state.free_run()
-        if run is not None:
+        if run is not None and child.__class__ is dict:  # not a merged copy (see _MergedNode)
             table = self.vocabulary.subtree_run_table(child, run.chars)
             # subtree tables are not bucketed by length: a bounded run uses one when no token below is made
             # of more class characters than the bound (a counted repeat such as {1,30})
@@ -226,6 +226,14 @@ def lexeme_result(
     return mask, [(state, ids, merged) for state, ids, merged, _, _ in groups.values() if ids or merged]
 
 
+class _MergedNode(dict):
+    """A trie node copied where two merged subtrees meet (see ``_merge_child``). It lives only as long as its
+    lexeme result, so it never gets a subtree table: those are keyed by node id, and a freed copy's id
+    could be reused by another node. The vocabulary's own nodes (plain dicts) live as long as it does."""
+
+    __slots__ = ()
+
+
 def _merge_child(into: Trie, byte: int, child: Trie, owned: set[int]) -> None:
     """Adds the subtree ``child`` under ``into[byte]``. Vocabulary nodes are shared until two meet; then
     the meeting node is copied (``owned`` holds the ids of copies, which may be changed in place)."""
@@ -234,7 +242,7 @@ def _merge_child(into: Trie, byte: int, child: Trie, owned: set[int]) -> None:
         into[byte] = child
         return
     if id(current) not in owned:
-        current = into[byte] = dict(as_dict(current))
+        current = into[byte] = _MergedNode(as_dict(current))
         owned.add(id(current))
     for key, sub in as_dict(child).items():
         if key == IDS:

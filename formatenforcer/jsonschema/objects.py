@@ -125,7 +125,7 @@ class ObjectContext:
         )
         self._extra_values: dict[tuple[int, ...], CharacterParser | None] = {}
         self._value_starts: dict[int, CharacterParser | None] = {}
-        self.key_contents: dict[tuple, KeyContent] = {}
+        self.key_contents: dict[tuple, KeyContent | None] = {}
         self.unions: dict[tuple[CharSet, ...], CharSet] = {}
 
     def _subtree_masks(self) -> list[int]:
@@ -183,7 +183,7 @@ class KeyContent(Content):
     """Decoded characters of a key: the trie of available named keys united with the extra-key automaton.
     State: (trie node or -1, extra-automaton state or None, text so far when an extra key's text is kept)."""
 
-    __slots__ = ("ctx", "available", "extras", "seen_extras", "shared")
+    __slots__ = ("ctx", "available", "extras", "seen_extras", "shared", "_live_memo")
 
     def __init__(
         self,
@@ -195,6 +195,7 @@ class KeyContent(Content):
     ) -> None:
         self.ctx, self.available, self.extras, self.seen_extras = ctx, available, extras, seen_extras
         self.shared = shared
+        self._live_memo: dict[tuple, bool] = {}
 
     def ident(self) -> Hashable:
         return (id(self.ctx), self.available, self.extras is not None, self.seen_extras, self.shared)
@@ -213,7 +214,8 @@ class KeyContent(Content):
             return None
         if text is not None and text is not _UNKNOWN_TEXT:
             text = text + ch
-        return (node, extra, text)
+        state = (node, extra, text)
+        return state if extra is None or self._live(state) else None
 
     def allowed(self, state: tuple) -> CharSet:
         node, extra, _ = state
@@ -224,7 +226,40 @@ class KeyContent(Content):
             out = CharSet.of(ok) if ok else EMPTY
         if extra is not None:
             out = out | self.extras.allowed(extra)
+            dead = [ch for ch in self._on_excluded(state) if ch in out and self.step(state, ch) is None]
+            if dead:
+                out = out - CharSet.of(dead)
         return out
+
+    def _on_excluded(self, state: tuple) -> set[str]:
+        """The next characters that keep the text a prefix of a text the extra-key automaton may not close
+        on: a property name (never an extra key) or an extra key already seen (when texts are kept)."""
+        node, _, text = state
+        out = set(self.ctx.trie.children[node]) if node >= 0 else set()
+        if isinstance(text, str) and isinstance(self.seen_extras, frozenset):
+            out.update(seen[len(text)] for seen in self.seen_extras if len(seen) > len(text) and seen.startswith(text))
+        return out
+
+    def _live(self, state: tuple) -> bool:
+        """Whether the key can still close from ``state``. The extra-key automaton alone always can (its
+        dead states are pruned); what can strand it is that every way on spells a name that is unavailable
+        here, or an extra key already seen (``{"ab": 1, "a`` when only "ab" is allowed). Those texts are
+        finitely many, so this follows only the characters that stay on them (memoised per state)."""
+        hit = self._live_memo.get(state)
+        if hit is not None:
+            return hit
+        node, extra, text = state
+        if self.accepting(state) or text is _UNKNOWN_TEXT or (node >= 0 and self.ctx.subtree[node] & self.available):
+            live = True
+        else:
+            following = self._on_excluded(state)
+            chars = self.extras.allowed(extra)
+            if chars - CharSet.of(following) if following else chars:
+                live = True  # a character that leaves every excluded text: the extra key can finish
+            else:
+                live = any(ch in chars and self.step(state, ch) is not None for ch in following)
+        self._live_memo[state] = live
+        return live
 
     def first_char_split(self, state: tuple) -> tuple[tuple, bytes] | None:
         """In the shared automaton of an open object, a character off the trie of names leads to the
@@ -239,7 +274,8 @@ class KeyContent(Content):
         return (-1, extra, None), chars.encode()
 
     def charset_key(self, state: tuple) -> Hashable:
-        return (state[0], state[1], self.accepting(state))
+        text = state[2] if self.seen_extras and isinstance(self.seen_extras, frozenset) else None
+        return (state[0], state[1], self.accepting(state), text)
 
     def named(self, state: tuple) -> int | None:
         node = state[0]
@@ -360,6 +396,11 @@ class ObjectParser(CharacterParser):
             content = memo.get(ident)
             if content is None:
                 content = memo[ident] = KeyContent(ctx, available, extras, self._extras)
+                if extras is not None and not content._live(content.start()):
+                    # every extra key the automaton allows is a name or already seen: names only
+                    content = memo[ident] = KeyContent(ctx, available, None, self._extras) if available else None
+            if content is None:
+                return None
         return StringParser(content, escapable=ctx.compiler.escapable)
 
     def _names_unavailable(self, key_state: CharacterParser) -> bool:

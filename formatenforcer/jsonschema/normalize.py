@@ -38,6 +38,7 @@ from .ir import (
     deref,
 )  # fmt: skip
 from .merge import Merger, Unsupported, checked_array, union_of
+from .metaschemas import is_metaschema_uri
 from .references import References, Scope, _escape, _join
 from .validate import accepts, to_fraction
 
@@ -367,8 +368,10 @@ class Normalizer(References):
         if isinstance(fmt, str):
             if fmt in FORMATS:
                 formats = (fmt,)
-            else:
+            elif not is_metaschema_uri(pointer.partition("#")[0]):
                 self.problems.append((f"{pointer}/format", "format"))
+            # else: json-schema.org's metaschemas declare `format` an annotation (their `pattern`: "regex"),
+            # so where it cannot be asserted there it stays the annotation they make it
         pattern = schema.get("pattern")
         high = schema.get("maxLength")
         node = String(int(schema.get("minLength", 0)), None if high is None else int(high),

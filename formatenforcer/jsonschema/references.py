@@ -22,6 +22,7 @@ from urllib.parse import unquote, urljoin
 from ..errors import SchemaError
 from .ir import AnyValue, CycleError, Node, Ref
 from .merge import Merger, Unsupported
+from .metaschemas import metaschema
 
 
 def _join(base: str, ref: str) -> str:
@@ -62,6 +63,8 @@ class References:
         self.missing: dict[str, str] = {}
         """pointer of a ``$ref`` -> the URI of the document it needs, which was not supplied."""
         self._supplied = {_document_uri(str(k)): v for k, v in (resources or {}).items()}
+        self._loaded: set[str] = set()
+        """URIs of the documents scanned so far (supplied or metaschemas)."""
         self._refs: dict[tuple[str, Scope], Ref] = {}
         """(pointer, dynamic scope) -> the lazy reference to the node read there under that scope."""
         self._resources: dict[str, tuple[Any, str]] = {}
@@ -126,10 +129,15 @@ class References:
         found = self._resources.get(uri)
         if found is None and uri == self._bases.get("#", ""):
             found = (self.root, "#")
+        if found is None and uri not in self._supplied and uri not in self._loaded:
+            known = metaschema(uri)  # json-schema.org's metaschemas: a default, resources= overrides it
+            if known is not None:
+                self._supplied[uri] = known
         if found is None and uri in self._supplied:
             from .normalize import load_schema
 
             document = load_schema(self._supplied.pop(uri))
+            self._loaded.add(uri)
             self._scan(document, f"{uri}#", uri, document=True)
             found = self._resources.get(uri)
         return found

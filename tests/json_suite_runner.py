@@ -202,24 +202,26 @@ UNSUPPORTED_NOTES = """## Unsupported groups and why
 Each is refused at build time with `UnsupportedSchemaError` naming the keyword and its JSON pointer
 (`lenient=True` turns that into a warning and enforces the rest):
 
-- `$dynamicRef` whose target depends on the path of references taken to reach it (a node is normalized once
-  per location, not once per path); resolved when the root resource declares the anchor or only one
-  resource does.
-- `$ref` to a document not passed in `resources=` (here: the draft 2020-12 metaschema): never fetched;
-  also a `$ref` whose resolution needs itself before any value is read (`allOf` cycles).
+- `$ref` whose resolution needs itself before any value is read (`allOf` cycles). (`$ref` to a document not
+  passed in `resources=` is never fetched; json-schema.org's metaschemas come from `jsonschema-specifications`.)
+- `pattern`/`patternProperties` with ECMA-262 Unicode property escapes (`\\p{Letter}`): enforceable (a class
+  per property), but the regex engine has no Unicode property tables; refused rather than guessed.
 - `format` values `idn-hostname`, `idn-email` (IDNA2008 needs Unicode property tables), `regex` (ECMA-262
   syntax nests parentheses: not regular) and unknown names; see docs/json-schema.md, Formats.
-- `unevaluatedItems` over two `contains` merged by `allOf`: the array tracks one `contains` count while
-  generating; with two, whether the room left can still satisfy both would need a joint count.
+- two `contains` on one array (merged by `allOf`, or an `unevaluatedItems` that depends on both): enforceable
+  left to right with one count per `contains` (an item may match several; the room left must cover every
+  shortfall at once), not implemented: the array tracks a single count.
 - `oneOf`/`not`/`if` whose complement grows past 256 alternatives (`not` of a union is the intersection of
-  the complements, which multiplies), and `not` of what only "there exists" can say: `uniqueItems` (a
-  duplicate exists), `additionalProperties`/`patternProperties` schemas (some extra key has a bad value),
-  `propertyNames`, `items` after `prefixItems`.
+  the complements, which multiplies; here `unevaluatedProperties` "dynamic evaluation inside nested refs":
+  nested `oneOf`s of overlapping branches, each excluding the others), a size limit; and `not` of what only
+  "there exists" can say: `uniqueItems` (a duplicate exists), `additionalProperties`/`patternProperties`
+  schemas (some extra key has a bad value), `propertyNames`, `items` after `prefixItems`.
 - `uniqueItems` over constrained array/object items: a prefix such as `[1` might only be completable as a
   duplicate of an earlier item, which a left-to-right check cannot foresee (scalars are excluded up front;
   unconstrained arrays/objects refuse the bracket that would close a duplicate).
 - several closed object schemas with `patternProperties` merged by `allOf`, `propertyNames` with a pattern
-  on an object closed by `patternProperties`: their key automata are not combined.
+  on an object closed by `patternProperties`: enforceable (the product of the key automata), not implemented
+  (no group of the suite needs it).
 - draft-04 boolean `exclusiveMinimum`/`exclusiveMaximum`.
 
 ## Known approximations

@@ -208,9 +208,9 @@ Each is refused at build time with `UnsupportedSchemaError` naming the keyword a
   per property), but the regex engine has no Unicode property tables; refused rather than guessed.
 - `format` values `idn-hostname`, `idn-email` (IDNA2008 needs Unicode property tables), `regex` (ECMA-262
   syntax nests parentheses: not regular) and unknown names; see docs/json-schema.md, Formats.
-- two `contains` on one array (merged by `allOf`, or an `unevaluatedItems` that depends on both): enforceable
-  left to right with one count per `contains` (an item may match several; the room left must cover every
-  shortfall at once), not implemented: the array tracks a single count.
+- several `contains` on one array under `maxItems`, `uniqueItems` or a closed tuple, or two with `maxContains`
+  (none in the suite): enforceable (which items can still cover every shortfall at once, an item matching
+  several), not implemented; with unbounded room each `contains` is counted on its own.
 - `oneOf`/`not`/`if` whose complement grows past 256 alternatives (`not` of a union is the intersection of
   the complements, which multiplies; here `unevaluatedProperties` "dynamic evaluation inside nested refs":
   nested `oneOf`s of overlapping branches, each excluding the others), a size limit; and `not` of what only

@@ -203,7 +203,7 @@ def children(node: Node) -> list[Node]:
         return list(node.options)
     if isinstance(node, Array):
         out = [*node.prefix, node.items]
-        return out + ([node.contains] if node.contains is not None else [])
+        return out + ([node.contains] if node.contains is not None else []) + [c for c, _ in node.also_contains]
     if isinstance(node, Object):
         out = []
         for side in node.sides:

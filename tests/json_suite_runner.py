@@ -219,9 +219,9 @@ Each is refused at build time with `UnsupportedSchemaError` naming the keyword a
 - `uniqueItems` over constrained array/object items: a prefix such as `[1` might only be completable as a
   duplicate of an earlier item, which a left-to-right check cannot foresee (scalars are excluded up front;
   unconstrained arrays/objects refuse the bracket that would close a duplicate).
-- several closed object schemas with `patternProperties` merged by `allOf`, `propertyNames` with a pattern
-  on an object closed by `patternProperties`: enforceable (the product of the key automata), not implemented
-  (no group of the suite needs it).
+- key automata past a size limit: more than 8 distinct `patternProperties` patterns on one object whose
+  combinations would need checking, or more than 64 combinations of patterns across closed `allOf` parts
+  (each is one intersection in `regex.compile_boolean`), or any combination over its time limit.
 - draft-04 boolean `exclusiveMinimum`/`exclusiveMaximum`.
 
 ## Known approximations

@@ -200,29 +200,32 @@ def summary_markdown(results: dict[str, dict[str, FileResult]]) -> str:
 UNSUPPORTED_NOTES = """## Unsupported groups and why
 
 Each is refused at build time with `UnsupportedSchemaError` naming the keyword and its JSON pointer
-(`lenient=True` turns that into a warning and enforces the rest):
+(`lenient=True` turns that into a warning and enforces the rest). The groups left in the tables above:
 
-- `$ref` whose resolution needs itself before any value is read (`allOf` cycles). (`$ref` to a document not
-  passed in `resources=` is never fetched; json-schema.org's metaschemas come from `jsonschema-specifications`.)
-- `pattern`/`patternProperties` with ECMA-262 Unicode property escapes (`\\p{Letter}`): enforceable (a class
-  per property), but the regex engine has no Unicode property tables; refused rather than guessed.
-- `format` values `idn-hostname`, `idn-email` (IDNA2008 needs Unicode property tables), `regex` (ECMA-262
-  syntax nests parentheses: not regular) and unknown names; see docs/json-schema.md, Formats.
-- several `contains` on one array under `maxItems`, `uniqueItems` or a closed tuple, or two with `maxContains`
-  (none in the suite): enforceable (which items can still cover every shortfall at once, an item matching
-  several), not implemented; with unbounded room each `contains` is counted on its own.
-- `oneOf`/`not`/`if` whose complement grows past 256 alternatives (`not` of a union is the intersection of
-  the complements, which multiplies; here `unevaluatedProperties` "dynamic evaluation inside nested refs":
-  nested `oneOf`s of overlapping branches, each excluding the others), a size limit; and `not` of what only
-  "there exists" can say: `uniqueItems` (a duplicate exists), `additionalProperties`/`patternProperties`
-  schemas (some extra key has a bad value), `propertyNames`, `items` after `prefixItems`.
-- `uniqueItems` over constrained array/object items: a prefix such as `[1` might only be completable as a
-  duplicate of an earlier item, which a left-to-right check cannot foresee (scalars are excluded up front;
-  unconstrained arrays/objects refuse the bracket that would close a duplicate).
-- key automata past a size limit: more than 8 distinct `patternProperties` patterns on one object whose
-  combinations would need checking, or more than 64 combinations of patterns across closed `allOf` parts
-  (each is one intersection in `regex.compile_boolean`), or any combination over its time limit.
-- draft-04 boolean `exclusiveMinimum`/`exclusiveMaximum`.
+- `format` (format.json, `optional/format/`): `regex` (ECMA-262 patterns nest parentheses, which no finite
+  automaton checks: not enforceable left to right), `idn-hostname`/`idn-email` (IDNA2008 validity is defined
+  by Unicode property tables and punycode arithmetic; no usable automaton), and unknown format names
+  (nothing to enforce); see docs/json-schema.md, Formats.
+- `pattern`/`patternProperties` with an ECMA-262 Unicode property escape (`\\p{Letter}`): enforceable as a
+  character class, refused because the regex engine has no Unicode property tables (rather than guess).
+- `oneOf` in unevaluatedProperties.json "dynamic evaluation inside nested refs": nested `oneOf`s of
+  overlapping branches, each branch excluding the others, expand past the 256-alternative limit of
+  complements (a size limit, not a left-to-right impossibility).
+
+Refused elsewhere, by the same rule (none in the suite's required files):
+
+- `not` of what only "there exists" can say, which no left-to-right check can enforce: `uniqueItems` (a
+  duplicate exists), `additionalProperties`/`patternProperties` schemas (some extra key has a bad value),
+  `propertyNames`, `items` after `prefixItems`; and `uniqueItems` over constrained array/object items (a
+  prefix such as `[1` might only be completable as a duplicate of an earlier item).
+- a `$ref` whose resolution needs itself before any value is read (`allOf` cycles), and a `$ref` to a
+  document not passed in `resources=` (never fetched; json-schema.org's metaschemas are read from the
+  `jsonschema-specifications` package when it is installed).
+- size limits: complements past 256 alternatives, more than 8 overlapping alternatives under one
+  `unevaluated*`, more than 8 distinct key patterns whose value combinations need checking, more than 64
+  pattern combinations across closed `allOf` parts; and several `contains` on one array under `maxItems`,
+  `uniqueItems` or a closed tuple, or two with `maxContains` (the joint room check is not implemented).
+- draft 2019-09 `$recursiveRef`/`$recursiveAnchor` and draft-04 boolean `exclusiveMinimum`/`exclusiveMaximum`.
 
 ## Known approximations
 

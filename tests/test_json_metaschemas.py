@@ -9,8 +9,10 @@ it finishes is a schema the ``jsonschema`` validator accepts against the same me
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -60,7 +62,9 @@ def test_without_the_package_the_error_names_the_uri_and_the_remedy():
         f"try:\n    JsonSchemaParser({{'$ref': {META_2020!r}}})\n"
         "except UnsupportedSchemaError as e:\n    print(e)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    root = Path(__file__).resolve().parents[1]  # this checkout's formatenforcer
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True,
+                         cwd=root, env={**os.environ, "PYTHONPATH": str(root)})  # fmt: skip
     assert META_2020 in out.stdout and "jsonschema-specifications" in out.stdout and "resources=" in out.stdout
     with pytest.raises(UnsupportedSchemaError):  # an unknown json-schema.org URI stays unresolved here too
         JsonSchemaParser({"$ref": "https://json-schema.org/draft/2099-01/schema"})

@@ -136,6 +136,11 @@ class ArrayContext:
         if node.min_contains > 0:
             needed.append(node.contains)
         avoid = merger.negate(node.contains) if node.max_contains is not None else None
+        for schema in node.prefix:  # every position up to the unbounded `items` must stay fillable
+            if isinstance(deref(schema), Never) or (
+                avoid is not None and isinstance(deref(merger.intersect(schema, avoid)), Never)
+            ):
+                raise Unsupported("contains", "several 'contains' where a tuple position bounds the room")
         for schema in needed:
             one = merger.intersect(items, schema)
             if schema is not node.contains and avoid is not None:

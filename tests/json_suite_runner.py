@@ -200,27 +200,33 @@ def summary_markdown(results: dict[str, dict[str, FileResult]]) -> str:
 UNSUPPORTED_NOTES = """## Unsupported groups and why
 
 Each is refused at build time with `UnsupportedSchemaError` naming the keyword and its JSON pointer
-(`lenient=True` turns that into a warning and enforces the rest):
+(`lenient=True` turns that into a warning and enforces the rest). The groups left in the tables above:
 
-- `$dynamicRef` whose target depends on the path of references taken to reach it (a node is normalized once
-  per location, not once per path); resolved when the root resource declares the anchor or only one
-  resource does.
-- `$ref` to a document not passed in `resources=` (here: the draft 2020-12 metaschema): never fetched;
-  also a `$ref` whose resolution needs itself before any value is read (`allOf` cycles).
-- `format` values `idn-hostname`, `idn-email` (IDNA2008 needs Unicode property tables), `regex` (ECMA-262
-  syntax nests parentheses: not regular) and unknown names; see docs/json-schema.md, Formats.
-- `unevaluatedItems` over two `contains` merged by `allOf`: the array tracks one `contains` count while
-  generating; with two, whether the room left can still satisfy both would need a joint count.
-- `oneOf`/`not`/`if` whose complement grows past 256 alternatives (`not` of a union is the intersection of
-  the complements, which multiplies), and `not` of what only "there exists" can say: `uniqueItems` (a
+- `format` (format.json, `optional/format/`): `regex` (ECMA-262 patterns nest parentheses, which no finite
+  automaton checks: not enforceable left to right), `idn-hostname`/`idn-email` (IDNA2008 validity is defined
+  by Unicode property tables and punycode arithmetic; no usable automaton), and unknown format names
+  (nothing to enforce); see docs/json-schema.md, Formats.
+- `pattern`/`patternProperties` with an ECMA-262 Unicode property escape (`\\p{Letter}`): enforceable as a
+  character class, but interegular expands a class character by character: `\\p{Letter}` (131,757
+  characters, 648 ranges) takes about 10 s to build, past the 5 s compile limit.
+- `oneOf` in unevaluatedProperties.json "dynamic evaluation inside nested refs": nested `oneOf`s of
+  overlapping branches, each branch excluding the others, expand past the 256-alternative limit of
+  complements (a size limit, not a left-to-right impossibility).
+
+Refused elsewhere, by the same rule (none in the suite's required files):
+
+- `not` of what only "there exists" can say, which no left-to-right check can enforce: `uniqueItems` (a
   duplicate exists), `additionalProperties`/`patternProperties` schemas (some extra key has a bad value),
-  `propertyNames`, `items` after `prefixItems`.
-- `uniqueItems` over constrained array/object items: a prefix such as `[1` might only be completable as a
-  duplicate of an earlier item, which a left-to-right check cannot foresee (scalars are excluded up front;
-  unconstrained arrays/objects refuse the bracket that would close a duplicate).
-- several closed object schemas with `patternProperties` merged by `allOf`, `propertyNames` with a pattern
-  on an object closed by `patternProperties`: their key automata are not combined.
-- draft-04 boolean `exclusiveMinimum`/`exclusiveMaximum`.
+  `propertyNames`, `items` after `prefixItems`; and `uniqueItems` over constrained array/object items (a
+  prefix such as `[1` might only be completable as a duplicate of an earlier item).
+- a `$ref` whose resolution needs itself before any value is read (`allOf` cycles), and a `$ref` to a
+  document not passed in `resources=` (never fetched; json-schema.org's metaschemas are read from the
+  `jsonschema-specifications` package when it is installed).
+- size limits: complements past 256 alternatives, more than 8 overlapping alternatives under one
+  `unevaluated*`, more than 8 distinct key patterns whose value combinations need checking, more than 64
+  pattern combinations across closed `allOf` parts; and several `contains` on one array under `maxItems`,
+  `uniqueItems` or a closed tuple, or two with `maxContains` (the joint room check is not implemented).
+- draft 2019-09 `$recursiveRef`/`$recursiveAnchor` and draft-04 boolean `exclusiveMinimum`/`exclusiveMaximum`.
 
 ## Known approximations
 

@@ -92,22 +92,6 @@ def test_dynamic_ref_resolves_to_the_root_resource_anchor():
     assert loose.accepts('{"children": [{"daat": 2}]}')  # only the tree's own anchor: a plain $ref
 
 
-def test_dynamic_ref_whose_target_depends_on_the_path_is_refused():
-    schema = {
-        "$id": "https://example.com/main",
-        "anyOf": [{"$ref": "numbers"}, {"$ref": "strings"}],
-        "$defs": {
-            "list": {"$id": "list", "type": "array", "items": {"$dynamicRef": "#item"},
-                     "$defs": {"default": {"$dynamicAnchor": "item"}}},
-            "numbers": {"$id": "numbers", "$ref": "list", "$defs": {"n": {"$dynamicAnchor": "item", "type": "number"}}},
-            "strings": {"$id": "strings", "$ref": "list", "$defs": {"s": {"$dynamicAnchor": "item", "type": "string"}}},
-        },
-    }  # fmt: skip
-    with pytest.raises(UnsupportedSchemaError) as raised:
-        JsonSchemaParser(schema)
-    assert raised.value.problems == [("#/$defs/list/items/$dynamicRef", "$dynamicRef")]
-
-
 def test_defs_named_like_keywords_are_scanned():
     schema = {"$ref": "#/$defs/default", "$defs": {"default": {"$id": "https://example.com/d", "$ref": "#a",
                                                                "$defs": {"x": {"$anchor": "a", "type": "integer"}}}}}

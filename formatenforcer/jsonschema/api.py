@@ -18,6 +18,7 @@ from .compile import Compiler
 from .config import JsonConfig
 from .ir import AnyValue, Never, Node, deref
 from .merge import Merger
+from .metaschemas import missing_hint
 from .normalize import Normalizer, load_schema
 
 
@@ -82,10 +83,8 @@ class JsonSchemaParser(_Document):
         problems = list(normalizer.problems)
         problems.extend(compiler.check_all(root, lenient=lenient))
         problems = list(dict.fromkeys(problems))
-        missing = "".join(
-            f"; the $ref at {p} names {uri!r}, a document not supplied in resources= (never fetched)"
-            for p, uri in normalizer.missing.items()
-        )
+        missing = "".join(f"; the $ref at {p} names {uri!r}, {missing_hint(uri)}"
+                          for p, uri in normalizer.missing.items())  # fmt: skip
         if problems and not lenient:
             error = UnsupportedSchemaError(problems)
             error.args = (f"{error.args[0]}{missing}",)

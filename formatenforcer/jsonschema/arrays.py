@@ -5,7 +5,8 @@ A state is (context, phase, items done, whitespace run, current item state, extr
 ``,`` is offered only when another item can exist and ``]`` only once the array may close. ``contains`` is
 counted by running the contains parser beside each item; when the remaining room equals the matches still
 needed, the next item must match ``contains`` (its schema becomes items AND contains), and once
-``maxContains`` is reached the next ones must not (items AND NOT contains). ``uniqueItems`` keeps the
+``maxContains`` is reached the next ones must not (items AND NOT contains). Several ``contains`` (``allOf``)
+are counted jointly where the room is unbounded (``ArrayContext._joint_count``). ``uniqueItems`` keeps the
 values seen and gives the next item a schema that excludes them.
 """
 
@@ -95,6 +96,8 @@ class ArrayContext:
         self.max_items = node.max_items
         self.contains = node.contains
         self.track = node.contains is not None and (node.min_contains > 0 or node.max_contains is not None)
+        self.also = node.also_contains
+        self.zero: int | tuple[int, ...] = 0
         self.compound = False
         if node.unique and (node.max_items is None or node.max_items > 1):
             for i in range(len(node.prefix) + 1):
@@ -111,10 +114,49 @@ class ArrayContext:
         self._items: dict[tuple, CharacterParser | None] = {}
         self.unions: dict[tuple[CharSet, ...], CharSet] = {}
         self._tracker = compiler.start(node.contains) if self.track else None
+        self._trackers: tuple[CharacterParser | None, ...] = ()
+        if self.also:
+            self._joint_count()
         if self.track:  # build the "must match" / "must not match" item schemas now, so problems surface here
             for position in range(len(node.prefix) + 1):
                 for mode in ("match", "avoid"):
                     self._items[(position, mode, frozenset())] = self._build_item(position, mode, frozenset())
+
+    def _joint_count(self) -> None:
+        """Several ``contains`` (the first may have a maximum, the others only minimums): each gets its own
+        count and tracker. Exact and dead-end free when the room is unbounded and every needed match can
+        come as one more item whatever was written: an item matching each other ``contains`` (and not the
+        first one, once that is at its maximum) must exist. Otherwise the joint room check (which items can
+        still cover every shortfall at once) would be needed: not implemented."""
+        node, merger = self.node, self.compiler.merger
+        self.track = True
+        items = node.items
+        if self.max_items is not None or self.unique or isinstance(deref(items), Never):
+            raise Unsupported("contains", "several 'contains' under maxItems, uniqueItems or a closed tuple")
+        needed = [schema for schema, low in self.also if low > 0]
+        if node.min_contains > 0:
+            needed.append(node.contains)
+        avoid = merger.negate(node.contains) if node.max_contains is not None else None
+        for schema in node.prefix:  # every position up to the unbounded `items` must stay fillable
+            if isinstance(deref(schema), Never) or (
+                avoid is not None and isinstance(deref(merger.intersect(schema, avoid)), Never)
+            ):
+                raise Unsupported("contains", "several 'contains' where a tuple position bounds the room")
+        for schema in needed:
+            one = merger.intersect(items, schema)
+            if schema is not node.contains and avoid is not None:
+                one = merger.intersect(one, avoid)
+            if isinstance(deref(one), Never):
+                raise Unsupported("contains", "several 'contains' that one more item cannot always satisfy")
+        self._trackers = tuple(self.compiler.start(schema) for schema, _ in self.also)
+        self.zero = (0,) * (1 + len(self.also))
+
+    def _count_after(self, count: tuple[int, ...], trackers: tuple) -> tuple[int, ...]:
+        """The joint counts after an item, each capped where more matches change nothing."""
+        node = self.node
+        caps = (node.max_contains if node.max_contains is not None else node.min_contains,
+                *(low for _, low in self.also))  # fmt: skip
+        return tuple(min(c + (t is not None and t.can_end()), cap) for c, t, cap in zip(count, trackers, caps))
 
     def start(self) -> CharacterParser | None:
         """The opening state, or None when no array fits (too few items can exist, or none can match
@@ -133,11 +175,11 @@ class ArrayContext:
             possible = self.max_items if self.max_items is not None else 1 << 30
         if possible < self.min_items:
             return None
-        if self.track and node.min_contains > 0:
+        if self.track and node.min_contains > 0 and not self.also:
             matching = [merger.intersect(s, node.contains) for s in schemas[: min(len(schemas), possible)]]
             if all(isinstance(deref(m), Never) for m in matching):
                 return None
-        return ArrayParser(self, OPEN, 0, 0, None, (0, frozenset()))
+        return ArrayParser(self, OPEN, 0, 0, None, (self.zero, frozenset()))
 
     def item_start(self, index: int, count: int, seen: frozenset) -> tuple[CharacterParser | None, bool]:
         """The start of item ``index`` and whether it still needs the contains tracker."""
@@ -145,12 +187,14 @@ class ArrayContext:
         hit = self._items.get(key)
         if hit is None and key not in self._items:
             hit = self._items[key] = self._build_item(*key)
-        return hit, key[1] == "free" and self.track
+        return hit, self.track and (key[1] == "free" or bool(self.also))
 
-    def _mode(self, index: int, count: int) -> str:
+    def _mode(self, index: int, count: int | tuple[int, ...]) -> str:
         node = self.node
         if not self.track:
             return "free"
+        if isinstance(count, tuple):  # several contains: unbounded room (see _joint_count), so never "match"
+            return "avoid" if node.max_contains is not None and count[0] >= node.max_contains else "free"
         if node.max_contains is not None and count >= node.max_contains:
             return "avoid"
         if self.max_items is not None and node.min_contains - count >= self.max_items - index:
@@ -180,12 +224,13 @@ class ArrayContext:
 
 
 class ArrayParser(CharacterParser):
-    """One JSON array; ``extra`` is (contains matches so far, texts of the items seen when unique)."""
+    """One JSON array; ``extra`` is (contains matches so far, texts of the items seen when unique). With
+    several ``contains`` the matches are a tuple (one count each) and so are the trackers of the item."""
 
     __slots__ = ("_ctx", "_phase", "_index", "_ws", "_child", "_extra", "_tracker", "_text", "_allowed", "_key")
 
     def __init__(self, ctx: ArrayContext, phase: int, index: int, ws: int, child: CharacterParser | None,
-                 extra: tuple, tracker: CharacterParser | None = None, text: str = "") -> None:  # fmt: skip
+                 extra: tuple, tracker: CharacterParser | tuple | None = None, text: str = "") -> None:  # fmt: skip
         self._ctx, self._phase, self._index, self._ws = ctx, phase, index, ws
         self._child, self._extra, self._tracker, self._text = child, extra, tracker, text
         self._allowed: CharSet | None = None
@@ -199,7 +244,12 @@ class ArrayParser(CharacterParser):
 
     def _closable(self, count: int) -> bool:
         ctx = self._ctx
-        return count >= ctx.min_items and (not ctx.track or self._extra[0] >= ctx.node.min_contains)
+        if count < ctx.min_items:
+            return False
+        counts = self._extra[0]
+        if isinstance(counts, tuple):
+            return counts[0] >= ctx.node.min_contains and all(c >= low for c, (_, low) in zip(counts[1:], ctx.also))
+        return not ctx.track or counts >= ctx.node.min_contains
 
     def _finish_item(self) -> ArrayParser | None:
         ctx = self._ctx
@@ -208,7 +258,9 @@ class ArrayParser(CharacterParser):
         count, seen = self._extra
         _, tracked = ctx.item_start(self._index, count, seen)
         mode = ctx._mode(self._index, count) if ctx.track else "free"
-        if mode == "match" or (tracked and self._tracker is not None and self._tracker.can_end()):
+        if isinstance(count, tuple):
+            count = ctx._count_after(count, self._tracker or (None,) * len(count))
+        elif mode == "match" or (tracked and self._tracker is not None and self._tracker.can_end()):
             count += 1
         if ctx.unique:
             seen = seen | {json.dumps(json.loads(self._text))}
@@ -224,7 +276,10 @@ class ArrayParser(CharacterParser):
         child = start.add_character(ch)
         if child is None:
             return None
-        tracker = ctx._tracker.add_character(ch) if tracked and ctx._tracker is not None else None
+        if ctx.also:
+            tracker: object = tuple(None if t is None else t.add_character(ch) for t in (ctx._tracker, *ctx._trackers))
+        else:
+            tracker = ctx._tracker.add_character(ch) if tracked and ctx._tracker is not None else None
         return ArrayParser(ctx, VALUE, self._index, 0, child, self._extra, tracker, ch if ctx.unique else "")
 
     def add_character(self, ch: str) -> ArrayParser | None:
@@ -232,7 +287,11 @@ class ArrayParser(CharacterParser):
         if phase == VALUE:
             child = self._child.add_character(ch)
             if child is not None:
-                tracker = self._tracker.add_character(ch) if self._tracker is not None else None
+                tracker = self._tracker
+                if isinstance(tracker, tuple):
+                    tracker = tuple(None if t is None else t.add_character(ch) for t in tracker)
+                elif tracker is not None:
+                    tracker = tracker.add_character(ch)
                 text = self._text + ch if ctx.unique else ""
                 if ctx.compound and text[0] in "[{" and child.can_end() and (
                     _UNKNOWN in text or ctx.duplicate(text, self._extra[1])
@@ -345,7 +404,11 @@ class ArrayParser(CharacterParser):
     def key(self) -> Hashable:
         if self._key is None:
             child = None if self._child is None else self._child.key()
-            tracker = None if self._tracker is None else self._tracker.key()
+            tracker = self._tracker
+            if isinstance(tracker, tuple):
+                tracker = tuple(None if t is None else t.key() for t in tracker)
+            elif tracker is not None:
+                tracker = tracker.key()
             index = self._index
             ctx = self._ctx
             if not ctx.unique and not ctx.track and ctx.max_items is None and index > max(ctx.min_items,

@@ -105,13 +105,18 @@ class Compiler:
             return hit  # type: ignore[return-value]
         self._starts[id(node)] = None  # a value cannot contain itself at its own first character
         try:
-            state = self._build(node)
-        except Unsupported as problem:
-            if not self.lenient:
-                raise UnsupportedSchemaError([(self.origin(node), problem.keyword)]) from None
-            relaxed = relax(node)
-            self._keep.append(relaxed)
-            state = self._build(relaxed)
+            try:
+                state = self._build(node)
+            except Unsupported as problem:
+                if not self.lenient:
+                    raise UnsupportedSchemaError([(self.origin(node), problem.keyword)]) from None
+                relaxed = relax(node)
+                self._keep.append(relaxed)
+                state = self._build(relaxed)
+        except BaseException:
+            # not "no value": the lenient retry (check_all) must build this node again, not read None
+            self._starts.pop(id(node), None)
+            raise
         self._keep.append(node)
         self._starts[id(node)] = state
         return state
@@ -203,7 +208,7 @@ def children(node: Node) -> list[Node]:
         return list(node.options)
     if isinstance(node, Array):
         out = [*node.prefix, node.items]
-        return out + ([node.contains] if node.contains is not None else [])
+        return out + ([node.contains] if node.contains is not None else []) + [c for c, _ in node.also_contains]
     if isinstance(node, Object):
         out = []
         for side in node.sides:

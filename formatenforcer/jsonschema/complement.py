@@ -152,6 +152,8 @@ def _arrays(merger: Merger, node: Array) -> list[Node]:
             out.append(Array(contains=node.contains, min_contains=0, max_contains=node.min_contains - 1))
         if node.max_contains is not None:
             out.append(Array(contains=node.contains, min_contains=node.max_contains + 1))
+    for schema, low in node.also_contains:
+        out.append(Array(contains=schema, min_contains=0, max_contains=low - 1))
     return out
 
 

@@ -116,7 +116,9 @@ class Array(Node):
 
     ``evaluated`` and ``evaluated_by`` record what ``unevaluatedItems`` may not touch: the first ``evaluated``
     items (None: every item, an ``items`` keyword was present) and the items matching any ``evaluated_by``
-    schema (the ``contains`` keywords merged in). Literal arrays (``const``/``enum``) evaluate nothing."""
+    schema (the ``contains`` keywords merged in). Literal arrays (``const``/``enum``) evaluate nothing.
+    ``also_contains``: more ``contains`` merged in by ``allOf``, as (schema, minimum matches), with no maximum
+    (arrays.py counts each one beside ``contains``)."""
 
     prefix: tuple[Node, ...] = ()
     items: Node = field(default_factory=AnyValue)
@@ -128,6 +130,7 @@ class Array(Node):
     max_contains: int | None = None
     evaluated: int | None = 0
     evaluated_by: tuple[Node, ...] = ()
+    also_contains: tuple[tuple[Node, int], ...] = ()
 
 
 @dataclass(frozen=True, eq=False)

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from ..errors import RegexError
 from ..regex import compile_boolean, compile_regex
-from .compile import search_to_full, string_content
+from .compile import literal_regex, search_to_full, string_content
 from .content import Content, LengthContent, RegexContent, TrieContent
+from .formats import FORMAT_PATTERNS
 from .ir import AnyValue, Never, Node, Object, String, deref
 from .merge import Merger, Unsupported
 
@@ -73,22 +74,29 @@ def extra_keys(node: Object, merger: Merger, key_rule: String | None | bool) -> 
         return None
     bad = bad_matches(node, merger)
     closed = [side for side in node.sides if isinstance(deref(side.additional), Never)]
+    relevant = bad
     if closed and bad:
-        live = {p for p, schema in closed[0].patterns if not isinstance(deref(schema), Never)}
-        bad = [m for m in bad if m & live]  # the others are already excluded: they match no live pattern
-    if not bad:
+        lives = [{p for p, schema in side.patterns if not isinstance(deref(schema), Never)} for side in closed]
+        # the others are already excluded: they miss every live pattern of some closed side
+        relevant = [m for m in bad if all(m & live for live in lives)]
+    if not relevant:
         return content
-    if key_rule is not True:
-        raise Unsupported("propertyNames", "propertyNames on an object where some extra keys can have no value")
     clauses = good_keys(node, bad, search_to_full)
     if not clauses:
         return None
-    try:
-        return RegexContent(compile_boolean(clauses))
-    except RegexError as error:
-        if "no string" in str(error):
-            return None
-        raise Unsupported("patternProperties", str(error)) from None
+    if key_rule is not True and key_rule.values is not None:
+        from .validate import _regex
+
+        patterns = patterns_of(node)
+        values = [v for v in key_rule.values if frozenset(p for p in patterns if _regex(p).search(v)) not in bad]
+        return TrieContent(values) if values else None
+    must, never, low, high = _rule_parts(key_rule)
+    clauses = tuple((tuple(dict.fromkeys(m + must)), n + never) for m, n in clauses)
+    return _automaton(clauses, low, high)
+
+
+MAX_KEY_CLAUSES = 64
+"""Most combinations (one live pattern per closed side) turned into one key automaton."""
 
 
 def _open_extras(node: Object, key_rule: String | None | bool) -> Content | None:
@@ -98,13 +106,14 @@ def _open_extras(node: Object, key_rule: String | None | bool) -> Content | None
     closed = [side for side in node.sides if isinstance(deref(side.additional), Never)]
     patterns: list[str] | None = None
     if closed:
-        if len(closed) > 1 and sum(1 for side in closed if side.patterns) > 1:
-            raise Unsupported("additionalProperties", "several closed object schemas with patternProperties")
         if any(not side.patterns for side in closed):
             return None
-        patterns = [p for p, schema in closed[0].patterns if not isinstance(deref(schema), Never)]
-        if not patterns:
+        per_side = [[p for p, schema in side.patterns if not isinstance(deref(schema), Never)] for side in closed]
+        if not all(per_side):
             return None
+        if len(per_side) > 1 or (key_rule is not True and key_rule.values is None):
+            return _combined_keys(per_side, key_rule)
+        patterns = per_side[0]
     if key_rule is True:
         if patterns is None:
             return LengthContent()
@@ -114,8 +123,6 @@ def _open_extras(node: Object, key_rule: String | None | bool) -> Content | None
         except RegexError as error:
             raise Unsupported("patternProperties", str(error)) from None
     if patterns is not None:
-        if key_rule.values is None:
-            raise Unsupported("propertyNames", "propertyNames together with patternProperties on a closed object")
         from .validate import _regex
 
         values = [v for v in key_rule.values if any(_regex(p).search(v) for p in patterns)]
@@ -123,4 +130,44 @@ def _open_extras(node: Object, key_rule: String | None | bool) -> Content | None
     return string_content(key_rule)
 
 
-__all__ = ["MAX_PATTERNS", "bad_matches", "extra_keys", "good_keys", "patterns_of"]
+def _combined_keys(per_side: list[list[str]], key_rule: String | bool) -> Content | None:
+    """Extra keys of an object closed by several ``patternProperties`` sides (``allOf``), or closed by one
+    and narrowed by a ``propertyNames`` string schema: a key must match a live pattern of every closed side
+    and the key rule, so the automaton is the union, over one pattern per side, of the intersections
+    (``regex.compile_boolean``), with the rule's lengths beside it. Pruned, so no dead end."""
+    if key_rule is not True and key_rule.values is not None:
+        from .validate import _regex
+
+        values = [v for v in key_rule.values if all(any(_regex(p).search(v) for p in ps) for ps in per_side)]
+        return TrieContent(values) if values else None
+    combos: list[tuple[str, ...]] = [()]
+    for patterns in per_side:
+        combos = [(*combo, search_to_full(p)) for combo in combos for p in patterns]
+        if len(combos) > MAX_KEY_CLAUSES:
+            raise Unsupported("patternProperties", "too many pattern combinations across closed object schemas")
+    must, never, low, high = _rule_parts(key_rule)
+    return _automaton(tuple((tuple(dict.fromkeys(combo + must)), never) for combo in combos), low, high)
+
+
+def _rule_parts(key_rule: String | bool) -> tuple[tuple[str, ...], tuple[str, ...], int, int | None]:
+    """A ``propertyNames`` string schema (no enum) as full-match patterns to match, to avoid, and lengths."""
+    if key_rule is True:
+        return (), (), 0, None
+    must = (*(search_to_full(p) for p in key_rule.patterns), *(FORMAT_PATTERNS[f] for f in key_rule.formats))
+    never = (*(search_to_full(p) for p in key_rule.not_patterns), *(FORMAT_PATTERNS[f] for f in key_rule.not_formats),
+             *(literal_regex(v) for v in sorted(key_rule.excluded)))  # fmt: skip
+    return must, never, key_rule.min_length, key_rule.max_length
+
+
+def _automaton(clauses: tuple, low: int, high: int | None) -> Content | None:
+    """``compile_boolean(clauses)`` within lengths ``low``..``high``; None when no key fits."""
+    try:
+        content = RegexContent(compile_boolean(clauses), low, high)
+    except RegexError as error:
+        if "no string" in str(error):
+            return None
+        raise Unsupported("patternProperties", str(error)) from None
+    return content if content._can_finish(0, low, high) else None
+
+
+__all__ = ["MAX_KEY_CLAUSES", "MAX_PATTERNS", "bad_matches", "extra_keys", "good_keys", "patterns_of"]

@@ -101,8 +101,13 @@ class Merger:
         return self._objects(a, b)
 
     def _arrays(self, a: Array, b: Array) -> Node:
+        also = a.also_contains + b.also_contains
         if a.contains is not None and b.contains is not None:
-            raise Unsupported("contains", "two different 'contains' constraints on one array")
+            if a.max_contains is None:
+                a, b = b, a  # the one with a maximum (if any) stays the counted-and-capped `contains`
+            if b.max_contains is not None:
+                raise Unsupported("contains", "two 'contains' with maxContains on one array")
+            also = also + ((b.contains, b.min_contains),)
         prefix = tuple(
             self.lazy_and(a.prefix[i] if i < len(a.prefix) else a.items, b.prefix[i] if i < len(b.prefix) else b.items)
             for i in range(max(len(a.prefix), len(b.prefix)))
@@ -120,6 +125,7 @@ class Merger:
                 with_contains.max_contains,
                 None if a.evaluated is None or b.evaluated is None else max(a.evaluated, b.evaluated),
                 a.evaluated_by + b.evaluated_by,
+                tuple(dict.fromkeys(also)),
             )
         )
 

@@ -38,7 +38,8 @@ from .ir import (
     deref,
 )  # fmt: skip
 from .merge import Merger, Unsupported, checked_array, union_of
-from .references import References, _escape, _join
+from .metaschemas import is_metaschema_uri
+from .references import References, Scope, _escape, _join
 from .validate import accepts, to_fraction
 
 KNOWN_UNSUPPORTED = frozenset({"$recursiveRef", "$recursiveAnchor"})
@@ -116,20 +117,22 @@ class Normalizer(References):
         self.problems: list[tuple[str, str]] = []
         self.merger = Merger()
         self.origin: dict[int, str] = {}
-        self._nodes: dict[str, Node] = {}
+        self._nodes: dict[tuple[str, Scope], Node] = {}
         self.track = False  # whether annotations matter (some unevaluated* keyword exists)
         super().__init__(root, resources)
 
     # --- one schema ------------------------------------------------------------------------------------
     def node(self, schema: Any, pointer: str = "#", base: str | None = None) -> Node:
-        """The intermediate form of ``schema`` found at ``pointer`` (memoised by pointer)."""
-        hit = self._nodes.get(pointer)
+        """The intermediate form of ``schema`` found at ``pointer``, memoised by pointer and dynamic scope (the
+        only thing besides the location that a ``$dynamicRef`` below it can depend on)."""
+        key = (pointer, self.scope)
+        hit = self._nodes.get(key)
         if hit is not None:
             return hit
         if base is None:
             base = self._bases.get(pointer, "")
         result = self._node(schema, pointer, base)
-        self._nodes[pointer] = result
+        self._nodes[key] = result
         self.origin.setdefault(id(result), pointer)
         return result
 
@@ -143,6 +146,12 @@ class Normalizer(References):
         ident = schema.get("$id")
         if isinstance(ident, str) and pointer != "#" and not (self.draft7 and "$ref" in schema):
             base = self.base_of(pointer, _join(base, ident).partition("#")[0] or base)
+            scope = self.enter(self.scope, base)  # a nested resource joins the dynamic scope below it
+            if scope != self.scope:
+                return self.in_scope(scope, lambda: self._read(schema, pointer, base))
+        return self._read(schema, pointer, base)
+
+    def _read(self, schema: dict, pointer: str, base: str) -> Node:
         self._check_keywords(schema, pointer)
         if "$ref" in schema and self.draft7:
             return self._reference(schema["$ref"], base, f"{pointer}/$ref")
@@ -247,7 +256,7 @@ class Normalizer(References):
                 self.problems.append((where, "$ref"))
             return node
 
-        ref = self._refs[where] = Ref(where, build)
+        ref = self._refs[(where, self.scope)] = Ref(where, build)
         return ref
 
     def _dependent_schemas(self, node: Node, schema: dict, pointer: str, base: str) -> Node:
@@ -359,8 +368,10 @@ class Normalizer(References):
         if isinstance(fmt, str):
             if fmt in FORMATS:
                 formats = (fmt,)
-            else:
+            elif not is_metaschema_uri(pointer.partition("#")[0]):
                 self.problems.append((f"{pointer}/format", "format"))
+            # else: json-schema.org's metaschemas declare `format` an annotation (their `pattern`: "regex"),
+            # so where it cannot be asserted there it stays the annotation they make it
         pattern = schema.get("pattern")
         high = schema.get("maxLength")
         node = String(int(schema.get("minLength", 0)), None if high is None else int(high),

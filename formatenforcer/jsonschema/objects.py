@@ -19,8 +19,9 @@ from ..charset import EMPTY, CharSet
 from ..choice import CharTrie
 from ..parser import CharacterParser, FreeRun, Lexeme, nested_lexeme
 from .compile import union_memo
-from .content import Content, FreeContent, LengthContent
+from .content import LengthContent
 from .ir import AnyValue, Never, Node, Object, String, Union, deref
+from .key_content import KeyContent
 from .keys import extra_keys
 from .merge import Unsupported
 from .spaced import SpacedValue
@@ -47,18 +48,6 @@ def _string_part(node: Node | None) -> String | None | bool:
             raise Unsupported("propertyNames", "propertyNames with several string alternatives")
         return parts[0] if parts else None
     return node if isinstance(node, String) else None
-
-
-class _UnknownText:
-    """The key text of a free-run stand-in (see KeyContent.free)."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "<unknown key text>"
-
-
-_UNKNOWN_TEXT = _UnknownText()
 
 
 class _ExtraKey:
@@ -126,7 +115,7 @@ class ObjectContext:
         )
         self._extra_values: dict[tuple[int, ...], CharacterParser | None] = {}
         self._value_starts: dict[int, CharacterParser | None] = {}
-        self.key_contents: dict[tuple, KeyContent] = {}
+        self.key_contents: dict[tuple, KeyContent | None] = {}
         self.unions: dict[tuple[CharSet, ...], CharSet] = {}
 
     def _subtree_masks(self) -> list[int]:
@@ -178,101 +167,6 @@ class ObjectContext:
                 self._extra_values[ident] = None
             self.compiler._keep.extend(parts)
         return self._extra_values[ident]
-
-
-class KeyContent(Content):
-    """Decoded characters of a key: the trie of available named keys united with the extra-key automaton.
-    State: (trie node or -1, extra-automaton state or None, text so far when an extra key's text is kept)."""
-
-    __slots__ = ("ctx", "available", "extras", "seen_extras", "shared")
-
-    def __init__(
-        self,
-        ctx: ObjectContext,
-        available: int,
-        extras: Content | None,
-        seen_extras: frozenset | int,
-        shared: bool = False,
-    ) -> None:
-        self.ctx, self.available, self.extras, self.seen_extras = ctx, available, extras, seen_extras
-        self.shared = shared
-
-    def ident(self) -> Hashable:
-        return (id(self.ctx), self.available, self.extras is not None, self.seen_extras, self.shared)
-
-    def start(self) -> tuple:
-        keep = self.extras is not None and self.ctx.track_extra_text
-        return (0, None if self.extras is None else self.extras.start(), "" if keep else None)
-
-    def step(self, state: tuple, ch: str) -> tuple | None:
-        node, extra, text = state
-        trie = self.ctx.trie
-        node = trie.children[node].get(ch, -1) if node >= 0 else -1
-        if extra is not None:
-            extra = self.extras.step(extra, ch)
-        if extra is None and (node < 0 or not self.ctx.subtree[node] & self.available):
-            return None
-        if text is not None and text is not _UNKNOWN_TEXT:
-            text = text + ch
-        return (node, extra, text)
-
-    def allowed(self, state: tuple) -> CharSet:
-        node, extra, _ = state
-        out = EMPTY
-        if node >= 0:
-            trie, subtree = self.ctx.trie, self.ctx.subtree
-            ok = [ch for ch, child in trie.children[node].items() if subtree[child] & self.available]
-            out = CharSet.of(ok) if ok else EMPTY
-        if extra is not None:
-            out = out | self.extras.allowed(extra)
-        return out
-
-    def first_char_split(self, state: tuple) -> tuple[tuple, bytes] | None:
-        """In the shared automaton of an open object, a character off the trie of names leads to the
-        off-trie state whatever name was being followed: that state is the twin, the trie's ASCII
-        characters here are the exceptions (none may be non-ASCII, whose lead bytes could be shared)."""
-        node, extra, text = state
-        if not self.shared or node < 0 or text is not None:
-            return None
-        chars = "".join(self.ctx.trie.children[node])
-        if not chars.isascii():
-            return None
-        return (-1, extra, None), chars.encode()
-
-    def charset_key(self, state: tuple) -> Hashable:
-        return (state[0], state[1], self.accepting(state))
-
-    def named(self, state: tuple) -> int | None:
-        node = state[0]
-        return self.ctx.terminal_of.get(node) if node >= 0 else None
-
-    def accepting(self, state: tuple) -> bool:
-        name = self.named(state)
-        if name is not None:
-            return bool(self.available >> name & 1)
-        _, extra, text = state
-        if extra is None or not self.extras.accepting(extra):
-            return False
-        if text is _UNKNOWN_TEXT:
-            return False  # a free-run stand-in (see free): what was read is not known, so it cannot close
-        return text is None or text not in self.seen_extras
-
-    def free(self, state: tuple) -> FreeContent | None:
-        """A free run once the key has left every named key: from there on only the extra-key automaton's
-        state matters, and it promises its own run. Exact when the key's text is not kept; when it is
-        (``track_extra_text``), ``after(n)`` is a stand-in that does not know the text and so refuses to
-        close the key (a subset of the real state, as parser.FreeRun allows): a token that ends the key
-        after a run is left to the next step, read from the real text."""
-        node, extra, text = state
-        if node >= 0 or extra is None:
-            return None
-        inner = self.extras.free(extra)
-        if inner is None:
-            return None
-        chars, room, after = inner
-        if text is None:
-            return chars, room, lambda n: (-1, after(n), None)
-        return chars, room, lambda n: (-1, after(n), _UNKNOWN_TEXT) if n else state
 
 
 class ObjectParser(CharacterParser):
@@ -361,6 +255,11 @@ class ObjectParser(CharacterParser):
             content = memo.get(ident)
             if content is None:
                 content = memo[ident] = KeyContent(ctx, available, extras, self._extras)
+                if extras is not None and not content._live(content.start()):
+                    # every extra key the automaton allows is a name or already seen: names only
+                    content = memo[ident] = KeyContent(ctx, available, None, self._extras) if available else None
+            if content is None:
+                return None
         return StringParser(content, escapable=ctx.compiler.escapable)
 
     def _names_unavailable(self, key_state: CharacterParser) -> bool:

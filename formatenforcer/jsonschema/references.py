@@ -8,6 +8,9 @@ as base (its own ``$id``, if any, is registered too). Nothing is ever fetched: a
 was not supplied is reported as an unsupported ``$ref`` whose message names the URI.
 
 Pointers of schemas inside a supplied document are written ``<uri>#/json/pointer`` so errors say where.
+
+``$dynamicRef`` depends on the path taken: the normalizer carries the dynamic scope (``Scope``: which resource
+binds each ``$dynamicAnchor`` name) and reads a node once per (location, scope).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from urllib.parse import unquote, urljoin
 from ..errors import SchemaError
 from .ir import AnyValue, CycleError, Node, Ref
 from .merge import Merger, Unsupported
+from .metaschemas import metaschema
 
 
 def _join(base: str, ref: str) -> str:
@@ -33,6 +37,11 @@ def _escape(token: str) -> str:
 
 
 _NAME_MAPS = frozenset({"$defs", "definitions", "properties", "patternProperties", "dependentSchemas", "dependencies"})
+
+
+Scope = tuple[tuple[str, str], ...]
+"""A dynamic scope, reduced to what ``$dynamicRef`` can observe: sorted (anchor name, outermost resource URI
+declaring it) pairs."""
 
 
 def _document_uri(uri: str) -> str:
@@ -54,13 +63,20 @@ class References:
         self.missing: dict[str, str] = {}
         """pointer of a ``$ref`` -> the URI of the document it needs, which was not supplied."""
         self._supplied = {_document_uri(str(k)): v for k, v in (resources or {}).items()}
-        self._refs: dict[str, Ref] = {}
+        self._loaded: set[str] = set()
+        """URIs of the documents scanned so far (supplied or metaschemas)."""
+        self._refs: dict[tuple[str, Scope], Ref] = {}
+        """(pointer, dynamic scope) -> the lazy reference to the node read there under that scope."""
         self._resources: dict[str, tuple[Any, str]] = {}
         self._anchors: dict[str, tuple[Any, str, str]] = {}
         self._bases: dict[str, str] = {}
         self._dynamic: set[str] = set()
         """``<resource uri>#<name>`` of every ``$dynamicAnchor`` met so far."""
+        self._declared: dict[str, set[str]] = {}
+        """resource URI -> the names of the ``$dynamicAnchor``s it declares."""
         self._scan(root, "#", "", document=True)
+        self.scope: Scope = self.enter((), self._bases.get("#", ""))
+        """The dynamic scope the schema being normalized is read under (see ``enter``)."""
 
     def _scan(self, schema: Any, pointer: str, base: str, document: bool = False, names: bool = False) -> None:
         """Records ids, anchors and base URIs below ``schema``; ``names``: a map of schemas by name
@@ -94,6 +110,7 @@ class References:
                 self._anchors.setdefault(f"{base}#{anchor}", (schema, pointer, base))
                 if keyword == "$dynamicAnchor":
                     self._dynamic.add(f"{base}#{anchor}")
+                    self._declared.setdefault(base, set()).add(anchor)
         self._bases[pointer] = base
         self.track = self.track or "unevaluatedProperties" in schema or "unevaluatedItems" in schema
         for key, value in schema.items():
@@ -112,18 +129,50 @@ class References:
         found = self._resources.get(uri)
         if found is None and uri == self._bases.get("#", ""):
             found = (self.root, "#")
+        if found is None and uri not in self._supplied and uri not in self._loaded:
+            known = metaschema(uri)  # json-schema.org's metaschemas: a default, resources= overrides it
+            if known is not None:
+                self._supplied[uri] = known
         if found is None and uri in self._supplied:
             from .normalize import load_schema
 
             document = load_schema(self._supplied.pop(uri))
+            self._loaded.add(uri)
             self._scan(document, f"{uri}#", uri, document=True)
             found = self._resources.get(uri)
         return found
+
+    def enter(self, scope: Scope, resource: str) -> Scope:
+        """The dynamic scope after evaluation enters ``resource`` (by ``$ref`` or a nested ``$id``).
+
+        A ``$dynamicRef`` that lands on a ``$dynamicAnchor`` goes to the *outermost* resource of the dynamic
+        scope declaring that name, so of the whole path only these bindings matter: name -> the first
+        resource entered that declares it. They only grow, and there are finitely many names and resources,
+        so a node read once per (location, bindings) is read finitely often, recursion included."""
+        names = self._declared.get(resource)
+        if not names:
+            return scope
+        bound = {name for name, _ in scope}
+        added = tuple((name, resource) for name in names if name not in bound)
+        return tuple(sorted(scope + added)) if added else scope
+
+    def in_scope(self, scope: Scope, build: Callable[[], Node]) -> Node:
+        """``build()`` with ``scope`` as the current dynamic scope (a lazy reference resolves later, under the
+        scope of the path that created it, not the one in force when it is first followed)."""
+        saved, self.scope = self.scope, scope
+        try:
+            return build()
+        finally:
+            self.scope = saved
 
     def _reference(self, ref: Any, base: str, pointer: str) -> Node:
         if not isinstance(ref, str):
             raise SchemaError("'$ref' must be a string", pointer)
         uri, _, fragment = _join(base, ref).partition("#")
+        return self._target(uri, fragment, ref, pointer)
+
+    def _target(self, uri: str, fragment: str, ref: str, pointer: str) -> Node:
+        """A lazy reference to ``uri#fragment``, read under the current scope with that resource entered."""
         resource = self._resource(uri)
         if resource is None:
             self.missing[pointer] = uri
@@ -148,45 +197,42 @@ class References:
                     raise SchemaError(f"'$ref' {ref!r} points nowhere", pointer)
                 target = f"{target}/{_escape(token)}"
         target_base = self._bases.get(target, target_base)
-        hit = self._refs.get(target)
+        scope = self.enter(self.scope, target_base)
+        hit = self._refs.get((target, scope))
         if hit is None:
-            hit = self._refs[target] = Ref(target, lambda: self.node(schema, target, target_base))
+            hit = self._refs[(target, scope)] = Ref(
+                target, lambda: self.in_scope(scope, lambda: self.node(schema, target, target_base))
+            )
         return hit
 
     def _dynamic_reference(self, ref: Any, base: str, pointer: str) -> Node:
-        """``$dynamicRef``, where its target does not depend on the path taken to it: like ``$ref`` unless it
-        first resolves to a ``$dynamicAnchor`` of its name; then the outermost resource of the dynamic scope
-        declaring that anchor wins, which is the root resource when it declares it (evaluation starts there),
-        or the first target when no other known resource declares it. Otherwise Unsupported."""
+        """``$dynamicRef``: like ``$ref`` unless it first resolves to a ``$dynamicAnchor`` of its name; then to
+        that anchor in the outermost resource of the dynamic scope declaring it (``self.scope`` holds exactly
+        those bindings, so each path with different bindings reads its own copy of the nodes on it)."""
         if not isinstance(ref, str):
             raise SchemaError("'$dynamicRef' must be a string", pointer)
         uri, _, fragment = _join(base, ref).partition("#")
         name = unquote(fragment)
+        self._resource(uri)  # scans a supplied document, so its dynamic anchors are known
         if not name or name.startswith("/") or f"{uri}#{name}" not in self._dynamic:
             return self._reference(ref, base, pointer)
-        root = self._bases.get("#", "")
-        if f"{root}#{name}" in self._dynamic:
-            return self._reference(f"{root}#{name}", base, pointer)
-        for other in list(self._supplied):  # every document that could be on the path must be known
-            self._resource(other)
-        if {key for key in self._dynamic if key.endswith(f"#{name}")} == {f"{uri}#{name}"}:
-            return self._reference(ref, base, pointer)
-        raise Unsupported("$dynamicRef", f"the target of {ref!r} depends on the path of references to it")
+        outermost = dict(self.scope).get(name, uri)
+        return self._target(outermost, name, ref, pointer)
 
     def finish(self) -> None:
         """Resolves every reference met so far (and those they lead to), and the complements left lazy by a
         recursive ``not``/``oneOf``, so all problems are known now."""
-        done: set[str] = set()
+        done: set[tuple[str, Scope]] = set()
         negations: set[int] = set()
         negated = self.merger.negations
         while len(done) < len(self._refs) or len(negations) < len(negated):
-            for pointer, ref in list(self._refs.items()):
-                if pointer not in done:
-                    done.add(pointer)
+            for key, ref in list(self._refs.items()):
+                if key not in done:
+                    done.add(key)
                     try:
                         ref.get()
                     except CycleError:
-                        self.problems.append((pointer, "$ref"))
+                        self.problems.append((ref.pointer, "$ref"))
             for key, ref in list(negated.items()):
                 if key not in negations:
                     negations.add(key)
@@ -198,4 +244,4 @@ class References:
                         ref.settle(AnyValue())
 
 
-__all__ = ["References"]
+__all__ = ["References", "Scope"]

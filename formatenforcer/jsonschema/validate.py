@@ -103,7 +103,7 @@ def _array_ok(node: Array, value: list) -> bool:
         count = sum(1 for item in value if accepts(node.contains, item))
         if count < node.min_contains or (node.max_contains is not None and count > node.max_contains):
             return False
-    return True
+    return all(sum(1 for item in value if accepts(schema, item)) >= low for schema, low in node.also_contains)
 
 
 def _canonical(value: Any) -> Any:

@@ -1,0 +1,166 @@
+"""The decoded characters of an object key: the trie of the named keys still available, united with the
+automaton of extra keys, refusing any prefix from which the key could no longer close (``_live``).
+
+Split from objects.py, which builds one ``KeyContent`` per (available names, extras open, extra keys seen)
+and reads ``ctx`` (an ``ObjectContext``) for the names' trie, their masks and whether extra texts are kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import TYPE_CHECKING
+
+from ..charset import EMPTY, CharSet
+from .content import Content, FreeContent
+
+if TYPE_CHECKING:
+    from .objects import ObjectContext
+
+
+class _UnknownText:
+    """The key text of a free-run stand-in (see KeyContent.free)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<unknown key text>"
+
+
+_UNKNOWN_TEXT = _UnknownText()
+
+
+class KeyContent(Content):
+    """Decoded characters of a key: the trie of available named keys united with the extra-key automaton.
+    State: (trie node or -1, extra-automaton state or None, text so far when an extra key's text is kept)."""
+
+    __slots__ = ("ctx", "available", "extras", "seen_extras", "shared", "_live_memo")
+
+    def __init__(
+        self,
+        ctx: ObjectContext,
+        available: int,
+        extras: Content | None,
+        seen_extras: frozenset | int,
+        shared: bool = False,
+    ) -> None:
+        self.ctx, self.available, self.extras, self.seen_extras = ctx, available, extras, seen_extras
+        self.shared = shared
+        self._live_memo: dict[tuple, bool] = {}
+
+    def ident(self) -> Hashable:
+        return (id(self.ctx), self.available, self.extras is not None, self.seen_extras, self.shared)
+
+    def start(self) -> tuple:
+        keep = self.extras is not None and self.ctx.track_extra_text
+        return (0, None if self.extras is None else self.extras.start(), "" if keep else None)
+
+    def step(self, state: tuple, ch: str) -> tuple | None:
+        node, extra, text = state
+        trie = self.ctx.trie
+        node = trie.children[node].get(ch, -1) if node >= 0 else -1
+        if extra is not None:
+            extra = self.extras.step(extra, ch)
+        if extra is None and (node < 0 or not self.ctx.subtree[node] & self.available):
+            return None
+        if text is not None and text is not _UNKNOWN_TEXT:
+            text = text + ch
+        state = (node, extra, text)
+        return state if extra is None or self._live(state) else None
+
+    def allowed(self, state: tuple) -> CharSet:
+        node, extra, _ = state
+        out = EMPTY
+        if node >= 0:
+            trie, subtree = self.ctx.trie, self.ctx.subtree
+            ok = [ch for ch, child in trie.children[node].items() if subtree[child] & self.available]
+            out = CharSet.of(ok) if ok else EMPTY
+        if extra is not None:
+            out = out | self.extras.allowed(extra)
+            dead = [ch for ch in self._on_excluded(state) if ch in out and self.step(state, ch) is None]
+            if dead:
+                out = out - CharSet.of(dead)
+        return out
+
+    def _on_excluded(self, state: tuple) -> set[str]:
+        """The next characters that keep the text a prefix of a text the extra-key automaton may not close
+        on: a property name (never an extra key) or an extra key already seen (when texts are kept)."""
+        node, _, text = state
+        out = set(self.ctx.trie.children[node]) if node >= 0 else set()
+        if isinstance(text, str) and isinstance(self.seen_extras, frozenset):
+            out.update(seen[len(text)] for seen in self.seen_extras if len(seen) > len(text) and seen.startswith(text))
+        return out
+
+    def _live(self, state: tuple) -> bool:
+        """Whether the key can still close from ``state``. The extra-key automaton alone always can (its
+        dead states are pruned); what can strand it is that every way on spells a name that is unavailable
+        here, or an extra key already seen (``{"ab": 1, "a`` when only "ab" is allowed). Those texts are
+        finitely many, so this follows only the characters that stay on them (memoised per state)."""
+        node, extra, text = state
+        seen = self.seen_extras
+        if node < 0 and not (isinstance(text, str) and isinstance(seen, frozenset) and seen):
+            return True  # off every name, no seen key to avoid: the extra-key automaton can finish
+        hit = self._live_memo.get(state)
+        if hit is not None:
+            return hit
+        if self.accepting(state) or text is _UNKNOWN_TEXT or (node >= 0 and self.ctx.subtree[node] & self.available):
+            live = True
+        else:
+            following = self._on_excluded(state)
+            chars = self.extras.allowed(extra)
+            if chars - CharSet.of(following) if following else chars:
+                live = True  # a character that leaves every excluded text: the extra key can finish
+            else:
+                live = any(ch in chars and self.step(state, ch) is not None for ch in following)
+        self._live_memo[state] = live
+        return live
+
+    def first_char_split(self, state: tuple) -> tuple[tuple, bytes] | None:
+        """In the shared automaton of an open object, a character off the trie of names leads to the
+        off-trie state whatever name was being followed: that state is the twin, the trie's ASCII
+        characters here are the exceptions (none may be non-ASCII, whose lead bytes could be shared)."""
+        node, extra, text = state
+        if not self.shared or node < 0 or text is not None:
+            return None
+        chars = "".join(self.ctx.trie.children[node])
+        if not chars.isascii():
+            return None
+        return (-1, extra, None), chars.encode()
+
+    def charset_key(self, state: tuple) -> Hashable:
+        text = state[2] if self.seen_extras and isinstance(self.seen_extras, frozenset) else None
+        return (state[0], state[1], self.accepting(state), text)
+
+    def named(self, state: tuple) -> int | None:
+        node = state[0]
+        return self.ctx.terminal_of.get(node) if node >= 0 else None
+
+    def accepting(self, state: tuple) -> bool:
+        name = self.named(state)
+        if name is not None:
+            return bool(self.available >> name & 1)
+        _, extra, text = state
+        if extra is None or not self.extras.accepting(extra):
+            return False
+        if text is _UNKNOWN_TEXT:
+            return False  # a free-run stand-in (see free): what was read is not known, so it cannot close
+        return text is None or text not in self.seen_extras
+
+    def free(self, state: tuple) -> FreeContent | None:
+        """A free run once the key has left every named key: from there on only the extra-key automaton's
+        state matters, and it promises its own run. Exact when the key's text is not kept; when it is
+        (``track_extra_text``), ``after(n)`` is a stand-in that does not know the text and so refuses to
+        close the key (a subset of the real state, as parser.FreeRun allows): a token that ends the key
+        after a run is left to the next step, read from the real text."""
+        node, extra, text = state
+        if node >= 0 or extra is None:
+            return None
+        inner = self.extras.free(extra)
+        if inner is None:
+            return None
+        chars, room, after = inner
+        if text is None:
+            return chars, room, lambda n: (-1, after(n), None)
+        return chars, room, lambda n: (-1, after(n), _UNKNOWN_TEXT) if n else state
+
+
+__all__ = ["KeyContent"]

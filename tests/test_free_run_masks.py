@@ -84,6 +84,9 @@ CASES += [
     (JsonSchemaParser({"type": "array", "items": {"type": "number", "minimum": -5, "maximum": 100}}),
      ["[12.", "[12.5", "[99.", "[99.9", "[-4.", "[-4.9", "[-5", "[0", "[0.", "[1", "[10", "[100"]),
     (JsonSchemaParser({"type": "array", "items": {"type": "integer", "minimum": 10}}), ["[1", "[12", "[123", "[9"]),
+    # under a maximum, 25 and 30 take the same digit counts (one walk); 4 and 49 are decided by value
+    (JsonSchemaParser({"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": 500}}),
+     ["[2", "[25", "[30", "[4", "[49", "[1", "[25,3"]),
 ]
 
 
@@ -172,3 +175,11 @@ def test_number_and_value_start_walks_are_shared_between_schemas(llama3_vocabula
             plain = allowed_mask(llama3_vocabulary, WalkOnly(state), b"", False)
             assert (fast == plain).all(), prefix
         assert (key, False, None) in llama3_vocabulary.lexeme_cache
+
+
+def test_integers_below_a_maximum_share_walks_by_digit_room():
+    """25 and 30 under a maximum of 500 both take one or no further digit and end alike: one lexeme key."""
+    parser = JsonSchemaParser({"type": "integer", "minimum": 1, "maximum": 500})
+    keys = {text: parser.add_text(text).lexeme_key(128) for text in ["25", "30", "2", "49"]}
+    assert keys["25"] == keys["30"] != keys["2"]
+    assert "49" in keys["49"]  # near the bound: keyed by its value

@@ -257,8 +257,19 @@ class NumberParser(CharacterParser):
         if frac is not None or whole == "0":  # every value in [W, W+1] is reachable
             inside = (low is None or low < magnitude) and (high is None or magnitude + 1 < high)
             return ("far", whole == "0", frac is None, frac == "") if inside else None
-        # appending digits reaches every value from W upwards
-        return ("far", False, True, False) if high is None and (low is None or low < magnitude) else None
+        if low is not None and low >= magnitude:
+            return None  # below the minimum: which digits may follow depends on the value
+        if high is None:  # appending digits reaches every value from W upwards
+            return ("far", False, True, False)
+        # with k more digits the integer part lies in [W*10^k, (W+1)*10^k): wholly inside the bound or wholly
+        # past it for every k, states with as many "wholly inside" lengths behave alike (25 and 30 under 500)
+        inside, scale = 0, 1
+        while magnitude * scale <= high:
+            if (magnitude + 1) * scale >= high:
+                return None  # the bound falls inside this length's range: the value decides
+            inside += 1
+            scale *= 10
+        return ("below", inside)
 
     def __repr__(self) -> str:
         sign = "-" if self._neg else ""

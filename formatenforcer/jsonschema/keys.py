@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from ..errors import RegexError
 from ..regex import compile_boolean, compile_regex
-from .compile import search_to_full, string_content
+from .compile import ecma_full, string_content
 from .content import Content, LengthContent, RegexContent, TrieContent
+from .ecma import search
 from .ir import AnyValue, Never, Node, Object, String, deref
 from .merge import Merger, Unsupported
 
@@ -80,11 +81,15 @@ def extra_keys(node: Object, merger: Merger, key_rule: String | None | bool) -> 
         return content
     if key_rule is not True:
         raise Unsupported("propertyNames", "propertyNames on an object where some extra keys can have no value")
-    clauses = good_keys(node, bad, search_to_full)
+    patterns = patterns_of(node)
+    translation = ecma_full(tuple(patterns), "patternProperties")
+    texts = dict(zip(patterns, translation.texts))
+    clauses = tuple((must, tuple(t for t in never if t is not None))
+                    for must, never in good_keys(node, bad, texts.get) if None not in must)  # fmt: skip
     if not clauses:
         return None
     try:
-        return RegexContent(compile_boolean(clauses))
+        return RegexContent(compile_boolean(clauses, translation.stand_ins))
     except RegexError as error:
         if "no string" in str(error):
             return None
@@ -108,17 +113,19 @@ def _open_extras(node: Object, key_rule: String | None | bool) -> Content | None
     if key_rule is True:
         if patterns is None:
             return LengthContent()
-        full = "|".join(f"(?:{search_to_full(p)})" for p in patterns)
+        translation = ecma_full(tuple(patterns), "patternProperties")
+        texts = [t for t in translation.texts if t is not None]
+        if not texts:
+            return None
+        full = "|".join(f"(?:{t})" for t in texts)
         try:
-            return RegexContent(compile_regex(full))
+            return RegexContent(compile_regex(full, translation.stand_ins))
         except RegexError as error:
             raise Unsupported("patternProperties", str(error)) from None
     if patterns is not None:
         if key_rule.values is None:
             raise Unsupported("propertyNames", "propertyNames together with patternProperties on a closed object")
-        from .validate import _regex
-
-        values = [v for v in key_rule.values if any(_regex(p).search(v) for p in patterns)]
+        values = [v for v in key_rule.values if any(search(p, v) for p in patterns)]
         return TrieContent(values) if values else None
     return string_content(key_rule)
 

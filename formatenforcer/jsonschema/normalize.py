@@ -12,13 +12,13 @@ Cost: linear in the schema, plus the merges, which are memoised.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
 from ..errors import SchemaError
 from . import unevaluated
+from .ecma import EcmaSyntaxError, check_pattern
 from .ir import (
     ANNOTATIONS,
     FORMATS,
@@ -307,13 +307,14 @@ class Normalizer(References):
                 raise SchemaError(f"'{low}' {a} is greater than '{high}' {b}", pointer)
 
     def _check_pattern(self, pattern: str, where: str, keyword: str) -> None:
-        if re.search(r"(?<!\\)\\[pP]\{", pattern):
-            self.problems.append((where, keyword))  # ECMA-262 unicode property classes: no DFA support
-            return
+        """Patterns are ECMA-262 (ecma.py): a syntax error is a broken schema; lookaround, back-references,
+        ``\\b`` and inner anchors are valid but not regular here, so they are reported as unsupported."""
         try:
-            re.compile(pattern)
-        except re.error as error:
-            raise SchemaError(f"'{keyword}' holds an invalid regular expression: {error}", where) from None
+            problem = check_pattern(pattern)
+        except EcmaSyntaxError as error:
+            raise SchemaError(f"'{keyword}' holds an invalid ECMA-262 regular expression: {error}", where) from None
+        if problem is not None:
+            self.problems.append((where, keyword))
 
     def _kinds(self, schema: dict, pointer: str, base: str) -> Node:
         declared = schema.get("type")

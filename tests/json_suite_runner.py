@@ -207,8 +207,12 @@ Each is refused at build time with `UnsupportedSchemaError` naming the keyword a
   resource does.
 - `$ref` to a document not passed in `resources=` (here: the draft 2020-12 metaschema): never fetched;
   also a `$ref` whose resolution needs itself before any value is read (`allOf` cycles).
-- `format` values `idn-hostname`, `idn-email` (IDNA2008 needs Unicode property tables), `regex` (ECMA-262
-  syntax nests parentheses: not regular) and unknown names; see docs/json-schema.md, Formats.
+- `format` values `idn-hostname`, `idn-email` (IDNA2008 needs Unicode property tables) and unknown names;
+  see docs/json-schema.md, Formats. `format: regex` is enforced alone or with `minLength`/excluded values
+  only (not with `maxLength`, a `pattern` or another format on the same string).
+- `pattern`/`patternProperties` using lookaround, back-references, `\\b`/`\\B`, an anchor inside a group or
+  mid-pattern, or a `\\p{...}` property Python's `unicodedata` has no table for (`Script=`): not regular, or
+  not known here (docs/json-schema.md, Patterns). A pattern that is not ECMA-262 at all is a `SchemaError`.
 - `unevaluatedItems` over two `contains` merged by `allOf`: the array tracks one `contains` count while
   generating; with two, whether the room left can still satisfy both would need a joint count.
 - `oneOf`/`not`/`if` whose complement grows past 256 alternatives (`not` of a union is the intersection of
@@ -228,6 +232,10 @@ Each is refused at build time with `UnsupportedSchemaError` naming the keyword a
   valid leap seconds with other offsets are refused (the exact rule needs over 10,000 DFA states);
   `hostname` does not decode punycode (`xn--`) labels, so invalid A-labels are accepted. These are the
   `optional/format/` instances listed as failures in the test output (reported, not asserted).
-- The JSON Schema `pattern` dialect is ECMA-262; patterns are run as Python/interegular regexes
-  (`\\w`, `\\d` are ASCII-only, as in ECMA-262 without the `u` flag).
+- Patterns are read as ECMA-262 in unicode mode (`\\d`, `\\w` ASCII; `\\s` with U+FEFF and the line
+  terminators; `$` only at the very end), plus what JavaScript without the `u` flag reads as literals
+  (`\\-`, a lone `}`); `\\p{...}` uses Python's Unicode tables, which may be a version behind an engine's.
+- `format: regex` generates a subset of ECMA-262 syntax: no surrogate escapes (`\\uD83D`; `\\u{1F600}`
+  instead), no forward references past `\\9`, ASCII group names, the `\\p{...}` names known here, no
+  ES2025 modifier groups `(?i:...)`; such valid strings in an `enum` are still judged by the full parser.
 """

@@ -18,8 +18,8 @@ written (so a completion never needs more than nine new groups), ``\\0`` as the 
 outside ``[A-Za-z0-9_$]``, ``\\p{...}`` names beyond ecma_classes.PROPERTY_NAMES, and ES2025 modifier
 groups ``(?i:...)``. Everything offered is checked by ecma.is_valid in the tests.
 
-Free runs: outside classes, a run of plain pattern characters leaves the state "after an atom" whatever the
-characters, so long literal stretches are one table look-up.
+Free runs (see ``RegexSyntaxContent.free``): plain pattern characters, class members and group-name
+characters, so long literal stretches and big classes are table look-ups rather than vocabulary walks.
 """
 
 from __future__ import annotations
@@ -146,10 +146,12 @@ class _Syntax:
             return (GNAME, c, stack, groups, names, need, named) if c in _NAME_START else None
         if mode == GNAME:
             if c == ">":
-                if aux in names:
-                    return None
+                if aux is None or aux in names:
+                    return None  # None: a free run's stand-in, which does not know the name
                 return (TERM, None, (*stack, True), groups + 1, names | {aux}, need, named)
-            return (GNAME, aux + c, stack, groups, names, need, named) if c in _NAME_PART else None
+            if c not in _NAME_PART:
+                return None
+            return (GNAME, None if aux is None else aux + c, stack, groups, names, need, named)
         if mode in (CLS_START, CLS, CLS_NUL):
             if mode == CLS_START and c == "^":
                 return (CLS, None, stack, groups, names, need, named)
@@ -245,8 +247,9 @@ class _Syntax:
         if mode == KNAME:
             if c == ">" and aux:
                 return (ATOM, None, stack, groups, names, need, named | {aux})
-            ok = _NAME_PART if aux else _NAME_START
-            return (KNAME, aux + c, *rest) if c in ok else None
+            if c not in (_NAME_START if aux == "" else _NAME_PART):
+                return None
+            return (KNAME, None if aux is None else aux + c, *rest)
         if mode == ESC_P:
             return (PNAME, (aux, ""), *rest) if c == "{" else None
         if mode == PNAME:
@@ -315,7 +318,7 @@ class _Allowed:
             return high | CharSet.of("]\\")
         if mode in (GNAME, KNAME):
             out = [c for c in ">" if self.syntax.step(s, c) is not None]
-            return CharSet.of(out) | (_NAME_PART if aux else _NAME_START)
+            return CharSet.of(out) | (_NAME_START if aux == "" else _NAME_PART)
         candidates = {BRACE: "0123456789,}", GQ: ":=!<", GLT: "=!", ESC_K: "<", ESC_P: "{",
                       ESC_C: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", ESC_X: _HEXS, ESC_U4: _HEXS,
                       ESC_U: _HEXS + "{", ESC_UB: _HEXS + "}"}  # fmt: skip
@@ -371,20 +374,39 @@ class RegexSyntaxContent(Content):
         return ("ecma-regex", self.low, tuple(self.trie.choices))
 
     def free(self, state: tuple) -> FreeContent | None:
-        """Outside classes and escapes, plain pattern characters (not digits right after ``\\0`` or a back-
-        reference, which they would extend) leave the state "after an atom"."""
+        """Runs of characters after which the state does not depend on which ones were read: plain pattern
+        characters (not digits right after ``\\0`` or a back-reference, which they would extend) leave the
+        state "after an atom". Inside a class and a group name the state remembers the last character (a
+        range's lower end) or the name (duplicates, references); there the run ends in a stand-in that
+        accepts a subset (FreeRun's contract): a ``-`` after a run may only be literal (``]`` next), a
+        ``>`` after a run of name characters is refused, so such tokens are left out, not wrongly let in."""
         syntax, count, node = state
-        mode = syntax[0]
-        if node >= 0 or mode not in _SEQUENCE or mode == PAREN:
+        if node >= 0:
             return None
-        chars = _FREE_PLAIN if mode not in (ATOM_NUL, BACKREF) else _FREE_PLAIN - _DIGITS
-        after_atom = (ATOM, None, *syntax[2:])
+        mode, aux, stack, groups = syntax[:4]
+        tail = syntax[2:]
+        if mode in _SEQUENCE:
+            if mode == PAREN:
+                tail = ((*stack, True), groups + 1, *syntax[4:])
+            chars = _FREE_PLAIN - _DIGITS if mode in (ATOM_NUL, BACKREF) else _FREE_PLAIN
+            target = (ATOM, None, *tail)
+        elif mode in (CLS_START, CLS, CLS_NUL):
+            chars = _FREE_CLASS - _DIGITS if mode == CLS_NUL else _FREE_CLASS
+            chars = chars - CharSet.of("^") if mode == CLS_START else chars
+            target = (CLS, "e", *tail)
+        elif mode in (GLT, GNAME):
+            chars, target = (_NAME_START if mode == GLT else _NAME_PART), (GNAME, None, *tail)
+        elif mode == KNAME:
+            chars, target = (_NAME_START if aux == "" else _NAME_PART), (KNAME, None, *tail)
+        else:
+            return None
         low = self.low
 
         def after(n: int) -> tuple:
-            return state if n == 0 else (after_atom, min(count + n, low), -1)
+            return state if n == 0 else (target, min(count + n, low), -1)
 
         return chars, None, after
 
 
 _FREE_PLAIN = _PLAIN & JSON_STRING_CHARS
+_FREE_CLASS = _CHARS & JSON_STRING_CHARS - CharSet.of("\\]-")

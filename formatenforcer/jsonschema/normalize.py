@@ -363,6 +363,8 @@ class Normalizer(References):
             else:
                 self.problems.append((f"{pointer}/format", "format"))
         pattern = schema.get("pattern")
+        if isinstance(pattern, str) and not _translatable(pattern):
+            pattern = None  # reported by _check_pattern; with lenient=True it is not enforced
         high = schema.get("maxLength")
         node = String(int(schema.get("minLength", 0)), None if high is None else int(high),
                       (pattern,) if isinstance(pattern, str) else (), formats)  # fmt: skip
@@ -412,6 +414,7 @@ class Normalizer(References):
         )
         for p, _ in patterns:
             self._check_pattern(p, f"{pointer}/patternProperties", "patternProperties")
+        patterns = tuple((p, sub) for p, sub in patterns if _translatable(p))
         additional = self._sub(schema, "additionalProperties", pointer, base) if "additionalProperties" in schema \
             else AnyValue()  # fmt: skip
         names = self._sub(schema, "propertyNames", pointer, base) if "propertyNames" in schema else None
@@ -430,6 +433,13 @@ class Normalizer(References):
             int(schema.get("minProperties", 0)), None if high is None else int(high),
             tuple((k, tuple(v)) for k, v in dependent.items()),
         )  # fmt: skip
+
+
+def _translatable(pattern: str) -> bool:
+    try:
+        return check_pattern(pattern) is None
+    except EcmaSyntaxError:
+        return False
 
 
 __all__ = ["ANNOTATIONS", "IMPLEMENTED_KEYWORDS", "Normalizer", "load_schema", "literals"]

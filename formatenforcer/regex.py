@@ -6,7 +6,9 @@ led into a dead end by a regex. A parser state is then one integer over that sha
 
 Cost: compiling is interegular's subset construction (milliseconds for typical patterns, bounded by a time
 limit for hostile ones); a step is two dict look-ups. ``\\w``, ``\\d`` and ``\\s`` follow interegular and match
-ASCII characters only, a subset of Python's ``re``: output always matches under ``re.fullmatch``.
+ASCII characters only, a subset of Python's ``re``: output always matches under ``re.fullmatch``. (JSON Schema
+patterns are ECMA-262 and are translated first, see jsonschema/ecma.py; their large classes arrive here as
+*stand-ins*, one character per block of characters, which ``CompiledRegex`` maps back with a range look-up.)
 """
 
 from __future__ import annotations

@@ -92,7 +92,7 @@ def regex_syntax_content(node: String) -> Content:
     excluded values; anything else on the same string is refused."""
     if "regex" in node.not_formats:
         raise Unsupported("format", "'not' of format 'regex' (strings that are not regular expressions)")
-    if node.patterns or node.not_patterns or len(node.formats) > 1 or node.not_formats:
+    if node.patterns or node.not_patterns or len(set(node.formats)) > 1 or node.not_formats:
         raise Unsupported("format", "format 'regex' together with a pattern or another format")
     if node.max_length is not None:
         raise Unsupported("format", "format 'regex' together with maxLength")

@@ -232,7 +232,7 @@ class _Parser:
             return 0x2D
         if c in SYNTAX_CHARACTERS or c == "/":
             return ord(c)
-        if self.lenient and not c.isalnum() and c != "_":
+        if self.lenient and not c.isalnum():
             return ord(c)  # Annex B identity escape of punctuation (\- \@ ...)
         raise self.error(f"invalid escape \\{c}")
 

@@ -15,6 +15,7 @@ import pytest
 from formatenforcer import JsonSchemaParser, SchemaError, TokenEnforcer, UnsupportedSchemaError
 from formatenforcer.jsonschema import ecma
 from formatenforcer.jsonschema import ecma_syntax as es
+from formatenforcer.jsonschema import ecma_translate as et
 from formatenforcer.jsonschema.ecma_classes import PROPERTY_NAMES
 from formatenforcer.regex import CompiledRegex, compile_regex
 
@@ -55,11 +56,11 @@ def test_pattern_has_ecma_semantics(pattern):
     parser = JsonSchemaParser({"type": "string", "pattern": pattern})
     good, bad = PATTERNS[pattern]
     for text in good:
-        assert ecma.search(pattern, text), (pattern, text)
+        assert et.search(pattern, text), (pattern, text)
         for spelled in _json_spellings(text):
             assert parser.accepts(spelled), (pattern, spelled)
     for text in bad:
-        assert not ecma.search(pattern, text), (pattern, text)
+        assert not et.search(pattern, text), (pattern, text)
         for spelled in _json_spellings(text):
             assert not parser.accepts(spelled), (pattern, spelled)
 
@@ -91,7 +92,7 @@ def test_patterns_beyond_automata_are_refused_with_their_pointer(pattern, what):
     with pytest.raises(UnsupportedSchemaError) as raised:
         JsonSchemaParser(schema)
     assert raised.value.problems == [("#/properties/p/pattern", "pattern")], what
-    assert ecma.check_pattern(pattern) is not None
+    assert et.check_pattern(pattern) is not None
 
 
 @pytest.mark.parametrize("pattern", ["(?P<n>x)", r"\a", "[z-a]", "a{2,1}", "(a", "x**", r"[\d-z]", r"\u{110000}"])
@@ -108,7 +109,7 @@ def test_automaton_and_python_regex_agree_on_random_strings():
     rng = random.Random(7)
     pool = "aZ09_ -.\n\t\ufeff\u00a0\u2028\u03c0\u4e2d\u0663é\U0001f600"
     for pattern in PATTERNS:
-        translation = ecma.translate((pattern,))
+        translation = et.translate((pattern,))
         (text,) = translation.texts
         dfa = compile_regex(text, translation.stand_ins) if text is not None else None
         for _ in range(400):
@@ -119,13 +120,13 @@ def test_automaton_and_python_regex_agree_on_random_strings():
                 if state is None:
                     break
             by_dfa = dfa is not None and state is not None and state in dfa.finals
-            assert by_dfa == ecma.search(pattern, sample), (pattern, sample)
+            assert by_dfa == et.search(pattern, sample), (pattern, sample)
 
 
 def test_stand_ins_are_part_of_the_automaton_identity_and_survive_the_disk_format():
     """Two classes spelled by the same stand-in text must not share an automaton; the on-disk parts of a
     stand-in automaton rebuild it exactly."""
-    wide, narrow = ecma.translate((r"^[\u4e00-\u9fff]$",)), ecma.translate((r"^[\u4e00-\u9fa5]$",))
+    wide, narrow = et.translate((r"^[\u4e00-\u9fff]$",)), et.translate((r"^[\u4e00-\u9fa5]$",))
     assert wide.texts == narrow.texts and wide.stand_ins != narrow.stand_ins
     a, b = compile_regex(wide.texts[0], wide.stand_ins), compile_regex(narrow.texts[0], narrow.stand_ins)
     assert a is not b and a.ident != b.ident

@@ -18,8 +18,9 @@ from ..parser import CharacterParser
 from ..regex import RegexError, compile_boolean, compile_regex
 from .config import JsonConfig
 from .content import Content, ExcludeContent, LengthContent, RegexContent, TrieContent
-from .ecma import EcmaSyntaxError, EcmaUnsupported, Translation, literal_pattern, translate
+from .ecma import EcmaSyntaxError, EcmaUnsupported
 from .ecma_syntax import RegexSyntaxContent
+from .ecma_translate import Translation, literal_pattern, translate
 from .formats import FORMAT_MAX_LENGTH, FORMAT_PATTERNS
 from .ir import AnyValue, Array, Boolean, Never, Node, Null, Number, Object, Ref, Side, String, Union, deref
 from .merge import Merger, Unsupported

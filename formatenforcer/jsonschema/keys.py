@@ -15,7 +15,7 @@ from ..errors import RegexError
 from ..regex import compile_boolean, compile_regex
 from .compile import ecma_full, string_content
 from .content import Content, LengthContent, RegexContent, TrieContent
-from .ecma import search
+from .ecma_translate import search
 from .ir import AnyValue, Never, Node, Object, String, deref
 from .merge import Merger, Unsupported
 

@@ -18,7 +18,8 @@ from typing import Any
 
 from ..errors import SchemaError
 from . import unevaluated
-from .ecma import EcmaSyntaxError, check_pattern
+from .ecma import EcmaSyntaxError
+from .ecma_translate import check_pattern
 from .ir import (
     ANNOTATIONS,
     FORMATS,

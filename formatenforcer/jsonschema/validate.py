@@ -12,7 +12,8 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from .ecma import EcmaSyntaxError, EcmaUnsupported, is_valid, search
+from .ecma import EcmaSyntaxError, EcmaUnsupported, is_valid
+from .ecma_translate import search
 from .formats import FORMAT_MAX_LENGTH, FORMAT_PATTERNS
 from .ir import AnyValue, Array, Boolean, Never, Node, Null, Number, Object, String, Union, deref
 

@@ -208,8 +208,8 @@ Each is refused at build time with `UnsupportedSchemaError` naming the keyword a
 - `$ref` to a document not passed in `resources=` (here: the draft 2020-12 metaschema): never fetched;
   also a `$ref` whose resolution needs itself before any value is read (`allOf` cycles).
 - `format` values `idn-hostname`, `idn-email` (IDNA2008 needs Unicode property tables) and unknown names;
-  see docs/json-schema.md, Formats. `format: regex` is enforced alone or with `minLength`/excluded values
-  only (not with `maxLength`, a `pattern` or another format on the same string).
+  see docs/json-schema.md, Formats. `format: regex` is not combined with a `pattern` or another format on
+  the same string, with its own `not`, or with excluded values under a `maxLength`.
 - `pattern`/`patternProperties` using lookaround, back-references, `\\b`/`\\B`, an anchor inside a group or
   mid-pattern, or a `\\p{...}` property Python's `unicodedata` has no table for (`Script=`): not regular, or
   not known here (docs/json-schema.md, Patterns). A pattern that is not ECMA-262 at all is a `SchemaError`.

@@ -17,6 +17,7 @@ from formatenforcer.jsonschema import ecma
 from formatenforcer.jsonschema import ecma_syntax as es
 from formatenforcer.jsonschema import ecma_translate as et
 from formatenforcer.jsonschema.ecma_classes import PROPERTY_NAMES
+from formatenforcer.jsonschema.ecma_regex_content import RegexSyntaxContent, completion, completion_cost
 from formatenforcer.regex import CompiledRegex, compile_regex
 
 from .json_checks import accepts_tokens, char_walk
@@ -169,13 +170,16 @@ def test_format_regex_with_other_keywords():
     assert enum.accepts('"a+"') and not enum.accepts('"(a"') and enum.accepts("3")
     unique = JsonSchemaParser({"type": "array", "items": {"type": "string", "format": "regex"}, "uniqueItems": True})
     assert unique.accepts('["a", "ab"]') and not unique.accepts('["a", "a"]')
-    for schema in ({"format": "regex", "maxLength": 5}, {"format": "regex", "pattern": "a"},
-                   {"not": {"format": "regex"}}):  # fmt: skip
+    bounded = JsonSchemaParser({"type": "string", "format": "regex", "maxLength": 6})
+    assert bounded.accepts('"(a|bc)"') and not bounded.accepts('"(a|bcd)"')
+    assert bounded.add_text('"(((') is not None and bounded.add_text('"((((') is None  # 4 + 4 closing > 6
+    for schema in ({"format": "regex", "pattern": "a"}, {"not": {"format": "regex"}},
+                   {"format": "regex", "maxLength": 5, "not": {"const": "a"}}):  # fmt: skip
         with pytest.raises(UnsupportedSchemaError):
             JsonSchemaParser({"type": "string", **schema})
 
 
-def _completion(content: es.RegexSyntaxContent, state: tuple, limit: int = 200) -> str:
+def _completion(content: RegexSyntaxContent, state: tuple, limit: int = 200) -> str:
     """A way to finish from ``state``, chosen per mode as the module notes argue one exists; each character
     is checked against ``allowed``."""
     out: list[str] = []
@@ -184,7 +188,7 @@ def _completion(content: es.RegexSyntaxContent, state: tuple, limit: int = 200) 
             return "".join(out)
         mode, aux, stack, groups, names, need, named = state[0]
         allowed = content.allowed(state)
-        if mode in es._SEQUENCE:
+        if mode in es.SEQUENCE:
             missing = sorted(named - names)
             text = ")" if mode == es.PAREN or stack else "()" if need > groups else \
                 f"(?<{missing[0]}>)" if missing else "a"  # fmt: skip
@@ -227,7 +231,7 @@ def test_format_regex_random_walks_never_dead_end_and_write_valid_ecma():
     """Seeded walks over the syntax automaton: every offered character is accepted, from every state a
     completion exists (built per mode), and every completed text is valid for ecma.py's parser (a second,
     independent reading of the grammar) and, where the dialects agree, for Python's ``re``."""
-    content = es.RegexSyntaxContent()
+    content = RegexSyntaxContent()
     rng = random.Random(2024)
     syntax_chars = list("()[]{}|\\^$.*+?-,:=!<>0123456789abcdefxuckpPdDsSwWbB/ ")
     for _ in range(1500):
@@ -248,6 +252,8 @@ def test_format_regex_random_walks_never_dead_end_and_write_valid_ecma():
             state = nxt
         text = "".join(out) + _completion(content, state)
         assert ecma.is_valid(text), text
+        canonical = completion(state[0])  # the one maxLength counts on: as long as its cost, and it finishes
+        assert len(canonical) == completion_cost(state[0], {}) and ecma.is_valid("".join(out) + canonical)
         assert _python_compiles(text), text
 
 
@@ -290,3 +296,31 @@ def test_format_regex_free_runs_against_the_plain_walk(llama3_vocabulary, prefix
     for token in missing:
         text = llama3_vocabulary.text_of(int(token))
         assert b"-" in text[1:] or b">" in text[1:], text
+
+
+@pytest.mark.parametrize("high", [0, 1, 2, 3, 5, 8, 13])
+def test_format_regex_under_max_length_never_dead_ends(high):
+    """With ``maxLength`` a character is offered only if the canonical completion still fits after it."""
+    parser = JsonSchemaParser({"type": "string", "format": "regex", "maxLength": high, "minLength": min(high, 2)})
+    rng = random.Random(high)
+    for _ in range(300):
+        text, done = char_walk(parser, rng, max_chars=60, end_bias=0.2)
+        assert done, text
+        value = json.loads(text)
+        assert ecma.is_valid(value) and min(high, 2) <= len(value) <= high, value
+
+
+@pytest.mark.parametrize("prefix", ['"a', '"[^a', '"(?:x|'])
+def test_format_regex_runs_under_max_length_match_the_plain_walk(llama3_vocabulary, prefix):
+    import numpy as np
+
+    from formatenforcer.walk import allowed_mask
+
+    from .test_free_run_masks import WalkOnly
+
+    state = JsonSchemaParser({"type": "string", "format": "regex", "maxLength": 9}).add_text(prefix)
+    fast = allowed_mask(llama3_vocabulary, state, b"", False, {})
+    plain = allowed_mask(llama3_vocabulary, WalkOnly(state), b"", False)
+    assert not (fast & ~plain).any()
+    missing = np.flatnonzero(np.unpackbits((plain & ~fast).view(np.uint8), bitorder="little"))
+    assert all(b"-" in llama3_vocabulary.text_of(int(t))[1:] for t in missing)

@@ -19,7 +19,7 @@ from ..regex import RegexError, compile_boolean, compile_regex
 from .config import JsonConfig
 from .content import Content, ExcludeContent, LengthContent, RegexContent, TrieContent
 from .ecma import EcmaSyntaxError, EcmaUnsupported
-from .ecma_syntax import RegexSyntaxContent
+from .ecma_regex_content import RegexSyntaxContent
 from .ecma_translate import Translation, literal_pattern, translate
 from .formats import FORMAT_MAX_LENGTH, FORMAT_PATTERNS
 from .ir import AnyValue, Array, Boolean, Never, Node, Null, Number, Object, Ref, Side, String, Union, deref
@@ -88,16 +88,18 @@ def string_content(node: String) -> Content | None:
     return content
 
 
-def regex_syntax_content(node: String) -> Content:
-    """``format: regex``: the ECMA-262 syntax automaton (ecma_syntax.py), alone or with ``minLength`` and
-    excluded values; anything else on the same string is refused."""
+def regex_syntax_content(node: String) -> Content | None:
+    """``format: regex``: the ECMA-262 syntax automaton (ecma_regex_content.py) with lengths or excluded
+    values; a pattern or another format on the same string is refused."""
     if "regex" in node.not_formats:
         raise Unsupported("format", "'not' of format 'regex' (strings that are not regular expressions)")
     if node.patterns or node.not_patterns or len(set(node.formats)) > 1 or node.not_formats:
         raise Unsupported("format", "format 'regex' together with a pattern or another format")
-    if node.max_length is not None:
-        raise Unsupported("format", "format 'regex' together with maxLength")
-    return RegexSyntaxContent(node.min_length, node.excluded)
+    if node.max_length is not None and node.excluded:
+        raise Unsupported("format", "format 'regex' with maxLength and excluded values (could end on one)")
+    if node.max_length is not None and node.max_length < node.min_length:
+        return None
+    return RegexSyntaxContent(node.min_length, node.excluded, node.max_length)
 
 
 class Compiler:

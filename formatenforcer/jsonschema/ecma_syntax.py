@@ -1,4 +1,4 @@
-"""``format: regex``: a content automaton that accepts exactly-formed ECMA-262 regular expressions (unicode mode).
+"""``format: regex``: the syntax of ECMA-262 regular expressions (unicode mode) as a transition function.
 
 The syntax nests parentheses, so it is not regular; but a content automaton is Python, and its state can
 carry a stack. The state is a small tuple read left to right: the lexical mode (after an atom, inside a
@@ -9,27 +9,24 @@ groups somewhere in the pattern, ``\\k<n>`` a group named ``n``, possibly writte
 No dead end: every offered character keeps a completion. Open classes and groups can always be closed, a
 quantifier brace always reaches a valid ``}`` (digits can grow ``m`` past ``n``), an escape is offered only
 when some ending of it is valid (a range's upper end must not fall below its lower end, so its hex digits
-are narrowed), and a missing group can always be appended at the end (``()`` or ``(?<name>)``). ``minLength``
-is met by going on; excluded strings (``not``/``uniqueItems``) by going on past them.
+are narrowed), and a missing group can always be appended at the end (``()`` or ``(?<name>)``).
 
 Narrower than ECMA-262 (never offered, although valid): ``\\uHHHH`` / ``\\u{...}`` escapes of surrogates
 (so no ``\\uD83D\\uDE00`` pairs: use ``\\u{1F600}``), back-references above ``\\9`` to groups not yet
-written (so a completion never needs more than nine new groups), ``\\0`` as the upper end of a class range, group names
-outside ``[A-Za-z0-9_$]``, ``\\p{...}`` names beyond ecma_classes.PROPERTY_NAMES, and ES2025 modifier
-groups ``(?i:...)``. Everything offered is checked by ecma.is_valid in the tests.
+written (so a completion never needs more than nine new groups), ``\\0`` as the upper end of a class
+range, group names outside ``[A-Za-z0-9_$]``, ``\\p{...}`` names beyond ecma_classes.PROPERTY_NAMES, and
+ES2025 modifier groups ``(?i:...)``. Everything offered is checked by ecma.is_valid in the tests.
 
-Free runs (see ``RegexSyntaxContent.free``): plain pattern characters, class members and group-name
-characters, so long literal stretches and big classes are table look-ups rather than vocabulary walks.
+The content automaton around it (lengths, excluded values, free runs) is ecma_regex_content.py; its
+``completion_cost`` follows one fixed way to finish from every state (what ``maxLength`` checks against).
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable
 
 from ..charset import ANY, EMPTY, CharSet
-from ..choice import CharTrie
-from .content import JSON_STRING_CHARS, Content, FreeContent
 from .ecma_classes import PROPERTY_NAMES, SURROGATES
 
 # modes
@@ -37,17 +34,17 @@ TERM, PAREN, ATOM, ATOM_NUL, BACKREF, QUANT = range(6)  # between terms ("sequen
 BRACE, GQ, GLT, GNAME = range(6, 10)
 CLS_START, CLS, CLS_NUL, CLS_DASH = range(10, 14)
 ESC, ESC_C, ESC_X, ESC_U, ESC_U4, ESC_UB, ESC_K, KNAME, ESC_P, PNAME = range(14, 24)
-_SEQUENCE = (TERM, PAREN, ATOM, ATOM_NUL, BACKREF, QUANT)
+SEQUENCE = (TERM, PAREN, ATOM, ATOM_NUL, BACKREF, QUANT)
 _QUANTIFIABLE = (ATOM, ATOM_NUL, BACKREF)
 
 _SYNTAX = "^$\\.*+?()[]{}|"
-_CHARS = ANY - SURROGATES
-_PLAIN = _CHARS - CharSet.of(_SYNTAX)
-_DIGITS = CharSet.ranges(("0", "9"))
+CHARS = ANY - SURROGATES
+PLAIN = CHARS - CharSet.of(_SYNTAX)
+DIGITS = CharSet.ranges(("0", "9"))
 _HEXS = "0123456789abcdefABCDEF"
 _LETTERS = CharSet.ranges(("A", "Z"), ("a", "z"))
-_NAME_START = _LETTERS | CharSet.of("$_")
-_NAME_PART = _NAME_START | _DIGITS
+NAME_START = _LETTERS | CharSet.of("$_")
+NAME_PART = NAME_START | DIGITS
 _CLASS_ESCAPES = "dDsSwW"
 _CONTROL = {"f": 0x0C, "n": 0x0A, "r": 0x0D, "t": 0x09, "v": 0x0B}
 _IDENTITY = {c: ord(c) for c in _SYNTAX + "/"}
@@ -84,7 +81,7 @@ class _Syntax:
     @staticmethod
     def accepting(s: tuple) -> bool:
         mode, _, stack, groups, names, need, named = s
-        return mode in _SEQUENCE and mode != PAREN and not stack and need <= groups and named <= names
+        return mode in SEQUENCE and mode != PAREN and not stack and need <= groups and named <= names
 
     def step(self, s: tuple, c: str) -> tuple | None:  # noqa: C901 - one branch per mode keeps it readable
         mode, aux, stack, groups, names, need, named = s
@@ -92,7 +89,7 @@ class _Syntax:
             if c == "?":
                 return (GQ, None, stack, groups, names, need, named)
             return self.step((TERM, None, (*stack, True), groups + 1, names, need, named), c)
-        if mode in _SEQUENCE:
+        if mode in SEQUENCE:
             if mode == QUANT and c == "?":
                 return (TERM, None, stack, groups, names, need, named)
             if c in "*+?":
@@ -112,7 +109,7 @@ class _Syntax:
                 return (CLS_START, None, stack, groups, names, need, named)
             if c == "\\":
                 return (ESC, ("o",), stack, groups, names, need, named)
-            if c in "]}" or c not in _CHARS:
+            if c in "]}" or c not in CHARS:
                 return None
             if "0" <= c <= "9":
                 if mode == ATOM_NUL:
@@ -143,13 +140,13 @@ class _Syntax:
         if mode == GLT:
             if c in "=!":
                 return (TERM, None, (*stack, False), groups, names, need, named)
-            return (GNAME, c, stack, groups, names, need, named) if c in _NAME_START else None
+            return (GNAME, c, stack, groups, names, need, named) if c in NAME_START else None
         if mode == GNAME:
             if c == ">":
                 if aux is None or aux in names:
                     return None  # None: a free run's stand-in, which does not know the name
                 return (TERM, None, (*stack, True), groups + 1, names | {aux}, need, named)
-            if c not in _NAME_PART:
+            if c not in NAME_PART:
                 return None
             return (GNAME, None if aux is None else aux + c, stack, groups, names, need, named)
         if mode in (CLS_START, CLS, CLS_NUL):
@@ -164,7 +161,7 @@ class _Syntax:
                 return (ESC, ("c",), stack, groups, names, need, named)
             if c == "-" and prev is not None:
                 return (CLS_DASH, prev, stack, groups, names, need, named)
-            return (CLS, ord(c), stack, groups, names, need, named) if c in _CHARS else None
+            return (CLS, ord(c), stack, groups, names, need, named) if c in CHARS else None
         if mode == CLS_DASH:
             if c == "]":
                 return (ATOM, None, stack, groups, names, need, named)
@@ -172,7 +169,7 @@ class _Syntax:
                 return None
             if c == "\\":
                 return (ESC, ("h", aux), stack, groups, names, need, named)
-            return (CLS, None, stack, groups, names, need, named) if c in _CHARS and ord(c) >= aux else None
+            return (CLS, None, stack, groups, names, need, named) if c in CHARS and ord(c) >= aux else None
         return self._escape(s, c)
 
     def _escape(self, s: tuple, c: str) -> tuple | None:  # noqa: C901
@@ -247,7 +244,7 @@ class _Syntax:
         if mode == KNAME:
             if c == ">" and aux:
                 return (ATOM, None, stack, groups, names, need, named | {aux})
-            if c not in (_NAME_START if aux == "" else _NAME_PART):
+            if c not in (NAME_START if aux == "" else NAME_PART):
                 return None
             return (KNAME, None if aux is None else aux + c, *rest)
         if mode == ESC_P:
@@ -283,7 +280,7 @@ def _is_property_prefix(text: str) -> bool:
     return i < len(PROPERTY_NAMES) and PROPERTY_NAMES[i].startswith(text)
 
 
-class _Allowed:
+class AllowedChars:
     """The characters ``_Syntax.step`` accepts from a state, by mode (exactly those: tests compare them)."""
 
     def __init__(self, syntax: _Syntax) -> None:
@@ -292,7 +289,7 @@ class _Allowed:
 
     def __call__(self, s: tuple) -> CharSet:
         mode, aux, stack = s[0], s[1], s[2]
-        if mode in _SEQUENCE or mode in (CLS_START, CLS, CLS_NUL, BRACE, GQ, GLT, ESC_K):
+        if mode in SEQUENCE or mode in (CLS_START, CLS, CLS_NUL, BRACE, GQ, GLT, ESC_K):
             key: Hashable = (mode, bool(stack), aux if mode == BRACE else aux is None)
             if mode == BRACE:
                 n, comma, m = aux
@@ -305,25 +302,25 @@ class _Allowed:
 
     def _compute(self, s: tuple) -> CharSet:
         mode, aux = s[0], s[1]
-        if mode in _SEQUENCE or mode in (CLS_START, CLS, CLS_NUL):
+        if mode in SEQUENCE or mode in (CLS_START, CLS, CLS_NUL):
             # the big sets: decide the ASCII characters one by one, everything above as one block
-            base = _PLAIN if mode in _SEQUENCE else _CHARS - CharSet.of("\\]-")
+            base = PLAIN if mode in SEQUENCE else CHARS - CharSet.of("\\]-")
             probe = [chr(cp) for cp in range(128)]
             ok = [c for c in probe if self.syntax.step(s, c) is not None]
             return (base - CharSet([(0, 127)])) | CharSet.of(ok)
         if mode == CLS_DASH:
             if aux == "e":
                 return CharSet.of("]")
-            high = CharSet([(aux, _MAX)]) & (_CHARS - CharSet.of("\\]")) if aux <= _MAX else EMPTY
+            high = CharSet([(aux, _MAX)]) & (CHARS - CharSet.of("\\]")) if aux <= _MAX else EMPTY
             return high | CharSet.of("]\\")
         if mode in (GNAME, KNAME):
             out = [c for c in ">" if self.syntax.step(s, c) is not None]
-            return CharSet.of(out) | (_NAME_START if aux == "" else _NAME_PART)
+            return CharSet.of(out) | (NAME_START if aux == "" else NAME_PART)
         candidates = {BRACE: "0123456789,}", GQ: ":=!<", GLT: "=!", ESC_K: "<", ESC_P: "{",
                       ESC_C: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", ESC_X: _HEXS, ESC_U4: _HEXS,
                       ESC_U: _HEXS + "{", ESC_UB: _HEXS + "}"}  # fmt: skip
         if mode == GLT:
-            return CharSet.of("=!") | _NAME_START
+            return CharSet.of("=!") | NAME_START
         if mode == ESC:
             probe = [chr(cp) for cp in range(128)]
         elif mode == PNAME:
@@ -334,79 +331,5 @@ class _Allowed:
         return CharSet.of(c for c in probe if self.syntax.step(s, c) is not None)
 
 
-_SYNTAX_FN = _Syntax()
-
-
-class RegexSyntaxContent(Content):
-    """``format: regex`` with ``minLength`` and excluded values; state ``(syntax state, count, trie node)``
-    (count capped at ``low``; trie node -1 once the text left every excluded string)."""
-
-    __slots__ = ("low", "trie", "_allowed")
-
-    def __init__(self, low: int = 0, excluded: Iterable[str] = ()) -> None:
-        self.low = low
-        self.trie = CharTrie(sorted(excluded))
-        self._allowed = _Allowed(_SYNTAX_FN)
-
-    def start(self) -> tuple:
-        return (_Syntax.start(), 0, 0 if self.trie.choices else -1)
-
-    def step(self, state: tuple, ch: str) -> tuple | None:
-        syntax, count, node = state
-        nxt = _SYNTAX_FN.step(syntax, ch)
-        if nxt is None:
-            return None
-        if node >= 0:
-            node = self.trie.children[node].get(ch, -1)
-        return (nxt, min(count + 1, self.low), node)
-
-    def allowed(self, state: tuple) -> CharSet:
-        return self._allowed(state[0])
-
-    def charset_key(self, state: tuple) -> Hashable:
-        return state[0]
-
-    def accepting(self, state: tuple) -> bool:
-        syntax, count, node = state
-        return count >= self.low and (node < 0 or not self.trie.terminal[node]) and _Syntax.accepting(syntax)
-
-    def value_ident(self) -> Hashable:
-        return ("ecma-regex", self.low, tuple(self.trie.choices))
-
-    def free(self, state: tuple) -> FreeContent | None:
-        """Runs of characters after which the state does not depend on which ones were read: plain pattern
-        characters (not digits right after ``\\0`` or a back-reference, which they would extend) leave the
-        state "after an atom". Inside a class and a group name the state remembers the last character (a
-        range's lower end) or the name (duplicates, references); there the run ends in a stand-in that
-        accepts a subset (FreeRun's contract): a ``-`` after a run may only be literal (``]`` next), a
-        ``>`` after a run of name characters is refused, so such tokens are left out, not wrongly let in."""
-        syntax, count, node = state
-        if node >= 0:
-            return None
-        mode, aux, stack, groups = syntax[:4]
-        tail = syntax[2:]
-        if mode in _SEQUENCE:
-            if mode == PAREN:
-                tail = ((*stack, True), groups + 1, *syntax[4:])
-            chars = _FREE_PLAIN - _DIGITS if mode in (ATOM_NUL, BACKREF) else _FREE_PLAIN
-            target = (ATOM, None, *tail)
-        elif mode in (CLS_START, CLS, CLS_NUL):
-            chars = _FREE_CLASS - _DIGITS if mode == CLS_NUL else _FREE_CLASS
-            chars = chars - CharSet.of("^") if mode == CLS_START else chars
-            target = (CLS, "e", *tail)
-        elif mode in (GLT, GNAME):
-            chars, target = (_NAME_START if mode == GLT else _NAME_PART), (GNAME, None, *tail)
-        elif mode == KNAME:
-            chars, target = (_NAME_START if aux == "" else _NAME_PART), (KNAME, None, *tail)
-        else:
-            return None
-        low = self.low
-
-        def after(n: int) -> tuple:
-            return state if n == 0 else (target, min(count + n, low), -1)
-
-        return chars, None, after
-
-
-_FREE_PLAIN = _PLAIN & JSON_STRING_CHARS
-_FREE_CLASS = _CHARS & JSON_STRING_CHARS - CharSet.of("\\]-")
+SYNTAX = _Syntax()
+"""The one shared transition function."""

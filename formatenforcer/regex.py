@@ -6,7 +6,9 @@ led into a dead end by a regex. A parser state is then one integer over that sha
 
 Cost: compiling is interegular's subset construction (milliseconds for typical patterns, bounded by a time
 limit for hostile ones); a step is two dict look-ups. ``\\w``, ``\\d`` and ``\\s`` follow interegular and match
-ASCII characters only, a subset of Python's ``re``: output always matches under ``re.fullmatch``.
+ASCII characters only, a subset of Python's ``re``: output always matches under ``re.fullmatch``. (JSON Schema
+patterns are ECMA-262 and are translated first, see jsonschema/ecma.py; their large classes arrive here as
+*stand-ins*, one character per block of characters, which ``CompiledRegex`` maps back with a range look-up.)
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from __future__ import annotations
 import os
 import re
 import threading
+import time
+from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Hashable
 from dataclasses import dataclass
@@ -31,6 +35,9 @@ COMPILE_SECONDS = 5.0
 """A pattern whose automaton takes longer than this to build is refused with RegexError (no hang)."""
 
 _FREE_RUN_MIN_CHARS = 8
+
+StandIns = tuple[tuple[str, tuple[tuple[int, int], ...]], ...]
+"""(stand-in character, code-point intervals it stands for): see ``compile_regex``."""
 
 _UNSUPPORTED = [
     (re.compile(r"\(\?<?[=!]"), "lookaround assertions ((?=...), (?!...), (?<=...), (?<!...))"),
@@ -51,22 +58,29 @@ def _too_complex(label: str) -> RegexError:
 class CompiledRegex:
     """A pruned DFA shared by every state of one pattern. Built by ``compile_regex``; read-only after."""
 
-    def __init__(self, pattern: str, fsm=None, parts: tuple | None = None) -> None:  # noqa: ANN001 - interegular's FSM
+    def __init__(self, pattern: str, fsm=None, parts: tuple | None = None,  # noqa: ANN001 - interegular's FSM
+                 stand_ins: StandIns = ()) -> None:  # fmt: skip
         self.pattern = pattern
+        self.ident: Hashable = pattern if not stand_ins else (pattern, stand_ins)
+        """Identifies the automaton by value (the text alone does not when stand-ins are used)."""
         if parts is not None:
             self._restore(parts)
             return
         fsm = _build_fsm(pattern) if fsm is None else fsm
         mapping = dict(fsm.alphabet.items())
         self.else_symbol = mapping.pop(anything_else, None)
+        self.ranges: list[tuple[int, int, int]] = []
+        for rep, intervals in stand_ins:
+            symbol = mapping.pop(rep, None)
+            if symbol is None:
+                continue  # a block the pattern never names: it behaves as "anything else"
+            for lo, hi in intervals:
+                if lo == hi:
+                    mapping[chr(lo)] = symbol
+                else:
+                    self.ranges.append((lo, hi, symbol))
         self.symbol_of: dict[str, int] = mapping
-        chars_by_symbol: dict[int, list[str]] = {}
-        for ch, symbol in mapping.items():
-            chars_by_symbol.setdefault(symbol, []).append(ch)
-        self.chars_of_symbol = {symbol: CharSet.of(chars) for symbol, chars in chars_by_symbol.items()}
-        if self.else_symbol is not None:
-            listed = CharSet.of(mapping)
-            self.chars_of_symbol[self.else_symbol] = ANY - listed
+        self._index_symbols()
         live = _live_states(fsm)
         if fsm.initial not in live:
             raise RegexError(f"regular expression {pattern!r} matches no string at all")
@@ -117,17 +131,26 @@ class CompiledRegex:
 
     def parts(self) -> tuple:
         """Plain data (for the on-disk cache) from which ``CompiledRegex(pattern, parts)`` rebuilds it."""
-        return (self.symbol_of, self.else_symbol, self.transitions, sorted(self.finals))
+        return (self.symbol_of, self.else_symbol, self.transitions, sorted(self.finals), self.ranges)
+
+    def _index_symbols(self) -> None:
+        """``chars_of_symbol`` and the range look-up, from ``symbol_of``, ``ranges`` and ``else_symbol``."""
+        self.ranges.sort()
+        self._range_starts = [lo for lo, _, _ in self.ranges]
+        intervals_by_symbol: dict[int, list[tuple[int, int]]] = {}
+        for ch, symbol in self.symbol_of.items():
+            intervals_by_symbol.setdefault(symbol, []).append((ord(ch), ord(ch)))
+        for lo, hi, symbol in self.ranges:
+            intervals_by_symbol.setdefault(symbol, []).append((lo, hi))
+        self.chars_of_symbol = {symbol: CharSet(iv) for symbol, iv in intervals_by_symbol.items()}
+        if self.else_symbol is not None:
+            listed = CharSet([iv for ivs in intervals_by_symbol.values() for iv in ivs])
+            self.chars_of_symbol[self.else_symbol] = ANY - listed
 
     def _restore(self, parts: tuple) -> None:
-        self.symbol_of, self.else_symbol, self.transitions, finals = parts
+        self.symbol_of, self.else_symbol, self.transitions, finals, self.ranges = parts
         self.finals = frozenset(finals)
-        chars_by_symbol: dict[int, list[str]] = {}
-        for ch, symbol in self.symbol_of.items():
-            chars_by_symbol.setdefault(symbol, []).append(ch)
-        self.chars_of_symbol = {symbol: CharSet.of(chars) for symbol, chars in chars_by_symbol.items()}
-        if self.else_symbol is not None:
-            self.chars_of_symbol[self.else_symbol] = ANY - CharSet.of(self.symbol_of)
+        self._index_symbols()
         self._charsets = [None] * len(self.transitions)
         self._runs = [None] * len(self.transitions)
         self._distances = None
@@ -135,10 +158,18 @@ class CompiledRegex:
 
     def step(self, state: int, ch: str) -> int | None:
         """The state after ``ch``, or None."""
-        symbol = self.symbol_of.get(ch, self.else_symbol)
+        symbol = self.symbol_of.get(ch)
         if symbol is None:
-            return None
+            symbol = self._range_symbol(ord(ch)) if self.ranges else self.else_symbol
+            if symbol is None:
+                return None
         return self.transitions[state].get(symbol)
+
+    def _range_symbol(self, cp: int) -> int | None:
+        i = bisect_right(self._range_starts, cp) - 1
+        if i >= 0 and cp <= self.ranges[i][1]:
+            return self.ranges[i][2]
+        return self.else_symbol
 
     def charset(self, state: int) -> CharSet:
         """Characters with a transition out of ``state``."""
@@ -269,20 +300,24 @@ _CACHE_LOCK = threading.Lock()
 _CACHE_SIZE = 512
 
 
-def compile_regex(pattern: str) -> CompiledRegex:
-    """The compiled automaton of ``pattern``, memoised (least recently used, 512 patterns)."""
+def compile_regex(pattern: str, stand_ins: StandIns = ()) -> CompiledRegex:
+    """The compiled automaton of ``pattern``, memoised (least recently used, 512 patterns). With
+    ``stand_ins`` (see jsonschema/ecma.py) each listed character of the pattern stands for a whole block of
+    characters: the automaton is built over the stand-ins and each maps back to its block."""
+    key = pattern if not stand_ins else (pattern, stand_ins)
     with _CACHE_LOCK:
-        hit = _CACHE.get(pattern)
+        hit = _CACHE.get(key)  # type: ignore[call-overload]
         if hit is not None:
-            _CACHE.move_to_end(pattern)
+            _CACHE.move_to_end(key)  # type: ignore[arg-type]
             return hit
-    compiled = _from_disk(pattern)
+    compiled = _from_disk(pattern, stand_ins)
     if compiled is None:
-        compiled = CompiledRegex(pattern)
-        if len(compiled.transitions) >= _DISK_MIN_STATES:
-            _to_disk(compiled)
+        started = time.monotonic()
+        compiled = CompiledRegex(pattern, stand_ins=stand_ins)
+        if len(compiled.transitions) >= _DISK_MIN_STATES or time.monotonic() - started > _DISK_MIN_SECONDS:
+            _to_disk(compiled, stand_ins)
     with _CACHE_LOCK:
-        _CACHE[pattern] = compiled
+        _CACHE[key] = compiled  # type: ignore[index]
         if len(_CACHE) > _CACHE_SIZE:
             _CACHE.popitem(last=False)
     return compiled
@@ -300,44 +335,47 @@ def _disk_folder() -> Path | None:
     return vocab_cache.default_cache_dir() / "regex"
 
 
-def _disk_key(pattern: str) -> str:
+def _disk_key(pattern: str, stand_ins: StandIns) -> str:
     return vocab_cache.fingerprint(["regex", pattern, interegular.__version__ if hasattr(interegular, "__version__")
-                                    else "?", _DFA_FORMAT])  # fmt: skip
+                                    else "?", _DFA_FORMAT, repr(stand_ins)])  # fmt: skip
 
 
-_DFA_FORMAT = 1
+_DFA_FORMAT = 2
+_DISK_MIN_SECONDS = 0.2
+"""Smaller automata that took this long (a large class spelled with stand-ins) are kept on disk too."""
 
 
-def _from_disk(pattern: str) -> CompiledRegex | None:
+def _from_disk(pattern: str, stand_ins: StandIns = ()) -> CompiledRegex | None:
     folder = _disk_folder()
     if folder is None:
         return None
-    parts = vocab_cache.load(folder, _disk_key(pattern), suffix=".dfa")
-    if parts is None or len(parts) != 4:
+    parts = vocab_cache.load(folder, _disk_key(pattern, stand_ins), suffix=".dfa")
+    if parts is None or len(parts) != 5:
         return None
     try:
-        return CompiledRegex(pattern, parts=parts)
+        return CompiledRegex(pattern, parts=parts, stand_ins=stand_ins)
     except (TypeError, ValueError):
         return None
 
 
-def _to_disk(compiled: CompiledRegex) -> None:
+def _to_disk(compiled: CompiledRegex, stand_ins: StandIns = ()) -> None:
     folder = _disk_folder()
     if folder is not None:
-        vocab_cache.save(folder, _disk_key(compiled.pattern), compiled.parts(), suffix=".dfa")
+        vocab_cache.save(folder, _disk_key(compiled.pattern, stand_ins), compiled.parts(), suffix=".dfa")
 
 
 Clauses = tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]
 
 
-def compile_boolean(clauses: Clauses) -> CompiledRegex:
+def compile_boolean(clauses: Clauses, stand_ins: StandIns = ()) -> CompiledRegex:
     """The strings that some clause ``(must, must_not)`` accepts: those fully matching every pattern of
     ``must`` and none of ``must_not``. Expresses what one pattern cannot: two patterns (or a pattern and a
     format) on one string, or "any key but those whose value no schema allows". Memoised like
-    ``compile_regex``; built under the same time limit; RegexError when no string is accepted."""
+    ``compile_regex``; built under the same time limit; RegexError when no string is accepted. Every
+    pattern must be written over the same ``stand_ins`` (see ``compile_regex``)."""
     label = "|".join("&".join([*(f"({p})" for p in must), *(f"!({p})" for p in never)]) or "*"
                      for must, never in clauses)  # fmt: skip
-    key = ("boolean", clauses)  # never equal to a pattern string
+    key = ("boolean", clauses, stand_ins)  # never equal to a pattern string
     with _CACHE_LOCK:
         hit = _CACHE.get(key)  # type: ignore[call-overload]
         if hit is not None:
@@ -353,7 +391,7 @@ def compile_boolean(clauses: Clauses) -> CompiledRegex:
         total = part if total is None else _timed(label, lambda a=total, b=part: a | b)
     if total is None:
         raise RegexError("no clause: the combination matches no string at all")
-    compiled = CompiledRegex(label, total)
+    compiled = CompiledRegex(label, total, stand_ins=stand_ins)
     with _CACHE_LOCK:
         _CACHE[key] = compiled  # type: ignore[index]
         if len(_CACHE) > _CACHE_SIZE:
@@ -400,7 +438,7 @@ class RegexParser(CharacterParser):
         return self._state in self._dfa.finals
 
     def key(self) -> Hashable:
-        return (self._dfa.pattern, self._state)
+        return (self._dfa.ident, self._state)
 
     def free_run(self) -> FreeRun | None:
         run = self._dfa.run(self._state)

@@ -202,19 +202,19 @@ UNSUPPORTED_NOTES = """## Unsupported groups and why
 Each is refused at build time with `UnsupportedSchemaError` naming the keyword and its JSON pointer
 (`lenient=True` turns that into a warning and enforces the rest). The groups left in the tables above:
 
-- `format` (format.json, `optional/format/`): `regex` (ECMA-262 patterns nest parentheses, which no finite
-  automaton checks: not enforceable left to right), `idn-hostname`/`idn-email` (IDNA2008 validity is defined
-  by Unicode property tables and punycode arithmetic; no usable automaton), and unknown format names
-  (nothing to enforce); see docs/json-schema.md, Formats.
-- `pattern`/`patternProperties` with an ECMA-262 Unicode property escape (`\\p{Letter}`): enforceable as a
-  character class, but interegular expands a class character by character: `\\p{Letter}` (131,757
-  characters, 648 ranges) takes about 10 s to build, past the 5 s compile limit.
+- `format` (`optional/format/`): `idn-hostname`/`idn-email` (IDNA2008 validity is defined by Unicode
+  property tables and punycode arithmetic) and unknown format names (nothing to enforce); see
+  docs/json-schema.md, Formats. `format: regex` is not combined with a `pattern` or another format on the
+  same string, with its own `not`, or with excluded values under a `maxLength`.
 - `oneOf` in unevaluatedProperties.json "dynamic evaluation inside nested refs": nested `oneOf`s of
   overlapping branches, each branch excluding the others, expand past the 256-alternative limit of
   complements (a size limit, not a left-to-right impossibility).
 
 Refused elsewhere, by the same rule (none in the suite's required files):
 
+- `pattern`/`patternProperties` using lookaround, back-references, `\\b`/`\\B`, an anchor inside a group or
+  mid-pattern, or a `\\p{...}` property Python's `unicodedata` has no table for (`Script=`): not regular, or
+  not known here (docs/json-schema.md, Patterns). A pattern that is not ECMA-262 at all is a `SchemaError`.
 - `not` of what only "there exists" can say, which no left-to-right check can enforce: `uniqueItems` (a
   duplicate exists), `additionalProperties`/`patternProperties` schemas (some extra key has a bad value),
   `propertyNames`, `items` after `prefixItems`; and `uniqueItems` over constrained array/object items (a
@@ -234,6 +234,10 @@ Refused elsewhere, by the same rule (none in the suite's required files):
   valid leap seconds with other offsets are refused (the exact rule needs over 10,000 DFA states);
   `hostname` does not decode punycode (`xn--`) labels, so invalid A-labels are accepted. These are the
   `optional/format/` instances listed as failures in the test output (reported, not asserted).
-- The JSON Schema `pattern` dialect is ECMA-262; patterns are run as Python/interegular regexes
-  (`\\w`, `\\d` are ASCII-only, as in ECMA-262 without the `u` flag).
+- Patterns are read as ECMA-262 in unicode mode (`\\d`, `\\w` ASCII; `\\s` with U+FEFF and the line
+  terminators; `$` only at the very end), plus what JavaScript without the `u` flag reads as literals
+  (`\\-`, a lone `}`); `\\p{...}` uses Python's Unicode tables, which may be a version behind an engine's.
+- `format: regex` generates a subset of ECMA-262 syntax: no surrogate escapes (`\\uD83D`; `\\u{1F600}`
+  instead), no forward references past `\\9`, ASCII group names, the `\\p{...}` names known here, no
+  ES2025 modifier groups `(?i:...)`; such valid strings in an `enum` are still judged by the full parser.
 """

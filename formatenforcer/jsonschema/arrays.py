@@ -40,7 +40,9 @@ def _scalar_only(node: Node) -> bool:
     if isinstance(node, Union):
         return all(_scalar_only(o) for o in node.options)
     if isinstance(node, String):
-        return node.values is not None or (node.max_length is None and not node.patterns and not node.formats
+        # format "regex" too: every prefix of a regex completes to infinitely many, so excluding a few is safe
+        return node.values is not None or (node.max_length is None and not node.patterns
+                                           and set(node.formats) <= {"regex"}
                                            and not node.not_patterns and not node.not_formats)  # fmt: skip
     return isinstance(node, (Null, Boolean, Number))
 

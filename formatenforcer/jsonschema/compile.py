@@ -18,6 +18,9 @@ from ..parser import CharacterParser
 from ..regex import RegexError, compile_boolean, compile_regex
 from .config import JsonConfig
 from .content import Content, ExcludeContent, LengthContent, RegexContent, TrieContent
+from .ecma import EcmaSyntaxError, EcmaUnsupported
+from .ecma_regex_content import RegexSyntaxContent
+from .ecma_translate import Translation, literal_pattern, translate
 from .formats import FORMAT_MAX_LENGTH, FORMAT_PATTERNS
 from .ir import AnyValue, Array, Boolean, Never, Node, Null, Number, Object, Ref, Side, String, Union, deref
 from .merge import Merger, Unsupported
@@ -29,24 +32,13 @@ _MISSING = object()
 _NULL = ("null",)
 
 
-def search_to_full(pattern: str) -> str:
-    """A full-match pattern for JSON Schema's unanchored ``pattern`` (a search): ``.*`` is added on each side
-    that the pattern does not anchor itself."""
-    head = "" if pattern.startswith("^") else r"[\s\S]*"
-    body = pattern[1:] if pattern.startswith("^") else pattern
-    anchored_end = body.endswith("$") and not body.endswith("\\$")
-    body = body[:-1] if anchored_end else body
-    tail = "" if anchored_end else r"[\s\S]*"
-    return f"{head}(?:{body}){tail}"
-
-
-def literal_regex(text: str) -> str:
-    """A full-match regex for exactly ``text``, spelled with escapes interegular reads (no ``re.escape``)."""
-    out = []
-    for ch in text:
-        code = ord(ch)
-        out.append(ch if ch.isalnum() else f"\\x{code:02x}" if code < 256 else f"[{ch}]")
-    return "".join(out)
+def ecma_full(patterns: tuple[str, ...], keyword: str) -> Translation:
+    """Full-match automaton texts for JSON Schema patterns (ECMA-262, searching; see ecma.py), over shared
+    stand-ins; Unsupported (naming ``keyword``) for what they cannot express."""
+    try:
+        return translate(patterns)
+    except (EcmaSyntaxError, EcmaUnsupported) as error:
+        raise Unsupported(keyword, str(error)) from None
 
 
 def string_content(node: String) -> Content | None:
@@ -54,18 +46,30 @@ def string_content(node: String) -> Content | None:
     combinations that could dead-end or whose automaton is too large."""
     if node.values is not None:
         return TrieContent(node.values)
-    never = [search_to_full(p) for p in node.not_patterns] + [FORMAT_PATTERNS[f] for f in node.not_formats]
-    if node.excluded and not (never or node.max_length is not None or node.patterns or node.formats):
+    if "regex" in node.formats or "regex" in node.not_formats:
+        return regex_syntax_content(node)
+    if node.excluded and not (node.not_patterns or node.not_formats or node.max_length is not None
+                              or node.patterns or node.formats):  # fmt: skip
         return ExcludeContent(node.excluded, node.min_length)
-    full = [search_to_full(p) for p in node.patterns] + [FORMAT_PATTERNS[f] for f in node.formats]
-    if not full and not never and not node.excluded:
+    if not (node.patterns or node.formats or node.not_patterns or node.not_formats or node.excluded):
         return LengthContent(node.min_length, node.max_length)
     keyword = "format" if node.formats and not node.patterns else "pattern"
-    if never or node.excluded or len(set(full)) > 1:
+    wanted = tuple(dict.fromkeys(node.patterns))
+    unwanted = tuple(dict.fromkeys(node.not_patterns)) + tuple(literal_pattern(v) for v in sorted(node.excluded))
+    translation = ecma_full(wanted + unwanted, keyword)
+    if any(text is None for text in translation.texts[: len(wanted)]):
+        return None  # a pattern that matches nothing (an empty class)
+    formats = [FORMAT_PATTERNS[f] for f in node.formats]
+    not_formats = [FORMAT_PATTERNS[f] for f in node.not_formats]
+    if translation.stand_ins and (formats or not_formats):
+        raise Unsupported(keyword, "a pattern with a large Unicode class together with a format")
+    full = list(dict.fromkeys([t for t in translation.texts[: len(wanted)] if t is not None] + formats))
+    never = [t for t in translation.texts[len(wanted):] if t is not None] + not_formats
+    stand_ins = translation.stand_ins
+    if never or len(full) > 1 or not full:
         # several patterns, a pattern and a format, or what a `not` excludes: one product automaton
-        never += [literal_regex(v) for v in sorted(node.excluded)]
         try:
-            dfa = compile_boolean(((tuple(dict.fromkeys(full)), tuple(dict.fromkeys(never))),))
+            dfa = compile_boolean(((tuple(full), tuple(never)),), stand_ins)
         except RegexError as error:
             if "no string" in str(error):
                 return None
@@ -73,15 +77,29 @@ def string_content(node: String) -> Content | None:
         content = RegexContent(dfa, node.min_length, node.max_length)
         return content if content._can_finish(0, node.min_length, node.max_length) else None
     try:
-        dfa = compile_regex(full[0])
+        dfa = compile_regex(full[0], stand_ins)
     except RegexError as error:
-        raise Unsupported("pattern", str(error)) from None
+        raise Unsupported(keyword, str(error)) from None
     caps = [FORMAT_MAX_LENGTH[f] for f in node.formats if f in FORMAT_MAX_LENGTH]
     high = min(caps + ([] if node.max_length is None else [node.max_length]), default=None)
     content = RegexContent(dfa, node.min_length, high)
     if not content._can_finish(0, node.min_length, high):
-        raise Unsupported("pattern", "no string matches the pattern within the length limits")
+        raise Unsupported(keyword, "no string matches the pattern within the length limits")
     return content
+
+
+def regex_syntax_content(node: String) -> Content | None:
+    """``format: regex``: the ECMA-262 syntax automaton (ecma_regex_content.py) with lengths or excluded
+    values; a pattern or another format on the same string is refused."""
+    if "regex" in node.not_formats:
+        raise Unsupported("format", "'not' of format 'regex' (strings that are not regular expressions)")
+    if node.patterns or node.not_patterns or len(set(node.formats)) > 1 or node.not_formats:
+        raise Unsupported("format", "format 'regex' together with a pattern or another format")
+    if node.max_length is not None and node.excluded:
+        raise Unsupported("format", "format 'regex' with maxLength and excluded values (could end on one)")
+    if node.max_length is not None and node.max_length < node.min_length:
+        return None
+    return RegexSyntaxContent(node.min_length, node.excluded, node.max_length)
 
 
 class Compiler:

@@ -198,7 +198,7 @@ class RegexContent(Content):
         return state[0] in self.dfa.finals and state[1] >= self.low
 
     def value_ident(self) -> Hashable:
-        return ("regex", self.dfa.pattern, self.low, self.high)
+        return ("regex", self.dfa.ident, self.low, self.high)
 
     def far_state(self, state: tuple[int, int], horizon: int) -> Hashable | None:
         dfa_state, count = state

@@ -89,7 +89,6 @@ UNSUPPORTED_FORMATS: dict[str, str] = {
     "idn-hostname": "IDNA2008 (RFC 5890-5892) validity depends on Unicode property tables (PVALID, CONTEXTJ/O "
     "rules, the bidi rule), far too many character ranges for one automaton",
     "idn-email": "its domain is an idn-hostname (see there)",
-    "regex": "ECMA-262 regular expressions nest parentheses to any depth, which no finite automaton checks",
 }
 """Standard formats that are refused (UnsupportedSchemaError), with the reason; any other name is unknown."""
 

@@ -45,7 +45,8 @@ ANNOTATIONS = frozenset(
 )  # fmt: skip
 """Keywords that carry no constraint: accepted and ignored (``discriminator`` only names a property)."""
 
-FORMATS = tuple(FORMAT_PATTERNS)
+FORMATS = (*FORMAT_PATTERNS, "regex")
+"""Format names enforced: the regular ones of formats.py, and "regex" (ECMA-262 syntax, ecma_syntax.py)."""
 
 
 class Node:

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from ..errors import RegexError
 from ..regex import compile_boolean, compile_regex
-from .compile import literal_regex, search_to_full, string_content
+from .compile import ecma_full, string_content
 from .content import Content, LengthContent, RegexContent, TrieContent
+from .ecma_translate import literal_pattern, search
 from .formats import FORMAT_PATTERNS
 from .ir import AnyValue, Never, Node, Object, String, deref
 from .merge import Merger, Unsupported
@@ -55,7 +56,7 @@ def bad_matches(node: Object, merger: Merger) -> list[frozenset[str]] | None:
 
 def good_keys(node: Object, bad: list[frozenset[str]], full) -> tuple:  # noqa: ANN001 - pattern converter
     """Clauses for ``regex.compile_boolean``: the key texts whose set of matched patterns is not ``bad``
-    (``full`` turns a JSON Schema search pattern into a full-match one)."""
+    (``full`` turns a JSON Schema search pattern into a full-match one, None when it matches nothing)."""
     patterns = patterns_of(node)
     clauses = []
     for bits in range(1 << len(patterns)):
@@ -81,18 +82,17 @@ def extra_keys(node: Object, merger: Merger, key_rule: String | None | bool) -> 
         relevant = [m for m in bad if all(m & live for live in lives)]
     if not relevant:
         return content
-    clauses = good_keys(node, bad, search_to_full)
-    if not clauses:
-        return None
+    patterns = patterns_of(node)
     if key_rule is not True and key_rule.values is not None:
-        from .validate import _regex
-
-        patterns = patterns_of(node)
-        values = [v for v in key_rule.values if frozenset(p for p in patterns if _regex(p).search(v)) not in bad]
+        values = [v for v in key_rule.values if frozenset(p for p in patterns if search(p, v)) not in bad]
         return TrieContent(values) if values else None
-    must, never, low, high = _rule_parts(key_rule)
-    clauses = tuple((tuple(dict.fromkeys(m + must)), n + never) for m, n in clauses)
-    return _automaton(clauses, low, high)
+    rule = _Rule(key_rule, patterns)
+    clauses = tuple((must, tuple(t for t in never if t is not None))
+                    for must, never in good_keys(node, bad, rule.texts.get) if None not in must)  # fmt: skip
+    if not clauses or rule.must is None:
+        return None
+    clauses = tuple((tuple(dict.fromkeys(m + rule.must)), n + rule.never) for m, n in clauses)
+    return _automaton(clauses, rule)
 
 
 MAX_KEY_CLAUSES = 64
@@ -117,15 +117,17 @@ def _open_extras(node: Object, key_rule: String | None | bool) -> Content | None
     if key_rule is True:
         if patterns is None:
             return LengthContent()
-        full = "|".join(f"(?:{search_to_full(p)})" for p in patterns)
+        translation = ecma_full(tuple(patterns), "patternProperties")
+        texts = [t for t in translation.texts if t is not None]
+        if not texts:
+            return None
+        full = "|".join(f"(?:{t})" for t in texts)
         try:
-            return RegexContent(compile_regex(full))
+            return RegexContent(compile_regex(full, translation.stand_ins))
         except RegexError as error:
             raise Unsupported("patternProperties", str(error)) from None
     if patterns is not None:
-        from .validate import _regex
-
-        values = [v for v in key_rule.values if any(_regex(p).search(v) for p in patterns)]
+        values = [v for v in key_rule.values if any(search(p, v) for p in patterns)]
         return TrieContent(values) if values else None
     return string_content(key_rule)
 
@@ -136,38 +138,56 @@ def _combined_keys(per_side: list[list[str]], key_rule: String | bool) -> Conten
     and the key rule, so the automaton is the union, over one pattern per side, of the intersections
     (``regex.compile_boolean``), with the rule's lengths beside it. Pruned, so no dead end."""
     if key_rule is not True and key_rule.values is not None:
-        from .validate import _regex
-
-        values = [v for v in key_rule.values if all(any(_regex(p).search(v) for p in ps) for ps in per_side)]
+        values = [v for v in key_rule.values if all(any(search(p, v) for p in ps) for ps in per_side)]
         return TrieContent(values) if values else None
+    rule = _Rule(key_rule, [p for patterns in per_side for p in patterns])
+    if rule.must is None:
+        return None
     combos: list[tuple[str, ...]] = [()]
     for patterns in per_side:
-        combos = [(*combo, search_to_full(p)) for combo in combos for p in patterns]
+        texts = [t for t in map(rule.texts.get, patterns) if t is not None]  # None: matches no key
+        combos = [(*combo, t) for combo in combos for t in texts]
         if len(combos) > MAX_KEY_CLAUSES:
             raise Unsupported("patternProperties", "too many pattern combinations across closed object schemas")
-    must, never, low, high = _rule_parts(key_rule)
-    return _automaton(tuple((tuple(dict.fromkeys(combo + must)), never) for combo in combos), low, high)
+    if not combos:
+        return None
+    return _automaton(tuple((tuple(dict.fromkeys(combo + rule.must)), rule.never) for combo in combos), rule)
 
 
-def _rule_parts(key_rule: String | bool) -> tuple[tuple[str, ...], tuple[str, ...], int, int | None]:
-    """A ``propertyNames`` string schema (no enum) as full-match patterns to match, to avoid, and lengths."""
-    if key_rule is True:
-        return (), (), 0, None
-    must = (*(search_to_full(p) for p in key_rule.patterns), *(FORMAT_PATTERNS[f] for f in key_rule.formats))
-    never = (*(search_to_full(p) for p in key_rule.not_patterns), *(FORMAT_PATTERNS[f] for f in key_rule.not_formats),
-             *(literal_regex(v) for v in sorted(key_rule.excluded)))  # fmt: skip
-    return must, never, key_rule.min_length, key_rule.max_length
+class _Rule:
+    """The object's key patterns and a ``propertyNames`` string schema (no enum), translated together from
+    ECMA-262 (so they share the stand-ins of large classes): ``texts`` maps each pattern to its full-match
+    text (None: it matches nothing); ``must``/``never``: the rule's texts to match (None when one of them
+    matches nothing) and to avoid; ``low``/``high``: its lengths."""
+
+    def __init__(self, key_rule: String | bool, patterns: list[str]) -> None:
+        rule: String | None = None if key_rule is True else key_rule
+        wanted = () if rule is None else tuple(rule.patterns)
+        unwanted = () if rule is None else (*rule.not_patterns, *(literal_pattern(v) for v in sorted(rule.excluded)))
+        formats = () if rule is None else tuple(FORMAT_PATTERNS[f] for f in rule.formats)
+        not_formats = () if rule is None else tuple(FORMAT_PATTERNS[f] for f in rule.not_formats)
+        translation = ecma_full((*patterns, *wanted, *unwanted), "patternProperties")
+        if translation.stand_ins and (formats or not_formats):
+            raise Unsupported("propertyNames", "a pattern with a large Unicode class together with a format")
+        texts = translation.texts
+        self.stand_ins = translation.stand_ins
+        self.texts: dict[str, str | None] = dict(zip(patterns, texts))
+        rule_must = texts[len(patterns): len(patterns) + len(wanted)]
+        rule_never = texts[len(patterns) + len(wanted):]
+        self.must: tuple[str, ...] | None = None if None in rule_must else (*rule_must, *formats)  # type: ignore[misc]
+        self.never: tuple[str, ...] = (*(t for t in rule_never if t is not None), *not_formats)
+        self.low, self.high = (0, None) if rule is None else (rule.min_length, rule.max_length)
 
 
-def _automaton(clauses: tuple, low: int, high: int | None) -> Content | None:
-    """``compile_boolean(clauses)`` within lengths ``low``..``high``; None when no key fits."""
+def _automaton(clauses: tuple, rule: _Rule) -> Content | None:
+    """``compile_boolean(clauses)`` within the rule's lengths; None when no key fits."""
     try:
-        content = RegexContent(compile_boolean(clauses), low, high)
+        content = RegexContent(compile_boolean(clauses, rule.stand_ins), rule.low, rule.high)
     except RegexError as error:
         if "no string" in str(error):
             return None
         raise Unsupported("patternProperties", str(error)) from None
-    return content if content._can_finish(0, low, high) else None
+    return content if content._can_finish(0, rule.low, rule.high) else None
 
 
 __all__ = ["MAX_KEY_CLAUSES", "MAX_PATTERNS", "bad_matches", "extra_keys", "good_keys", "patterns_of"]

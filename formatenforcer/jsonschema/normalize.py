@@ -12,13 +12,14 @@ Cost: linear in the schema, plus the merges, which are memoised.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
 from ..errors import SchemaError
 from . import unevaluated
+from .ecma import EcmaSyntaxError
+from .ecma_translate import check_pattern
 from .ir import (
     ANNOTATIONS,
     FORMATS,
@@ -316,13 +317,14 @@ class Normalizer(References):
                 raise SchemaError(f"'{low}' {a} is greater than '{high}' {b}", pointer)
 
     def _check_pattern(self, pattern: str, where: str, keyword: str) -> None:
-        if re.search(r"(?<!\\)\\[pP]\{", pattern):
-            self.problems.append((where, keyword))  # ECMA-262 unicode property classes: no DFA support
-            return
+        """Patterns are ECMA-262 (ecma.py): a syntax error is a broken schema; lookaround, back-references,
+        ``\\b`` and inner anchors are valid but not regular here, so they are reported as unsupported."""
         try:
-            re.compile(pattern)
-        except re.error as error:
-            raise SchemaError(f"'{keyword}' holds an invalid regular expression: {error}", where) from None
+            problem = check_pattern(pattern)
+        except EcmaSyntaxError as error:
+            raise SchemaError(f"'{keyword}' holds an invalid ECMA-262 regular expression: {error}", where) from None
+        if problem is not None:
+            self.problems.append((where, keyword))
 
     def _kinds(self, schema: dict, pointer: str, base: str) -> Node:
         declared = schema.get("type")
@@ -373,6 +375,8 @@ class Normalizer(References):
             # else: json-schema.org's metaschemas declare `format` an annotation (their `pattern`: "regex"),
             # so where it cannot be asserted there it stays the annotation they make it
         pattern = schema.get("pattern")
+        if isinstance(pattern, str) and not _translatable(pattern):
+            pattern = None  # reported by _check_pattern; with lenient=True it is not enforced
         high = schema.get("maxLength")
         node = String(int(schema.get("minLength", 0)), None if high is None else int(high),
                       (pattern,) if isinstance(pattern, str) else (), formats)  # fmt: skip
@@ -422,6 +426,7 @@ class Normalizer(References):
         )
         for p, _ in patterns:
             self._check_pattern(p, f"{pointer}/patternProperties", "patternProperties")
+        patterns = tuple((p, sub) for p, sub in patterns if _translatable(p))
         additional = self._sub(schema, "additionalProperties", pointer, base) if "additionalProperties" in schema \
             else AnyValue()  # fmt: skip
         names = self._sub(schema, "propertyNames", pointer, base) if "propertyNames" in schema else None
@@ -440,6 +445,13 @@ class Normalizer(References):
             int(schema.get("minProperties", 0)), None if high is None else int(high),
             tuple((k, tuple(v)) for k, v in dependent.items()),
         )  # fmt: skip
+
+
+def _translatable(pattern: str) -> bool:
+    try:
+        return check_pattern(pattern) is None
+    except EcmaSyntaxError:
+        return False
 
 
 __all__ = ["ANNOTATIONS", "IMPLEMENTED_KEYWORDS", "Normalizer", "load_schema", "literals"]

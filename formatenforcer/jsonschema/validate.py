@@ -12,6 +12,8 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
+from .ecma import EcmaSyntaxError, EcmaUnsupported, is_valid
+from .ecma_translate import search
 from .formats import FORMAT_MAX_LENGTH, FORMAT_PATTERNS
 from .ir import AnyValue, Array, Boolean, Never, Node, Null, Number, Object, String, Union, deref
 
@@ -36,15 +38,30 @@ def string_ok(node: String, text: str) -> bool:
         return False
     if len(text) < node.min_length or (node.max_length is not None and len(text) > node.max_length):
         return False
-    if any(_regex(p).search(text) is None for p in node.patterns):
+    if not all(_search(p, text, True) for p in node.patterns):
         return False
     if any(len(text) > FORMAT_MAX_LENGTH.get(f, len(text)) for f in node.formats):
         return False
-    if any(_regex(p).search(text) is not None for p in node.not_patterns):
+    if any(_search(p, text, False) for p in node.not_patterns):
         return False
-    if any(_regex(FORMAT_PATTERNS[f]).fullmatch(text) is not None for f in node.not_formats):
+    if any(_format_ok(f, text) for f in node.not_formats):
         return False
-    return all(_regex(FORMAT_PATTERNS[f]).fullmatch(text) is not None for f in node.formats)
+    return all(_format_ok(f, text) for f in node.formats)
+
+
+def _format_ok(name: str, text: str) -> bool:
+    if name == "regex":
+        return is_valid(text)
+    return _regex(FORMAT_PATTERNS[name]).fullmatch(text) is not None
+
+
+def _search(pattern: str, text: str, unknown: bool) -> bool:
+    """ECMA-262 search (ecma.py); ``unknown`` for a pattern that cannot be translated (reported as
+    unsupported while normalizing, so only reached with ``lenient=True``, where the pattern is not enforced)."""
+    try:
+        return search(pattern, text)
+    except (EcmaSyntaxError, EcmaUnsupported):
+        return unknown
 
 
 def number_ok(node: Number, value: Fraction, is_integral: bool) -> bool:
@@ -127,7 +144,7 @@ def value_schemas(node: Object, key: str) -> list[Node]:
                 out.append(schema)
                 matched = True
         for pattern, schema in side.patterns:
-            if _regex(pattern).search(key) is not None:
+            if _search(pattern, key, False):
                 out.append(schema)
                 matched = True
         if not matched:

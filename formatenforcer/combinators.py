@@ -70,6 +70,9 @@ class UnionParser(CharacterParser):
     def key(self) -> Hashable:
         return ("union", frozenset(state.key() for state in self._alternatives))
 
+    def alternatives(self) -> tuple[CharacterParser, ...] | None:
+        return self._alternatives if len(self._alternatives) > 1 else None
+
     def free_run(self) -> FreeRun | None:
         """A run every live branch shares (same characters; a JSON union of objects inside a key or a string
         value): the longest branch's length, and after n characters the union of the branches still in it."""

@@ -103,6 +103,13 @@ class CharacterParser:
         characters are walked from here."""
         return None
 
+    def alternatives(self) -> tuple[CharacterParser, ...] | None:
+        """Optional: states whose languages together are exactly this state's (a union's live branches,
+        carried up through the containers around it), so a mask can be the OR of theirs. Each branch then
+        uses its own cached walks (a key of an object inside ``anyOf`` reuses that object's key walk),
+        where walking the union as one state would step every branch at every trie node."""
+        return None
+
     def shared_lexeme_key(self, horizon: int) -> Hashable | None:
         """Like ``lexeme_key`` but equal across formats (built from values, never from ``id()``), so the
         walk can be cached per vocabulary and reused by every schema that reaches the same inner state (a

@@ -304,6 +304,13 @@ def allowed_mask(
     string or number (``state.lexeme()``) is answered from that inner state's cached walk plus walks of the
     full state from the points where the inner value ends."""
     lexeme = None if (lexemes is None or pending or at_start) else state.lexeme()
+    if lexeme is None and lexemes is not None and not pending and not at_start:
+        branches = state.alternatives()
+        if branches is not None:  # the OR of the branches' masks, each from its own cached walks
+            mask = allowed_mask(vocabulary, branches[0], b"", False, lexemes)
+            for branch in branches[1:]:
+                mask |= allowed_mask(vocabulary, branch, b"", False, lexemes)
+            return mask
     walker = _Walk(vocabulary)
     if lexeme is None:
         _collect(walker, state, pending, at_start)

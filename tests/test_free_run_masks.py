@@ -80,6 +80,12 @@ CASES += [
                                 '{"deep":[{"k":"ab"},', '{"deep":[{"k":', '{"n":5,"deep":']),  # fmt: skip
     (JsonSchemaParser(NOTIFY), ['[{"channel":', '[{"channel":"sms"},', '[{"channel":"sms"}, ']),
     (JsonSchemaParser({"type": "array", "items": {"type": "number"}, "maxItems": 3}), ["[1,", "[1, 2,", "[1,2,"]),
+    # unions carried up through containers: the mask is the OR of the branches' masks (alternatives())
+    (JsonSchemaParser(NOTIFY), ['[{"channel":"email","sub', '[{"channel":"sms"},{"', '[{"phone":"+1']),
+    (JsonSchemaParser({"anyOf": [{"type": "object", "properties": {"a": {"type": "integer"}}},
+                                 {"type": "object", "properties": {"ab": {"type": "string"}}, "required": ["ab"]},
+                                 {"type": "array", "items": {"type": ["string", "null"]}}]}),
+     ['{"', '{"a', '{"ab', '{"a":1', '["x",', '["x",n', '[null,"']),  # fmt: skip
     # bounded numbers: far from the bounds (one cached walk for every value) and near them
     (JsonSchemaParser({"type": "array", "items": {"type": "number", "minimum": -5, "maximum": 100}}),
      ["[12.", "[12.5", "[99.", "[99.9", "[-4.", "[-4.9", "[-5", "[0", "[0.", "[1", "[10", "[100"]),
@@ -183,3 +189,11 @@ def test_integers_below_a_maximum_share_walks_by_digit_room():
     keys = {text: parser.add_text(text).lexeme_key(128) for text in ["25", "30", "2", "49"]}
     assert keys["25"] == keys["30"] != keys["2"]
     assert "49" in keys["49"]  # near the bound: keyed by its value
+
+
+def test_union_inside_containers_splits_into_branches():
+    """An object key inside an anyOf item: the state offers its branches, each wrapped in the same array."""
+    state = JsonSchemaParser(NOTIFY).add_text('[{"channel":"sms"},{"')
+    branches = state.alternatives()
+    assert branches is not None and len(branches) == 2
+    assert all(type(branch) is type(state) for branch in branches)

@@ -387,6 +387,16 @@ class ArrayParser(CharacterParser):
         ctx, index, extra = self._ctx, self._index, self._extra
         return nested_lexeme(self._child, lambda c: ArrayParser(ctx, VALUE, index, 0, c, extra))
 
+    def alternatives(self) -> tuple[CharacterParser, ...] | None:
+        # as for objects: an item over a union is the union of the arrays over each branch
+        if self._phase != VALUE:
+            return None
+        branches = self._child.alternatives()
+        if branches is None:
+            return None
+        ctx, index, extra, tracker, text = self._ctx, self._index, self._extra, self._tracker, self._text
+        return tuple(ArrayParser(ctx, VALUE, index, 0, branch, extra, tracker, text) for branch in branches)
+
     def _item_start_lexeme(self) -> Lexeme | None:
         """After ``,``, the whitespace and the next item's start alone (see spaced.py)."""
         ctx, index, extra = self._ctx, self._index, self._extra

@@ -406,6 +406,17 @@ class ObjectParser(CharacterParser):
         ctx, seen, extras, pending = self._ctx, self._seen, self._extras, self._pending
         return nested_lexeme(self._child, lambda c: ObjectParser(ctx, VALUE, seen, extras, 0, c, pending))
 
+    def alternatives(self) -> tuple[CharacterParser, ...] | None:
+        # JSON values delimit themselves: no branch that could end goes on with a character the object
+        # reads after a value (whitespace , }), so the object over a union is the union of the objects
+        if self._phase != VALUE:
+            return None
+        branches = self._child.alternatives()
+        if branches is None:
+            return None
+        ctx, seen, extras, pending = self._ctx, self._seen, self._extras, self._pending
+        return tuple(ObjectParser(ctx, VALUE, seen, extras, 0, branch, pending) for branch in branches)
+
     def _value_start_lexeme(self) -> Lexeme | None:
         """After ``"key":``, the whitespace and the value's start alone (see spaced.py)."""
         ctx, seen, extras, pending = self._ctx, self._seen, self._extras, self._pending

@@ -80,6 +80,9 @@ CASES += [
                                 '{"deep":[{"k":"ab"},', '{"deep":[{"k":', '{"n":5,"deep":']),  # fmt: skip
     (JsonSchemaParser(NOTIFY), ['[{"channel":', '[{"channel":"sms"},', '[{"channel":"sms"}, ']),
     (JsonSchemaParser({"type": "array", "items": {"type": "number"}, "maxItems": 3}), ["[1,", "[1, 2,", "[1,2,"]),
+    # flexible whitespace between tokens: a bounded run of [ \t\n\r] (20 by default), near its cap too
+    (JsonSchemaParser(NESTED), ['{\n  ', '{\n  "n": 5,\n  ', '{"n":5 ', '{"tags": [\n    "a"\n  ',
+                                '{"tags":[' + " " * 18, '{' + " " * 19, '{"deep": [ {"k": "ab" } ,\n']),  # fmt: skip
     # unions carried up through containers: the mask is the OR of the branches' masks (alternatives())
     (JsonSchemaParser(NOTIFY), ['[{"channel":"email","sub', '[{"channel":"sms"},{"', '[{"phone":"+1']),
     (JsonSchemaParser({"anyOf": [{"type": "object", "properties": {"a": {"type": "integer"}}},

@@ -23,6 +23,7 @@ from .ir import AnyValue, Array, Boolean, Never, Node, Null, Number, Object, Str
 from .merge import Unsupported, union_of
 from .spaced import SpacedValue
 from .validate import _canonical, to_fraction
+from .whitespace import JSON_WHITESPACE
 
 if TYPE_CHECKING:
     from .compile import Compiler
@@ -364,6 +365,8 @@ class ArrayParser(CharacterParser):
         refuses what depends on it (finishing the item, closing a compound one): a subset of the real
         state, as the enforcer requires; tokens reaching past the item's end get walked from real states
         only when they start at the run's beginning."""
+        if self._phase in (FIRST, AFTER, NEXT):
+            return self._whitespace_run()
         if self._phase != VALUE or self._tracker is not None:
             return None
         inner = self._child.free_run()
@@ -377,6 +380,14 @@ class ArrayParser(CharacterParser):
             return ArrayParser(ctx, VALUE, index, 0, after(n), extra, None, text + _UNKNOWN if n else text)
 
         return FreeRun(inner.chars, inner.max_length, stand_in)
+
+    def _whitespace_run(self) -> FreeRun | None:
+        """Flexible whitespace between tokens: a bounded run (see ObjectParser._whitespace_run)."""
+        ctx, phase, index, ws, extra = self._ctx, self._phase, self._index, self._ws, self._extra
+        room = ctx.ws.room(ws)
+        if not room:
+            return None
+        return FreeRun(JSON_WHITESPACE, room, lambda n: ArrayParser(ctx, phase, index, ws + n, None, extra))
 
     def lexeme(self) -> Lexeme | None:
         # not when a contains tracker or a unique item's text must see every character

@@ -27,6 +27,7 @@ from .merge import Unsupported
 from .spaced import SpacedValue
 from .strings import StringParser
 from .validate import accepts, value_schemas
+from .whitespace import JSON_WHITESPACE
 
 if TYPE_CHECKING:
     from .compile import Compiler
@@ -378,7 +379,7 @@ class ObjectParser(CharacterParser):
     def free_run(self) -> FreeRun | None:
         # a run the child promises is consumed by the child alone: the object only swaps its child state
         if self._phase not in (KEY, VALUE):
-            return None
+            return self._whitespace_run()
         inner = self._child.free_run()
         if inner is None:
             return None
@@ -386,6 +387,16 @@ class ObjectParser(CharacterParser):
         after = inner.after
         return FreeRun(inner.chars, inner.max_length,
                        lambda n: ObjectParser(ctx, phase, seen, extras, 0, after(n), pending))  # fmt: skip
+
+    def _whitespace_run(self) -> FreeRun | None:
+        """Between tokens, flexible whitespace loops over its four characters up to the cap: a bounded run
+        (indented layouts put newline-and-spaces tokens at every structural position)."""
+        ctx, phase = self._ctx, self._phase
+        room = ctx.ws.room(self._ws) if phase not in (OPEN, DONE) else 0
+        if not room:
+            return None
+        seen, extras, ws, pending = self._seen, self._extras, self._ws, self._pending
+        return FreeRun(JSON_WHITESPACE, room, lambda n: ObjectParser(ctx, phase, seen, extras, ws + n, None, pending))
 
     def lexeme(self) -> Lexeme | None:
         phase = self._phase

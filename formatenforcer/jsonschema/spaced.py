@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Hashable
 
 from ..charset import CharSet
-from ..parser import CharacterParser
-from .whitespace import Whitespace
+from ..parser import CharacterParser, FreeRun
+from .whitespace import JSON_WHITESPACE, Whitespace
 
 
 class SpacedValue(CharacterParser):
@@ -51,6 +51,13 @@ class SpacedValue(CharacterParser):
 
     def can_end(self) -> bool:
         return False  # a value must follow
+
+    def free_run(self) -> FreeRun | None:
+        room = self._ws.room(self._run)
+        if not room:
+            return None
+        ws, run, start = self._ws, self._run, self._start
+        return FreeRun(JSON_WHITESPACE, room, lambda n: SpacedValue(ws, run + n, start))
 
     def key(self) -> Hashable:
         return ("sp", id(self._ws), self._run, self._start.key())

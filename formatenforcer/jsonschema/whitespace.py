@@ -48,6 +48,11 @@ class Whitespace:
             return self._dfa.step(state, ch)
         return state + 1 if state < self._cap and ch in JSON_WHITESPACE else None
 
+    def room(self, state: int) -> int:
+        """How many more whitespace characters the run may take when any of them may come in any order
+        (the flexible policy: a free run of that length); 0 otherwise."""
+        return self._cap - state if self._dfa is None and state < self._cap else 0
+
     def can_stop(self, state: int) -> bool:
         """Whether the run may end here (a token may follow)."""
         return self._dfa is None or state in self._dfa.finals

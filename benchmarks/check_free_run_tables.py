@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from formatenforcer import CharSet, Vocabulary  # noqa: E402
 from formatenforcer.charset import ANY, utf8_length  # noqa: E402
-from formatenforcer.vocabulary import IDS, _split_complete, as_dict, pack_ids  # noqa: E402
+from formatenforcer.vocabulary import IDS, _split_complete, as_dict, ids_at, pack_ids  # noqa: E402
 
 
 def reference(entries: list[tuple[int, bytes]], chars: CharSet, size: int) -> tuple[list[np.ndarray], set]:
@@ -64,7 +64,7 @@ def flatten(exits: dict) -> set[tuple[int, bytes, int]]:
             node, path = stack.pop()
             for key, child in as_dict(node).items():
                 if key == IDS:
-                    out.update((run, path, token_id) for token_id in child)
+                    out.update((run, path, token_id) for token_id in ids_at(child))
                 else:
                     stack.append((child, path + bytes((key,))))
     return out

@@ -124,14 +124,15 @@ def _source_file(tokenizer: Any) -> Path | None:
     return path if folder and path.is_file() else None
 
 
-def _file_digest(path: Path) -> str:
-    import hashlib
-
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+def _file_identity(path: Path) -> tuple:
+    """The file's path, size and modification time: how Python itself decides a ``.pyc`` is stale, without
+    reading 9 MB; an entry it finds is still spot-checked against the tokenizer (``_agrees``)."""
+    info = path.stat()
+    return (str(path.resolve()), info.st_size, info.st_mtime_ns)
 
 
 def _cache_key(tokenizer: Any, eos: tuple[int, ...], size: int | None) -> tuple[str, tuple | None]:
-    """(fingerprint, pieces or None). Hashing the tokenizer's source file (~10 ms for Llama 3's 9 MB) spares
+    """(fingerprint, pieces or None). The identity of the tokenizer's source file (path, size, mtime) spares
     the copy of its whole vocabulary (``get_vocab``, ~0.15 s for 128k pieces) that would otherwise be hashed;
     what can change in memory after loading (added tokens, the special ids, the decoder, the length) is
     hashed as well, and a reloaded entry is spot-checked against the tokenizer (``_agrees``)."""
@@ -141,7 +142,7 @@ def _cache_key(tokenizer: Any, eos: tuple[int, ...], size: int | None) -> tuple[
     source = _source_file(tokenizer)
     if source is not None:
         special, added_literal = _added(tokenizer)
-        parts = [*head, "file", _file_digest(source), len(tokenizer), sorted(special), sorted(added_literal.items())]
+        parts = [*head, "file", *_file_identity(source), len(tokenizer), sorted(special), sorted(added_literal.items())]
         return vocab_cache.fingerprint([*parts, *tail]), None
     pieces = _pieces(tokenizer)
     parts = [*head, pieces[0], sorted(pieces[1]), sorted(pieces[2].items())]

@@ -20,7 +20,7 @@ from typing import Any
 
 logger = logging.getLogger("formatenforcer")
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 
 def default_cache_dir() -> Path:

@@ -6,11 +6,13 @@ bytes lets an emoji split over three tokens be generated wherever the format all
 carries the incomplete character's bytes along and checks them against the allowed characters as a prefix.
 
 Layout: each trie node is a dict ``{byte: child}``; the key ``-1`` holds the ids of the tokens that end at
-that node. A leaf (the end of a token that no longer token extends: a third of the nodes of a 128k
-vocabulary) is stored as its bare token id (an ``int``) instead of ``{-1: [id]}``: a third fewer objects to
-build, keep in memory and reload from the disk cache. Special tokens and tokens that add no text are left out
-of the trie, so they are never allowed; the end-of-sequence ids are handled by the enforcer (allowed exactly
-when the format may end).
+that node, as a bare int (a tuple when several tokens have the same bytes). A leaf (the end of a token that
+no longer token extends: a third of the nodes of a 128k vocabulary) is stored as its bare token id instead
+of ``{-1: id}``. So the trie holds dicts and ints only: a third fewer objects to build, keep in memory and
+reload from the disk cache, and dicts holding no list are never tracked by the cycle collector, so loading
+the index leaves it no garbage-collection debt to pay during generation. Special tokens and tokens that add
+no text are left out of the trie, so they are never allowed; the end-of-sequence ids are handled by the
+enforcer (allowed exactly when the format may end).
 
 Free-run tables: for a character class C (say "any character allowed raw inside a JSON string"), the
 tokens made only of C characters, grouped by length, and the remaining tokens re-indexed by what follows
@@ -52,18 +54,24 @@ def insert(trie: Trie, data: bytes, token_id: int) -> None:
         if child is None:
             child = node[byte] = {}
         elif child.__class__ is int:
-            child = node[byte] = {IDS: [child]}
+            child = node[byte] = {IDS: child}
         node = child
     ids = node.get(IDS)
     if ids is None:
-        node[IDS] = [token_id]
+        node[IDS] = token_id
     else:
-        ids.append(token_id)
+        node[IDS] = (*ids_at(ids), token_id)
 
 
 def as_dict(node: Trie | int) -> Trie:
-    """``node`` as a dict (a leaf's id becomes ``{IDS: [id]}``), for code off the hot path."""
-    return {IDS: [node]} if node.__class__ is int else node
+    """``node`` as a dict (a leaf's id becomes ``{IDS: id}``), for code off the hot path."""
+    return {IDS: node} if node.__class__ is int else node
+
+
+def ids_at(value: int | tuple[int, ...]) -> tuple[int, ...]:
+    """The ids stored under a node's ``IDS`` key: one id as a bare int (the common case), several as a
+    tuple (tokens with the same bytes)."""
+    return (value,) if value.__class__ is int else value
 
 
 def pack_ids(ids: Iterable[int], size: int) -> np.ndarray:
@@ -292,7 +300,7 @@ def _subtree_entries(node: Trie) -> list[tuple[int, bytes]]:
         current, path = stack.pop()
         for byte, child in as_dict(current).items():
             if byte == IDS:
-                out.extend((token_id, path) for token_id in child)
+                out.extend((token_id, path) for token_id in ids_at(child))
             else:
                 stack.append((child, path + bytes((byte,))))
     return out

@@ -16,7 +16,7 @@ import numpy as np
 
 from .charset import utf8_length
 from .parser import CharacterParser, FreeRun, Lexeme
-from .vocabulary import IDS, FreeRunTable, Trie, Vocabulary, as_dict, pack_ids
+from .vocabulary import IDS, FreeRunTable, Trie, Vocabulary, as_dict, ids_at, pack_ids
 
 _CHR = [chr(b) for b in range(128)]
 _BYTE = [bytes((b,)) for b in range(256)]
@@ -98,17 +98,20 @@ class _Walk:
                         out.append(child)
                         continue
                     ids = child.get(IDS)
-                    if ids:
-                        out.extend(ids)
-                    if len(child) > (1 if ids else 0):
+                    if ids is not None:
+                        if ids.__class__ is int:
+                            out.append(ids)
+                        else:
+                            out.extend(ids)
+                    if len(child) > (0 if ids is None else 1):
                         self.enter(child, nxt)
                 elif 0x80 <= byte <= 0xBF and charset.allows_utf8_prefix(data):
                     if child.__class__ is int:
                         out.append(child)
                         continue
                     ids = child.get(IDS)
-                    if ids:
-                        out.extend(ids)
+                    if ids is not None:
+                        out.extend(ids_at(ids))
                     self.walk(child, state, data)
             elif byte < 128:
                 if not ascii_ok[byte]:
@@ -128,17 +131,20 @@ class _Walk:
                     out.append(child)
                     continue
                 ids = child.get(IDS)
-                if ids:
-                    out.extend(ids)
-                if len(child) > (1 if ids else 0):
+                if ids is not None:
+                    if ids.__class__ is int:
+                        out.append(ids)
+                    else:
+                        out.extend(ids)
+                if len(child) > (0 if ids is None else 1):
                     self.enter(child, nxt)
             elif _LENGTH[byte] > 1 and charset.allows_utf8_prefix(_BYTE[byte]):
                 if child.__class__ is int:
                     out.append(child)
                     continue
                 ids = child.get(IDS)
-                if ids:
-                    out.extend(ids)
+                if ids is not None:
+                    out.extend(ids_at(ids))
                 self.walk(child, state, _BYTE[byte])
 
 
@@ -175,7 +181,7 @@ def _collect(walker: _Walk, state: CharacterParser, pending: bytes, at_start: bo
             spaced = vocabulary.trie.get(0x20)
             if spaced is not None:
                 spaced = as_dict(spaced)
-                walker.out.extend(spaced.get(IDS, ()))
+                walker.out.extend(ids_at(spaced.get(IDS, ())))
                 walker.walk(spaced, state, b"")
 
 
@@ -218,7 +224,7 @@ def lexeme_result(
         _, ids, merged, owned, skip = group
         node = as_dict(node)
         if checked:
-            ids.extend(node.get(IDS, ()))
+            ids.extend(ids_at(node.get(IDS, ())))
         for byte, child in node.items():
             if byte != IDS and (byte >= 128 or not skip[byte]):  # what the inner value reads was walked
                 _merge_child(merged, byte, child, owned)
@@ -246,7 +252,7 @@ def _merge_child(into: Trie, byte: int, child: Trie, owned: set[int]) -> None:
         owned.add(id(current))
     for key, sub in as_dict(child).items():
         if key == IDS:
-            current[IDS] = [*current.get(IDS, ()), *sub]
+            current[IDS] = (*ids_at(current.get(IDS, ())), *ids_at(sub))
         else:
             _merge_child(current, key, sub, owned)
 

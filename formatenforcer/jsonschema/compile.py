@@ -13,12 +13,13 @@ from collections.abc import Callable
 from ..charset import ANY, EMPTY, CharSet
 from ..choice import ChoiceParser
 from ..combinators import UnionParser
+from ..dfa_ops import combine
 from ..errors import SchemaError, UnsupportedSchemaError
 from ..parser import CharacterParser
-from ..regex import RegexError, compile_boolean, compile_regex
+from ..regex import CompiledRegex, RegexError, compile_regex
 from .config import JsonConfig
 from .content import Content, ExcludeContent, LengthContent, RegexContent, TrieContent
-from .formats import FORMAT_MAX_LENGTH, FORMAT_PATTERNS
+from .formats import FORMAT_MAX_LENGTH, format_automaton
 from .ir import AnyValue, Array, Boolean, Never, Node, Null, Number, Object, Ref, Side, String, Union, deref
 from .merge import Merger, Unsupported
 from .numbers import NumberContext, NumberParser
@@ -54,10 +55,12 @@ def string_content(node: String) -> Content | None:
     combinations that could dead-end or whose automaton is too large."""
     if node.values is not None:
         return TrieContent(node.values)
-    never = [search_to_full(p) for p in node.not_patterns] + [FORMAT_PATTERNS[f] for f in node.not_formats]
+    never: list[str | CompiledRegex] = [search_to_full(p) for p in node.not_patterns]
+    never += [format_automaton(f) for f in node.not_formats]
     if node.excluded and not (never or node.max_length is not None or node.patterns or node.formats):
         return ExcludeContent(node.excluded, node.min_length)
-    full = [search_to_full(p) for p in node.patterns] + [FORMAT_PATTERNS[f] for f in node.formats]
+    full: list[str | CompiledRegex] = [search_to_full(p) for p in node.patterns]
+    full += [format_automaton(f) for f in node.formats]
     if not full and not never and not node.excluded:
         return LengthContent(node.min_length, node.max_length)
     keyword = "format" if node.formats and not node.patterns else "pattern"
@@ -65,7 +68,7 @@ def string_content(node: String) -> Content | None:
         # several patterns, a pattern and a format, or what a `not` excludes: one product automaton
         never += [literal_regex(v) for v in sorted(node.excluded)]
         try:
-            dfa = compile_boolean(((tuple(dict.fromkeys(full)), tuple(dict.fromkeys(never))),))
+            dfa = combine(((tuple(dict.fromkeys(full)), tuple(dict.fromkeys(never))),))
         except RegexError as error:
             if "no string" in str(error):
                 return None
@@ -73,7 +76,7 @@ def string_content(node: String) -> Content | None:
         content = RegexContent(dfa, node.min_length, node.max_length)
         return content if content._can_finish(0, node.min_length, node.max_length) else None
     try:
-        dfa = compile_regex(full[0])
+        dfa = full[0] if isinstance(full[0], CompiledRegex) else compile_regex(full[0])
     except RegexError as error:
         raise Unsupported("pattern", str(error)) from None
     caps = [FORMAT_MAX_LENGTH[f] for f in node.formats if f in FORMAT_MAX_LENGTH]

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from .formats import FORMAT_PATTERNS
+from .formats import FORMATS as FORMATS  # re-exported: normalize.py reads it from here
 
 IMPLEMENTED_KEYWORDS = frozenset(
     {
@@ -45,7 +45,6 @@ ANNOTATIONS = frozenset(
 )  # fmt: skip
 """Keywords that carry no constraint: accepted and ignored (``discriminator`` only names a property)."""
 
-FORMATS = tuple(FORMAT_PATTERNS)
 
 
 class Node:

@@ -12,7 +12,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from .formats import FORMAT_MAX_LENGTH, FORMAT_PATTERNS
+from .formats import FORMAT_MAX_LENGTH, format_matches
 from .ir import AnyValue, Array, Boolean, Never, Node, Null, Number, Object, String, Union, deref
 
 
@@ -42,9 +42,9 @@ def string_ok(node: String, text: str) -> bool:
         return False
     if any(_regex(p).search(text) is not None for p in node.not_patterns):
         return False
-    if any(_regex(FORMAT_PATTERNS[f]).fullmatch(text) is not None for f in node.not_formats):
+    if any(format_matches(f, text) for f in node.not_formats):
         return False
-    return all(_regex(FORMAT_PATTERNS[f]).fullmatch(text) is not None for f in node.formats)
+    return all(format_matches(f, text) for f in node.formats)
 
 
 def number_ok(node: Number, value: Fraction, is_integral: bool) -> bool:

@@ -207,7 +207,7 @@ Each is refused at build time with `UnsupportedSchemaError` naming the keyword a
   resource does.
 - `$ref` to a document not passed in `resources=` (here: the draft 2020-12 metaschema): never fetched;
   also a `$ref` whose resolution needs itself before any value is read (`allOf` cycles).
-- `format` values `idn-hostname`, `idn-email` (IDNA2008 needs Unicode property tables), `regex` (ECMA-262
+- `format` values `idn-hostname`, `idn-email` (U-labels: not wired up yet), `regex` (ECMA-262
   syntax nests parentheses: not regular) and unknown names; see docs/json-schema.md, Formats.
 - `unevaluatedItems` over two `contains` merged by `allOf`: the array tracks one `contains` count while
   generating; with two, whether the room left can still satisfy both would need a joint count.
@@ -224,10 +224,10 @@ Each is refused at build time with `UnsupportedSchemaError` naming the keyword a
 
 ## Known approximations
 
-- `time`/`date-time` accept a leap second (`:60`) only at 23:59 with a zero offset (`Z`, `±00:00`): the
-  valid leap seconds with other offsets are refused (the exact rule needs over 10,000 DFA states);
-  `hostname` does not decode punycode (`xn--`) labels, so invalid A-labels are accepted. These are the
-  `optional/format/` instances listed as failures in the test output (reported, not asserted).
+- `hostname` with a `pattern` or under `not` checks `xn--` labels as plain LDH labels (punycode is decoded
+  and IDNA2008 enforced only for `format: hostname` on its own, with any length limits); near the
+  63-character label limit an A-label whose ending a bounded search does not find is refused. See
+  docs/json-schema.md, Formats.
 - The JSON Schema `pattern` dialect is ECMA-262; patterns are run as Python/interegular regexes
   (`\\w`, `\\d` are ASCII-only, as in ECMA-262 without the `u` flag).
 """

@@ -20,6 +20,7 @@ from ..regex import CompiledRegex, RegexError, compile_regex
 from .config import JsonConfig
 from .content import Content, ExcludeContent, LengthContent, RegexContent, TrieContent
 from .formats import FORMAT_MAX_LENGTH, format_automaton
+from .formats_idna import HostnameContent
 from .ir import AnyValue, Array, Boolean, Never, Node, Null, Number, Object, Ref, Side, String, Union, deref
 from .merge import Merger, Unsupported
 from .numbers import NumberContext, NumberParser
@@ -84,6 +85,8 @@ def string_content(node: String) -> Content | None:
     content = RegexContent(dfa, node.min_length, high)
     if not content._can_finish(0, node.min_length, high):
         raise Unsupported("pattern", "no string matches the pattern within the length limits")
+    if node.formats == ("hostname",) and not node.patterns:
+        return HostnameContent(content)  # A-labels: punycode and IDNA2008 (formats_idna.py)
     return content
 
 

@@ -115,29 +115,37 @@ def hostname_labels_ok(text: str) -> bool:
     return all(valid_a_label_text(label[4:].lower()) for label in text.split(".") if label[:4].lower() == _PREFIX)
 
 
-@lru_cache(maxsize=16384)
-def witness(text: str) -> str | None:
-    """The shortest valid ``text + "-" + deltas`` inserting ``à`` around ``text`` as the basic part."""
-    best = None
-    head = text + "-" if text else ""  # with no basic part punycode writes no delimiter
-    for before, after in _WITNESS_SHAPES:
-        encoded = (_FILLER * before + text + _FILLER * after).encode("punycode").decode("ascii")
-        if encoded.startswith(head) and valid_a_label_text(encoded) and (best is None or len(encoded) < len(best)):
-            best = encoded
-    return best
-
-
-def _witness_bound() -> int:
-    """How many characters a witness adds at most (they depend only on the basic part's length)."""
-    extra = 0
+def _suffixes() -> dict[tuple[int, tuple[int, int]], str]:
+    """The deltas of each witness shape per basic-part length. They depend on positions and lengths only
+    (every basic code point is below U+0080), so one encoding per (length, shape) serves every text."""
+    table = {}
     for length in range(_LABEL_MAX - len(_PREFIX) + 1):
         for before, after in _WITNESS_SHAPES:
-            basic = "a" * length
-            extra = max(extra, len((_FILLER * before + basic + _FILLER * after).encode("punycode")) - length)
-    return extra
+            encoded = (_FILLER * before + "a" * length + _FILLER * after).encode("punycode").decode("ascii")
+            table[(length, (before, after))] = encoded[length + (1 if length else 0):]
+    return table
 
 
-WITNESS_EXTRA = _witness_bound()
+_SUFFIXES = _suffixes()
+WITNESS_EXTRA = max(len(suffix) for suffix in _SUFFIXES.values()) + 1
+
+
+@lru_cache(maxsize=65536)
+def witness(text: str) -> str | None:
+    """The shortest ``text + "-" + deltas`` inserting ``à`` around ``text`` (the basic part) that is a valid
+    A-label. Such a U-label (``à`` and lowercase letters, digits, hyphens) can only break the hyphen rules, so
+    those are all that is checked here; the tests check the witnesses against ``idna.ulabel``."""
+    if len(text) > _LABEL_MAX - len(_PREFIX):
+        return None
+    best = None
+    for before, after in _WITNESS_SHAPES:
+        u_label = _FILLER * before + text + _FILLER * after
+        if u_label[0] == "-" or u_label[-1] == "-" or u_label[2:4] == "--":
+            continue
+        suffix = _SUFFIXES[(len(text), (before, after))]
+        if best is None or len(suffix) < len(best):
+            best = suffix
+    return None if best is None else (text + "-" if text else "") + best
 
 
 class Budget:
@@ -189,6 +197,24 @@ def can_complete(text: str, budget: Budget) -> bool:
         if found is not None and found.startswith(text) and budget.fits(len(found)):
             return True
     return False
+
+
+def _next_characters(text: str, budget: Budget) -> str:
+    """The LDH characters ``c`` with ``can_complete(text + c, budget)``, found at once: the own witness of
+    ``text + c`` depends on ``c`` only through whether it is a hyphen, and an earlier prefix's witness names
+    its one next character."""
+    out = set()
+    for probe in "a-":
+        found = witness(text + probe)
+        if found is not None and budget.fits(len(found)):
+            out.update(_LDH[:-1] if probe == "a" else "-")
+    for cut in range(len(text), max(len(text) + 1 - WITNESS_EXTRA, 0) - 1, -1):
+        if 0 < cut < len(text) and text[cut] != "-":
+            continue
+        found = witness(text[:cut])
+        if found is not None and len(found) > len(text) and found.startswith(text) and budget.fits(len(found)):
+            out.add(found[len(text)])
+    return "".join(sorted(out))
 
 
 class HostnameContent(Content):
@@ -250,9 +276,11 @@ class HostnameContent(Content):
             return ("-",) if "-" in base and self.step(state, "-") is None else ()
         text = label[4:]
         refused = [] if "." not in base or valid_a_label_text(text) else ["."]
-        if not witness_fits(len(text) + 1, self._budget(regex_state, label)):
+        budget = self._budget(regex_state, label)
+        if not witness_fits(len(text) + 1, budget):
+            ok = _next_characters(text, budget)
             for ch in _LDH:
-                if ch in base and self.step(state, ch) is None:
+                if ch in base and ch not in ok:
                     refused.extend((ch, ch.upper()) if ch.isalpha() else (ch,))
         return tuple(refused)
 

@@ -3,7 +3,8 @@
 RFC 5890-5892 make an ``xn--`` label valid only when its punycode (RFC 3492) decodes to a U-label that IDNA2008
 allows (code points PVALID or satisfying their CONTEXTJ/CONTEXTO rule, no leading combining mark, no ``--`` in
 positions 3-4, the bidi rule, NFC) and whose canonical encoding is the label itself (RFC 5891 section 5.3).
-That whole-label test is the ``idna`` package's ``ulabel``; it decides whether the label may *end*.
+That whole-label test (``valid_a_label_text``: this module's punycode decoder, then the ``idna`` package's
+``check_label``; tests compare it with ``idna.ulabel``) decides whether the label may *end*.
 
 What must also hold is that every character offered can still be completed into a valid label within the
 63-character label limit and the string's length limits. The argument: whatever the text after ``xn--`` is
@@ -11,10 +12,10 @@ What must also hold is that every character offered can still be completed into 
 ``à`` (U+00E0) around it give a valid U-label: ``ààà`` + ``P`` + ``à`` always passes (it starts and ends
 with a letter, its positions 3-4 hold no ``--``, ``à`` has no contextual or bidi rule), often a shorter choice
 does. So a character is allowed when such a *witness* ``P + "-" + deltas`` fits; near the limits, when the
-witness of some earlier prefix still continues the text.
-The set of completions tried is closed under prefixes (a witness found for ``P`` is still found for each
-longer prefix of it), so a state reached through allowed characters always has a way on: no dead end. Near
-the limits other valid A-labels are refused (documented in docs/json-schema.md).
+witness of some earlier prefix still continues the text. The set of completions tried is closed under
+prefixes (a witness found for ``P`` is still found for each longer prefix of it), so a state reached through
+allowed characters always has a way on: no dead end. Near the limits other valid A-labels are refused
+(documented in docs/json-schema.md).
 """
 
 from __future__ import annotations

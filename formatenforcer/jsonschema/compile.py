@@ -13,15 +13,17 @@ from collections.abc import Callable
 from ..charset import ANY, EMPTY, CharSet
 from ..choice import ChoiceParser
 from ..combinators import UnionParser
+from ..dfa_ops import combine
 from ..errors import SchemaError, UnsupportedSchemaError
 from ..parser import CharacterParser
-from ..regex import RegexError, compile_boolean, compile_regex
+from ..regex import CompiledRegex, RegexError, compile_boolean, compile_regex
 from .config import JsonConfig
 from .content import Content, ExcludeContent, LengthContent, RegexContent, TrieContent
 from .ecma import EcmaSyntaxError, EcmaUnsupported
 from .ecma_regex_content import RegexSyntaxContent
 from .ecma_translate import Translation, literal_pattern, translate
-from .formats import FORMAT_MAX_LENGTH, FORMAT_PATTERNS
+from .formats import FORMAT_MAX_LENGTH, format_automaton
+from .formats_idna import HostnameContent
 from .ir import AnyValue, Array, Boolean, Never, Node, Null, Number, Object, Ref, Side, String, Union, deref
 from .merge import Merger, Unsupported
 from .numbers import NumberContext, NumberParser
@@ -59,8 +61,8 @@ def string_content(node: String) -> Content | None:
     translation = ecma_full(wanted + unwanted, keyword)
     if any(text is None for text in translation.texts[: len(wanted)]):
         return None  # a pattern that matches nothing (an empty class)
-    formats = [FORMAT_PATTERNS[f] for f in node.formats]
-    not_formats = [FORMAT_PATTERNS[f] for f in node.not_formats]
+    formats = [format_automaton(f) for f in node.formats]
+    not_formats = [format_automaton(f) for f in node.not_formats]
     if translation.stand_ins and (formats or not_formats):
         raise Unsupported(keyword, "a pattern with a large Unicode class together with a format")
     full = list(dict.fromkeys([t for t in translation.texts[: len(wanted)] if t is not None] + formats))
@@ -69,7 +71,9 @@ def string_content(node: String) -> Content | None:
     if never or len(full) > 1 or not full:
         # several patterns, a pattern and a format, or what a `not` excludes: one product automaton
         try:
-            dfa = compile_boolean(((tuple(full), tuple(never)),), stand_ins)
+            clauses = ((tuple(full), tuple(never)),)
+            # (stand-ins never meet a format: refused above)
+            dfa = compile_boolean(clauses, stand_ins) if stand_ins else combine(clauses)  # type: ignore[arg-type]
         except RegexError as error:
             if "no string" in str(error):
                 return None
@@ -77,7 +81,7 @@ def string_content(node: String) -> Content | None:
         content = RegexContent(dfa, node.min_length, node.max_length)
         return content if content._can_finish(0, node.min_length, node.max_length) else None
     try:
-        dfa = compile_regex(full[0], stand_ins)
+        dfa = full[0] if isinstance(full[0], CompiledRegex) else compile_regex(full[0], stand_ins)
     except RegexError as error:
         raise Unsupported(keyword, str(error)) from None
     caps = [FORMAT_MAX_LENGTH[f] for f in node.formats if f in FORMAT_MAX_LENGTH]
@@ -85,6 +89,8 @@ def string_content(node: String) -> Content | None:
     content = RegexContent(dfa, node.min_length, high)
     if not content._can_finish(0, node.min_length, high):
         raise Unsupported(keyword, "no string matches the pattern within the length limits")
+    if node.formats == ("hostname",) and not node.patterns:
+        return HostnameContent(content)  # A-labels: punycode and IDNA2008 (formats_idna.py)
     return content
 
 

@@ -3,23 +3,26 @@
 Each pattern is written from its RFC for both interegular (the enforcing DFA) and Python's ``re`` (enum
 filtering), so it uses only plain classes, groups and counted repetition. Where the exact language would
 make the automaton too large or too slow to build, the pattern departs from the RFC in a documented way;
-docs/json-schema.md (Formats) lists every such case with each pattern's DFA size and compile time:
+docs/json-schema.md (Formats) lists every such case with each pattern's DFA size and compile time.
+``time`` and ``date-time`` are exact but not written as patterns: a leap second's offset depends on the local
+hour and minute, so their automata are written out state by state (formats_time.py, ``TABLE_FORMATS``).
 
-- ``time``/``date-time`` (narrower): a leap second (``:60``) only at 23:59 with offset ``Z``/``+00:00``/
-  ``-00:00``; RFC 3339 also allows it at any local time whose UTC equivalent is 23:59 (``15:59:60-08:00``),
-  which needs the DFA to remember hour and minute until the offset (over 10,000 states).
-- ``hostname`` (wider): ``xn--`` labels are checked as LDH labels, not decoded as punycode (IDNA2008 rules
-  need Unicode tables). Its 253-character total, and ``email``'s 254 (RFC 5321's 256-octet path less the
-  angle brackets), are length limits (``FORMAT_MAX_LENGTH``) enforced beside the DFA.
+- ``hostname``: its 253-character total, and ``email``'s 254 (RFC 5321's 256-octet path less the angle
+  brackets), are length limits (``FORMAT_MAX_LENGTH``) enforced beside the DFA. Its ``xn--`` labels are
+  checked as A-labels by formats_idna.py beside the DFA (not when combined with a pattern: wider there).
 - ``iri``/``iri-reference`` (wider): private-use, tag and plane-final code points are not excluded.
 """
 
 from __future__ import annotations
 
+import re
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from functools import lru_cache
 
-from ..regex import compile_regex
+from ..regex import CompiledRegex, compile_regex
+from .formats_idna import hostname_labels_ok
+from .formats_time import date_time_dfa, dfa_fullmatch, time_dfa
 from .formats_uri import IPV4, IPV6, JSON_POINTER, RELATIVE_JSON_POINTER, URI_TEMPLATE, uri_patterns
 
 _YEAR = r"[0-9]{4}"
@@ -30,14 +33,6 @@ _MONTH_DAY = (
 )
 _LEAP_YEAR = r"(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:0[48]|[2468][048]|[13579][26])00|0000)"
 _DATE = rf"(?:{_YEAR}-{_MONTH_DAY}|{_LEAP_YEAR}-02-29)"
-_FRACTION = r"(?:\.[0-9]+)?"
-_OFFSET = r"(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])"
-_NOT_23_59 = r"(?:(?:[01][0-9]|2[0-2]):[0-5][0-9]|23:(?:[0-4][0-9]|5[0-8]))"
-# RFC 3339 section 5.6/5.7: time-second 60 only where the time is 23:59 UTC (here: only with a zero offset)
-_TIME = (
-    rf"(?:{_NOT_23_59}:[0-5][0-9]{_FRACTION}{_OFFSET}"
-    rf"|23:59:(?:[0-5][0-9]{_FRACTION}{_OFFSET}|60{_FRACTION}(?:[Zz]|[+-]00:00)))"
-)
 # RFC 3339 appendix A: units are contiguous (no years-then-days without months), weeks stand alone
 _TIME_PART = r"(?:[0-9]+H(?:[0-9]+M(?:[0-9]+S)?)?|[0-9]+M(?:[0-9]+S)?|[0-9]+S)"
 _DATE_PART = r"(?:[0-9]+Y(?:[0-9]+M(?:[0-9]+D)?)?|[0-9]+M(?:[0-9]+D)?|[0-9]+D)"
@@ -62,9 +57,7 @@ _URI, _URI_REFERENCE = uri_patterns(iri=False)
 _IRI, _IRI_REFERENCE = uri_patterns(iri=True)
 
 FORMAT_PATTERNS: dict[str, str] = {
-    "date-time": rf"{_DATE}[Tt]{_TIME}",
     "date": _DATE,
-    "time": _TIME,
     "duration": _DURATION,
     "email": _EMAIL,
     "uuid": _UUID,
@@ -79,15 +72,46 @@ FORMAT_PATTERNS: dict[str, str] = {
     "ipv6": IPV6,
     "hostname": _HOSTNAME,
 }
-"""Full-match patterns of the decoded string, one per supported format."""
+"""Full-match patterns of the decoded string, one per supported format but those in ``TABLE_FORMATS``."""
+
+TABLE_FORMATS: dict[str, Callable[[], CompiledRegex]] = {
+    "time": time_dfa,
+    "date-time": lambda: date_time_dfa(_DATE),
+}
+"""Formats whose automaton is built from a table (formats_time.py): RFC 3339's leap-second rule."""
+
+FORMATS: tuple[str, ...] = (*FORMAT_PATTERNS, *TABLE_FORMATS)
+"""Every supported format name."""
+
+
+def format_automaton(name: str) -> str | CompiledRegex:
+    """What enforces format ``name``: its pattern, or its table-built automaton (``dfa_ops.combine`` takes
+    either)."""
+    builder = TABLE_FORMATS.get(name)
+    return FORMAT_PATTERNS[name] if builder is None else builder()
+
+
+@lru_cache(maxsize=64)
+def _pattern(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def format_matches(name: str, text: str) -> bool:
+    """Whether ``text`` is a valid ``name`` (its length cap aside): filters ``enum``/``const`` values."""
+    builder = TABLE_FORMATS.get(name)
+    if builder is not None:
+        return dfa_fullmatch(builder(), text)
+    if _pattern(FORMAT_PATTERNS[name]).fullmatch(text) is None:
+        return False
+    return name != "hostname" or hostname_labels_ok(text)
 
 FORMAT_MAX_LENGTH: dict[str, int] = {"hostname": 253, "email": 254}  # RFC 1123 + 1035; RFC 5321 4.5.3.1.3
 """Length limits (characters) a format adds to its pattern: kept out of the DFA, where a total-length count
 times the per-label count would multiply the states."""
 
 UNSUPPORTED_FORMATS: dict[str, str] = {
-    "idn-hostname": "IDNA2008 (RFC 5890-5892) validity depends on Unicode property tables (PVALID, CONTEXTJ/O "
-    "rules, the bidi rule), far too many character ranges for one automaton",
+    "idn-hostname": "U-labels (IDNA2008, RFC 5890-5892) are not enforced yet; the A-label check of hostname "
+    "(formats_idna.py) has the rules but is not wired to raw Unicode labels",
     "idn-email": "its domain is an idn-hostname (see there)",
 }
 """Standard formats that are refused (UnsupportedSchemaError), with the reason; any other name is unknown."""
@@ -98,8 +122,10 @@ def precompile_formats(names: Iterable[str] | None = None) -> dict[str, float]:
     schema that uses one does not pay for it (uri/iri/email take from 0.5 s up to about 2 s, see
     docs/json-schema.md). Returns the seconds spent per format (about 0 for one already built)."""
     spent: dict[str, float] = {}
-    for name in FORMAT_PATTERNS if names is None else names:
+    for name in FORMATS if names is None else names:
         start = time.perf_counter()
-        compile_regex(FORMAT_PATTERNS[name])
+        automaton = format_automaton(name)
+        if isinstance(automaton, str):
+            compile_regex(automaton)
         spent[name] = time.perf_counter() - start
     return spent

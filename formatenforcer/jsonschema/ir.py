@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from .formats import FORMAT_PATTERNS
+from .formats import FORMATS as _TABLED_OR_PATTERN_FORMATS
 
 IMPLEMENTED_KEYWORDS = frozenset(
     {
@@ -45,8 +45,9 @@ ANNOTATIONS = frozenset(
 )  # fmt: skip
 """Keywords that carry no constraint: accepted and ignored (``discriminator`` only names a property)."""
 
-FORMATS = (*FORMAT_PATTERNS, "regex")
-"""Format names enforced: the regular ones of formats.py, and "regex" (ECMA-262 syntax, ecma_syntax.py)."""
+FORMATS = (*_TABLED_OR_PATTERN_FORMATS, "regex")
+"""Format names enforced: formats.py's (patterns and table-built automata), and "regex" (ECMA-262 syntax,
+ecma_syntax.py)."""
 
 
 class Node:

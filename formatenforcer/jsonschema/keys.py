@@ -11,12 +11,13 @@ Cost: 2^k intersections for k distinct patterns on one object, done once per obj
 
 from __future__ import annotations
 
+from ..dfa_ops import combine
 from ..errors import RegexError
 from ..regex import compile_boolean, compile_regex
 from .compile import ecma_full, string_content
 from .content import Content, LengthContent, RegexContent, TrieContent
 from .ecma_translate import literal_pattern, search
-from .formats import FORMAT_PATTERNS
+from .formats import format_automaton
 from .ir import AnyValue, Never, Node, Object, String, deref
 from .merge import Merger, Unsupported
 
@@ -164,8 +165,8 @@ class _Rule:
         rule: String | None = None if key_rule is True else key_rule
         wanted = () if rule is None else tuple(rule.patterns)
         unwanted = () if rule is None else (*rule.not_patterns, *(literal_pattern(v) for v in sorted(rule.excluded)))
-        formats = () if rule is None else tuple(FORMAT_PATTERNS[f] for f in rule.formats)
-        not_formats = () if rule is None else tuple(FORMAT_PATTERNS[f] for f in rule.not_formats)
+        formats = () if rule is None else tuple(format_automaton(f) for f in rule.formats)
+        not_formats = () if rule is None else tuple(format_automaton(f) for f in rule.not_formats)
         translation = ecma_full((*patterns, *wanted, *unwanted), "patternProperties")
         if translation.stand_ins and (formats or not_formats):
             raise Unsupported("propertyNames", "a pattern with a large Unicode class together with a format")
@@ -174,15 +175,17 @@ class _Rule:
         self.texts: dict[str, str | None] = dict(zip(patterns, texts))
         rule_must = texts[len(patterns): len(patterns) + len(wanted)]
         rule_never = texts[len(patterns) + len(wanted):]
-        self.must: tuple[str, ...] | None = None if None in rule_must else (*rule_must, *formats)  # type: ignore[misc]
-        self.never: tuple[str, ...] = (*(t for t in rule_never if t is not None), *not_formats)
+        self.must: tuple | None = None if None in rule_must else (*rule_must, *formats)
+        self.never: tuple = (*(t for t in rule_never if t is not None), *not_formats)
         self.low, self.high = (0, None) if rule is None else (rule.min_length, rule.max_length)
 
 
 def _automaton(clauses: tuple, rule: _Rule) -> Content | None:
     """``compile_boolean(clauses)`` within the rule's lengths; None when no key fits."""
     try:
-        content = RegexContent(compile_boolean(clauses, rule.stand_ins), rule.low, rule.high)
+        # (stand-ins never meet a format automaton: refused in _Rule)
+        dfa = compile_boolean(clauses, rule.stand_ins) if rule.stand_ins else combine(clauses)
+        content = RegexContent(dfa, rule.low, rule.high)
     except RegexError as error:
         if "no string" in str(error):
             return None

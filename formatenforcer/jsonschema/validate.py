@@ -14,7 +14,7 @@ from typing import Any
 
 from .ecma import EcmaSyntaxError, EcmaUnsupported, is_valid
 from .ecma_translate import search
-from .formats import FORMAT_MAX_LENGTH, FORMAT_PATTERNS
+from .formats import FORMAT_MAX_LENGTH, format_matches
 from .ir import AnyValue, Array, Boolean, Never, Node, Null, Number, Object, String, Union, deref
 
 
@@ -50,9 +50,7 @@ def string_ok(node: String, text: str) -> bool:
 
 
 def _format_ok(name: str, text: str) -> bool:
-    if name == "regex":
-        return is_valid(text)
-    return _regex(FORMAT_PATTERNS[name]).fullmatch(text) is not None
+    return is_valid(text) if name == "regex" else format_matches(name, text)
 
 
 def _search(pattern: str, text: str, unknown: bool) -> bool:

@@ -20,7 +20,7 @@ PATTERNS = [
     r"(a|ab)*c?(d|e|f){2,4}",
     r"[^\"\\]*",
     r"(cat|dog|cattle)(s|es)?|x+y*",
-    FORMAT_PATTERNS["date-time"],
+    FORMAT_PATTERNS["date"],
     FORMAT_PATTERNS["ipv4"],
 ]
 

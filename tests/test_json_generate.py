@@ -78,11 +78,22 @@ class Household(Closed):
     rooms: int = Field(ge=1, le=20)
 
 
+class Product(Closed):
+    """Fractional prices under bounds, a list of short tags, an optional URL."""
+
+    name: str = Field(max_length=40)
+    price_eur: float = Field(gt=0, le=10_000)
+    discount: float | None = Field(default=None, ge=0, lt=1)
+    tags: list[str] = Field(default_factory=list, max_length=3)
+    homepage: str | None = Field(default=None, max_length=60, json_schema_extra={"format": "uri"})
+
+
 CASES = [
     (Person, "Describe a fictional person living in Berlin as JSON.", JsonConfig(max_whitespace=2)),
     (Order, "Write a JSON order for two books.", JsonConfig(whitespace="compact")),
     (Household, "Describe a household with a cat as JSON.", JsonConfig(whitespace="compact")),
     (Address, "Give the address of a bakery in Paris as JSON.", JsonConfig(property_order="schema")),
+    (Product, "Describe a coffee grinder for sale, with its price in euros, as JSON.", JsonConfig(max_whitespace=2)),
 ]
 
 

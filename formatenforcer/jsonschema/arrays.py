@@ -375,6 +375,10 @@ class ArrayParser(CharacterParser):
         ctx, index, extra, after, text = self._ctx, self._index, self._extra, inner.after, self._text
         if not ctx.unique:
             return FreeRun(inner.chars, inner.max_length, lambda n: ArrayParser(ctx, VALUE, index, 0, after(n), extra))
+        if inner.chars == JSON_WHITESPACE and text[:1] in ("[", "{"):
+            # whitespace inside a compound item is followed by its closing bracket (" },"), which the
+            # stand-in would refuse: walked from real states instead
+            return None
 
         def stand_in(n: int) -> ArrayParser:
             return ArrayParser(ctx, VALUE, index, 0, after(n), extra, None, text + _UNKNOWN if n else text)

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping
 
 from .errors import RegexError
-from .regex import COMPILE_SECONDS, CompiledRegex, compile_boolean, compile_regex
+from .regex import COMPILE_SECONDS, CompiledRegex, compile_boolean, compile_regex, live_states
 
 Item = "str | CompiledRegex"
 ELSE = "\x00else"
@@ -33,7 +33,7 @@ def from_table(label: str, table: Mapping[Hashable, Mapping[str, Hashable]], ini
     for edges in table.values():
         states.extend(t for t in edges.values() if t not in table)
     order = list(dict.fromkeys([initial, *states]))
-    live = _live(order, table, finals)
+    live = live_states(table, finals)
     if initial not in live:
         raise RegexError(f"{label} matches no string at all")
     order = [s for s in order if s in live]
@@ -55,21 +55,6 @@ def from_table(label: str, table: Mapping[Hashable, Mapping[str, Hashable]], ini
         transitions.append(row)
     finals_out = sorted(number[s] for s in finals if s in number)
     return CompiledRegex(label, parts=(symbol_of, else_symbol, transitions, finals_out, []))
-
-
-def _live(order: Sequence[Hashable], table: Mapping, finals: set) -> set:
-    reverse: dict[Hashable, list[Hashable]] = {}
-    for source in order:
-        for target in table.get(source, {}).values():
-            reverse.setdefault(target, []).append(source)
-    live = {s for s in order if s in finals}
-    todo = list(live)
-    while todo:
-        for source in reverse.get(todo.pop(), ()):
-            if source not in live:
-                live.add(source)
-                todo.append(source)
-    return live
 
 
 _CACHE: dict[tuple, CompiledRegex] = {}

@@ -142,3 +142,12 @@ def nested_lexeme(child: CharacterParser, wrap: Callable[[CharacterParser], Char
     if child.SCALAR_LEXEME:
         return Lexeme(child, wrap)
     return None
+
+
+def nested_alternatives(
+    child: CharacterParser, wrap: Callable[[CharacterParser], CharacterParser]
+) -> tuple[CharacterParser, ...] | None:
+    """The alternatives of a container whose next characters all go to ``child``: each of the child's
+    branches put back in the container (see ``CharacterParser.alternatives``)."""
+    branches = child.alternatives()
+    return None if branches is None else tuple(wrap(branch) for branch in branches)

@@ -19,7 +19,7 @@ import threading
 import time
 from bisect import bisect_right
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,7 +81,7 @@ class CompiledRegex:
                     self.ranges.append((lo, hi, symbol))
         self.symbol_of: dict[str, int] = mapping
         self._index_symbols()
-        live = _live_states(fsm)
+        live = live_states(fsm.map, fsm.finals)
         if fsm.initial not in live:
             raise RegexError(f"regular expression {pattern!r} matches no string at all")
         order = sorted(live, key=lambda s: (s != fsm.initial, str(s)))
@@ -279,13 +279,14 @@ def _build_fsm(pattern: str):  # noqa: ANN202 - interegular's FSM type
         raise RegexError(f"regular expression {pattern!r} is not supported: {error}") from None
 
 
-def _live_states(fsm) -> set:  # noqa: ANN001
-    """States from which a final state can be reached."""
-    reverse: dict[object, set] = {}
-    for source, edges in fsm.map.items():
-        for target in edges.values():
-            reverse.setdefault(target, set()).add(source)
-    live = set(fsm.finals)
+def live_states(edges: Mapping[Hashable, Mapping], finals: Iterable[Hashable]) -> set:
+    """States from which a final state can be reached (``edges[state]``: its transitions' targets as values).
+    Shared by interegular automata here and the table-built ones of dfa_ops.py."""
+    reverse: dict[Hashable, list[Hashable]] = {}
+    for source, targets in edges.items():
+        for target in targets.values():
+            reverse.setdefault(target, []).append(source)
+    live = set(finals)
     todo = list(live)
     while todo:
         for source in reverse.get(todo.pop(), ()):

@@ -17,7 +17,7 @@ from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
 from ..charset import EMPTY, CharSet
-from ..parser import CharacterParser, FreeRun, Lexeme, nested_lexeme
+from ..parser import CharacterParser, FreeRun, Lexeme, nested_alternatives, nested_lexeme
 from .compile import union_memo
 from .ir import AnyValue, Array, Boolean, Never, Node, Null, Number, Object, String, Union, deref
 from .merge import Unsupported, union_of
@@ -406,11 +406,8 @@ class ArrayParser(CharacterParser):
         # as for objects: an item over a union is the union of the arrays over each branch
         if self._phase != VALUE:
             return None
-        branches = self._child.alternatives()
-        if branches is None:
-            return None
         ctx, index, extra, tracker, text = self._ctx, self._index, self._extra, self._tracker, self._text
-        return tuple(ArrayParser(ctx, VALUE, index, 0, branch, extra, tracker, text) for branch in branches)
+        return nested_alternatives(self._child, lambda c: ArrayParser(ctx, VALUE, index, 0, c, extra, tracker, text))
 
     def _item_start_lexeme(self) -> Lexeme | None:
         """After ``,``, the whitespace and the next item's start alone (see spaced.py)."""

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from ..charset import EMPTY, CharSet
 from ..choice import CharTrie
-from ..parser import CharacterParser, FreeRun, Lexeme, nested_lexeme
+from ..parser import CharacterParser, FreeRun, Lexeme, nested_alternatives, nested_lexeme
 from .compile import union_memo
 from .content import LengthContent
 from .ir import AnyValue, Never, Node, Object, String, Union, deref
@@ -422,11 +422,8 @@ class ObjectParser(CharacterParser):
         # reads after a value (whitespace , }), so the object over a union is the union of the objects
         if self._phase != VALUE:
             return None
-        branches = self._child.alternatives()
-        if branches is None:
-            return None
         ctx, seen, extras, pending = self._ctx, self._seen, self._extras, self._pending
-        return tuple(ObjectParser(ctx, VALUE, seen, extras, 0, branch, pending) for branch in branches)
+        return nested_alternatives(self._child, lambda c: ObjectParser(ctx, VALUE, seen, extras, 0, c, pending))
 
     def _value_start_lexeme(self) -> Lexeme | None:
         """After ``"key":``, the whitespace and the value's start alone (see spaced.py)."""

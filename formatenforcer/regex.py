@@ -26,7 +26,7 @@ from pathlib import Path
 import interegular
 from interegular.fsm import anything_else
 
-from . import fsm_crawl, vocab_cache
+from . import fsm_crawl, regex_build, vocab_cache
 from .charset import ANY, EMPTY, CharSet
 from .errors import RegexError
 from .parser import CharacterParser, FreeRun
@@ -270,8 +270,12 @@ def _build_fsm(pattern: str):  # noqa: ANN202 - interegular's FSM type
     body = _strip_anchors(pattern)
     try:
         with fsm_crawl.deadline(COMPILE_SECONDS):
+            try:
+                return regex_build.build_fsm(body, fsm_crawl.expired)
+            except regex_build.Unhandled:
+                pass  # syntax outside the one-pass builder's subset: interegular reads it
             return interegular.parse_pattern(body).to_fsm()
-    except fsm_crawl.CrawlTimeout:
+    except (fsm_crawl.CrawlTimeout, TimeoutError):
         raise _too_complex(pattern) from None
     except RegexError:
         raise
@@ -341,7 +345,7 @@ def _disk_key(pattern: str, stand_ins: StandIns) -> str:
                                     else "?", _DFA_FORMAT, repr(stand_ins)])  # fmt: skip
 
 
-_DFA_FORMAT = 2
+_DFA_FORMAT = 3
 _DISK_MIN_SECONDS = 0.2
 """Smaller automata that took this long (a large class spelled with stand-ins) are kept on disk too."""
 

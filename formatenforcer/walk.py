@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .charset import utf8_length
-from .parser import CharacterParser, FreeRun, Lexeme
+from .parser import CharacterParser, FreeRun, Lexeme, walk_lexeme
 from .vocabulary import IDS, FreeRunTable, Trie, Vocabulary, as_dict, ids_at, pack_ids
 
 _CHR = [chr(b) for b in range(128)]
@@ -309,7 +309,8 @@ def allowed_mask(
     With a ``lexemes`` cache (a dict owned by the caller), a state whose next characters go to an inner
     string or number (``state.lexeme()``) is answered from that inner state's cached walk plus walks of the
     full state from the points where the inner value ends."""
-    lexeme = None if (lexemes is None or pending or at_start) else state.lexeme()
+    at_start = at_start and vocabulary.strip_leading_space  # only SentencePiece treats the first token apart
+    lexeme = None if (lexemes is None or pending or at_start) else walk_lexeme(state)
     if lexeme is None and lexemes is not None and not pending and not at_start:
         branches = state.alternatives()
         if branches is not None:  # the OR of the branches' masks, each from its own cached walks

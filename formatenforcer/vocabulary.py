@@ -23,6 +23,7 @@ Each table is built lazily, once per vocabulary and class, in one vectorized num
 
 from __future__ import annotations
 
+import atexit
 import gc
 import os
 import threading
@@ -332,8 +333,15 @@ def _freeze_collector() -> None:
     the maximum time per token). Frozen objects are still freed by reference counting; only a reference
     cycle that already exists at this moment would never be reclaimed. vLLM freezes its heap after start-up
     for the same reason. ``FORMATENFORCER_GC_FREEZE=0`` leaves the collector alone."""
+    global _FROZE
     if os.environ.get("FORMATENFORCER_GC_FREEZE", "1") != "0":
         gc.freeze()
+        if not _FROZE:  # shutdown collects as usual (extension modules report "leaks" of frozen objects)
+            atexit.register(gc.unfreeze)
+            _FROZE = True
+
+
+_FROZE = False
 
 
 class Vocabulary:

@@ -206,9 +206,6 @@ Each is refused at build time with `UnsupportedSchemaError` naming the keyword a
   wired up for them yet) and unknown format names (nothing to enforce); see
   docs/json-schema.md, Formats. `format: regex` is not combined with a `pattern` or another format on the
   same string, with its own `not`, or with excluded values under a `maxLength`.
-- `oneOf` in unevaluatedProperties.json "dynamic evaluation inside nested refs": nested `oneOf`s of
-  overlapping branches, each branch excluding the others, expand past the 256-alternative limit of
-  complements (a size limit, not a left-to-right impossibility).
 
 Refused elsewhere, by the same rule (none in the suite's required files):
 
@@ -222,8 +219,9 @@ Refused elsewhere, by the same rule (none in the suite's required files):
 - a `$ref` whose resolution needs itself before any value is read (`allOf` cycles), and a `$ref` to a
   document not passed in `resources=` (never fetched; json-schema.org's metaschemas are read from the
   `jsonschema-specifications` package when it is installed).
-- size limits: complements past 256 alternatives, more than 8 overlapping alternatives under one
-  `unevaluated*`, more than 8 distinct key patterns whose value combinations need checking, more than 64
+- size limits: complements past 256 alternatives once empty and subsumed combinations are dropped (or
+  past 8192 pairwise combinations in one step), more than 256 sets of overlapping alternatives that may
+  pass together under one `unevaluated*`, more than 8 distinct key patterns whose value combinations need checking, more than 64
   pattern combinations across closed `allOf` parts; and several `contains` on one array under `maxItems`,
   `uniqueItems` or a closed tuple, or two with `maxContains` (the joint room check is not implemented).
 - draft 2019-09 `$recursiveRef`/`$recursiveAnchor` and draft-04 boolean `exclusiveMinimum`/`exclusiveMaximum`.

@@ -221,7 +221,10 @@ class Normalizer(References):
                     except Unsupported as problem:
                         raise Unsupported("oneOf", f"overlapping branches: {problem.reason}") from None
             options.append(part)
-        return union_of(options)
+        try:
+            return union_of(options)
+        except Unsupported as problem:
+            raise Unsupported("oneOf", f"overlapping branches: {problem.reason}") from None
 
     def _not(self, node: Node, schema: dict, pointer: str, base: str) -> Node:
         return self.merger.intersect(node, self.merger.negate(self._sub(schema, "not", pointer, base), node))

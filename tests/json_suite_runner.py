@@ -221,9 +221,10 @@ Refused elsewhere, by the same rule (none in the suite's required files):
   `jsonschema-specifications` package when it is installed).
 - size limits: complements past 256 alternatives once empty and subsumed combinations are dropped (or
   past 8192 pairwise combinations in one step), more than 256 sets of overlapping alternatives that may
-  pass together under one `unevaluated*`, more than 8 distinct key patterns whose value combinations need checking, more than 64
-  pattern combinations across closed `allOf` parts; and several `contains` on one array under `maxItems`,
-  `uniqueItems` or a closed tuple, or two with `maxContains` (the joint room check is not implemented).
+  pass together under one `unevaluated*`, more than 8 distinct key patterns whose value combinations need
+  checking, more than 64 pattern combinations across closed `allOf` parts; and several `contains` on one
+  array under `maxItems`, `uniqueItems` or a closed tuple, or two with `maxContains` (the joint room check
+  is not implemented).
 - draft 2019-09 `$recursiveRef`/`$recursiveAnchor` and draft-04 boolean `exclusiveMinimum`/`exclusiveMaximum`.
 
 ## Known approximations

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import unquote, urljoin
 
-from ..errors import SchemaError
+from ..errors import Problem, SchemaError
 from .ir import AnyValue, CycleError, Node, Ref
 from .merge import Merger, Unsupported
 from .metaschemas import metaschema
@@ -44,6 +44,9 @@ Scope = tuple[tuple[str, str], ...]
 declaring it) pairs."""
 
 
+CYCLE = "a $ref cycle: the reference is needed to build itself before any value is read"
+
+
 def _document_uri(uri: str) -> str:
     """``uri`` without an empty fragment (``http://x/s.json#`` names the same document as ``http://x/s.json``)."""
     return uri[:-1] if uri.endswith("#") else uri
@@ -54,7 +57,7 @@ class References:
 
     draft7: bool
     merger: Merger
-    problems: list[tuple[str, str]]
+    problems: list[Problem]
     track: bool
     node: Callable[..., Node]
 
@@ -118,6 +121,10 @@ class References:
                 continue
             self._scan(value, f"{pointer}/{_escape(key)}", base, names=key in _NAME_MAPS)
 
+    def report(self, pointer: str, keyword: str, reason: str) -> None:
+        """Records that ``keyword`` at ``pointer`` cannot be enforced, and why (for UnsupportedSchemaError)."""
+        self.problems.append(Problem(pointer, keyword, reason))
+
     def base_of(self, pointer: str, fallback: str) -> str:
         """The base URI in force at ``pointer`` (its own ``$id`` applied), or ``fallback`` if not scanned."""
         return self._bases.get(pointer, fallback)
@@ -176,7 +183,7 @@ class References:
         resource = self._resource(uri)
         if resource is None:
             self.missing[pointer] = uri
-            self.problems.append((pointer, "$ref"))  # a document that was not supplied: never fetched
+            self.report(pointer, "$ref", f"the document {uri!r} was not supplied in resources= (nothing is fetched)")
             return AnyValue()
         schema, target = resource
         target_base = uri
@@ -232,15 +239,17 @@ class References:
                     try:
                         ref.get()
                     except CycleError:
-                        self.problems.append((ref.pointer, "$ref"))
+                        self.report(ref.pointer, "$ref", CYCLE)
             for key, ref in list(negated.items()):
                 if key not in negations:
                     negations.add(key)
                     try:
                         ref.get()
-                    except (Unsupported, CycleError) as problem:
-                        # where is lost (the complement is shared); leniently, that `not` constrains nothing
-                        self.problems.append(("#", problem.keyword if isinstance(problem, Unsupported) else "$ref"))
+                    except Unsupported as problem:  # where is lost (the complement is shared)
+                        self.report("#", problem.keyword, problem.reason)
+                        ref.settle(AnyValue())  # leniently, that `not` constrains nothing
+                    except CycleError:
+                        self.report("#", "$ref", CYCLE)
                         ref.settle(AnyValue())
 
 

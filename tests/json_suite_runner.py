@@ -141,6 +141,7 @@ def run_file(path: Path, name: str, draft: str, accept: Accept | None) -> FileRe
 def run_draft(draft: str, accept=None, files: list[str] | None = None) -> dict[str, FileResult]:  # noqa: ANN001
     folder = SUITE / draft
     paths = sorted(folder.glob("*.json")) + sorted((folder / "optional/format").glob("*.json"))
+    paths += [p for p in (folder / "optional/cross-draft.json",) if p.is_file()]  # not in every suite copy
     out = {}
     for path in paths:
         name = str(path.relative_to(folder))
@@ -155,7 +156,9 @@ def summary_markdown(results: dict[str, dict[str, FileResult]]) -> str:
         "",
         "Written by `python -m pytest tests/test_json_schema_suite.py` (do not edit by hand). Suite: "
         "`../shared/corpora/json-schema-test-suite/` (draft2020-12 and draft7, plus `optional/format/`; "
-        "`remotes/` passed as `resources=` under `http://localhost:1234/`).",
+        "`remotes/` passed as `resources=` under `http://localhost:1234/`, each read in the dialect its own "
+        "`$schema` names; `optional/cross-draft.json` when the suite copy has it: this one does not, and "
+        "tests/test_json_dialects.py runs such cases on the same remotes).",
         "A group is *supported* when `JsonSchemaParser(schema)` builds (an unsatisfiable schema counts as supported: "
         "it refuses everything). Valid instances: accepted token by token with the Llama 3 tokenizer, compact "
         "(raw unicode) and `indent=2` (`\\uXXXX` escapes), end-of-sequence allowed at the end. Invalid instances: "

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import Problem, SchemaError
 from . import unevaluated
+from .dialects import is_legacy, unknown_keywords
 from .ecma import EcmaSyntaxError
 from .ecma_translate import check_pattern
 from .ir import (
@@ -113,8 +114,6 @@ class Normalizer(References):
     ``resources``: other schema documents by absolute URI, for ``$ref`` to them (never fetched)."""
 
     def __init__(self, root: Any, resources: Mapping[str, Any] | None = None) -> None:
-        dialect = str(root.get("$schema", "")) if isinstance(root, dict) else ""
-        self.draft7 = any(f"draft-0{n}" in dialect for n in (4, 6, 7))
         self.problems: list[Problem] = []
         self.merger = Merger()
         self.origin: dict[int, str] = {}
@@ -144,8 +143,12 @@ class Normalizer(References):
             return Never(f"the schema at {pointer} is false")
         if not isinstance(schema, dict):
             raise SchemaError(f"a schema must be an object or a boolean, not {type(schema).__name__}", pointer)
+        dialect = self.dialect_at(pointer)
+        unknown = unknown_keywords(dialect) & schema.keys()
+        if unknown:  # keywords of later drafts: annotations in this resource's dialect
+            schema = {key: value for key, value in schema.items() if key not in unknown}
         ident = schema.get("$id")
-        if isinstance(ident, str) and pointer != "#" and not (self.draft7 and "$ref" in schema):
+        if isinstance(ident, str) and pointer != "#" and not (is_legacy(dialect) and "$ref" in schema):
             base = self.base_of(pointer, _join(base, ident).partition("#")[0] or base)
             scope = self.enter(self.scope, base)  # a nested resource joins the dynamic scope below it
             if scope != self.scope:
@@ -154,7 +157,7 @@ class Normalizer(References):
 
     def _read(self, schema: dict, pointer: str, base: str) -> Node:
         self._check_keywords(schema, pointer)
-        if "$ref" in schema and self.draft7:
+        if "$ref" in schema and is_legacy(self.dialect_at(pointer)):
             return self._reference(schema["$ref"], base, f"{pointer}/$ref")
         node = self._kinds(schema, pointer, base)
         steps = [

@@ -151,7 +151,12 @@ def nested_lexeme(child: CharacterParser, wrap: Callable[[CharacterParser], Char
     inner = child.lexeme()
     if inner is not None:
         resume = inner.resume
-        return Lexeme(inner.inner, lambda state: wrap(resume(state)))
+
+        def resumed(state: CharacterParser) -> CharacterParser | None:
+            back = resume(state)  # None: the child refuses its inner value ending here (a key not allowed)
+            return None if back is None else wrap(back)
+
+        return Lexeme(inner.inner, resumed, checked_ends=inner.checked_ends)
     if child.SCALAR_LEXEME:
         return Lexeme(child, wrap)
     return None

@@ -12,7 +12,7 @@ from collections.abc import Hashable, Mapping
 from typing import Any
 
 from ..charset import CharSet
-from ..errors import SchemaError, UnsupportedSchemaError
+from ..errors import Problem, SchemaError, UnsupportedSchemaError
 from ..parser import CharacterParser, FreeRun, Lexeme, walk_lexeme
 from . import arrays, objects  # noqa: F401 - loaded with the package, not inside the first schema's build
 from .compile import Compiler
@@ -98,7 +98,7 @@ class JsonSchemaParser(_Document):
             error.args = (f"{error.args[0]}{missing}",)
             raise error
         if problems:
-            listed = ", ".join(f"'{k}' at {p}" for p, k in problems)
+            listed = "; ".join(Problem.of(p).describe() for p in problems)
             warnings.warn(f"formatenforcer: not enforcing {listed}{missing}", stacklevel=2)
         self.schema = raw
         self.problems = problems

@@ -14,7 +14,7 @@ from ..charset import ANY, EMPTY, CharSet
 from ..choice import ChoiceParser
 from ..combinators import UnionParser
 from ..dfa_ops import combine
-from ..errors import SchemaError, UnsupportedSchemaError
+from ..errors import Problem, SchemaError, UnsupportedSchemaError
 from ..parser import CharacterParser
 from ..regex import CompiledRegex, RegexError, compile_boolean, compile_regex
 from .config import JsonConfig
@@ -133,7 +133,8 @@ class Compiler:
                 state = self._build(node)
             except Unsupported as problem:
                 if not self.lenient:
-                    raise UnsupportedSchemaError([(self.origin(node), problem.keyword)]) from None
+                    found = Problem(self.origin(node), problem.keyword, problem.reason)
+                    raise UnsupportedSchemaError([found]) from None
                 relaxed = relax(node)
                 self._keep.append(relaxed)
                 state = self._build(relaxed)
@@ -175,10 +176,10 @@ class Compiler:
             return starts[0] if len(starts) == 1 else UnionParser(starts)
         raise SchemaError(f"internal: unknown schema node {node!r}")
 
-    def check_all(self, root: Node, lenient: bool = False) -> list[tuple[str, str]]:
+    def check_all(self, root: Node, lenient: bool = False) -> list[Problem]:
         """Compiles every node reachable from ``root`` so unsupported combinations surface now; returns
-        them as (pointer, keyword). With ``lenient`` such nodes are compiled without the offending keyword."""
-        problems: list[tuple[str, str]] = []
+        them as ``Problem``s. With ``lenient`` such nodes are compiled without the offending keyword."""
+        problems: list[Problem] = []
         seen: set[int] = set()
         todo = [root]
         while todo:

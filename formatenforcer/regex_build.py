@@ -66,6 +66,7 @@ class _Reader:
         self.text = text
         self.i = 0
         self.positions = 0
+        self.names: set[str] = set()
 
     def read(self) -> Node:
         node = self._alternation()
@@ -105,8 +106,9 @@ class _Reader:
             nxt = self._peek()
             if nxt == "?":
                 self.i += 1  # lazy: the same language
-            elif nxt == "+":
-                raise Unhandled("possessive quantifier")
+                nxt = self._peek()
+            if nxt is not None and nxt in "*+?{":
+                raise Unhandled("possessive or repeated quantifier")  # re refuses "a**"; "a*+" is possessive
             atom, size = _repeat(atom, size, low, high), size * (high if high is not None else low + 1)
             self.positions += size
             if self.positions > MAX_POSITIONS:
@@ -157,7 +159,12 @@ class _Reader:
         if text.startswith("?:", self.i):
             self.i += 2
         elif text.startswith("?P<", self.i):
-            self.i = text.index(">", self.i) + 1
+            end = text.find(">", self.i)
+            name = text[self.i + 3 : end]
+            if end < 0 or not name.isidentifier() or name in self.names:
+                raise Unhandled("group name")  # re refuses it: let its message name the problem
+            self.names.add(name)
+            self.i = end + 1
         elif text.startswith("?", self.i):
             raise Unhandled("group extension")
         before = self.positions

@@ -14,6 +14,7 @@ import pytest
 from interegular.fsm import anything_else
 
 from formatenforcer import fsm_crawl, regex_build
+from formatenforcer.errors import RegexError
 from formatenforcer.regex import RegexParser, compile_regex
 
 
@@ -129,3 +130,15 @@ def test_compiled_regex_uses_the_builder_for_translated_patterns() -> None:
         assert ch in parser.allowed_characters()
         parser = parser.add_character(ch)
     assert parser.can_end()
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["a**", "(?P<n>a)(?P<n>b)", "(?P<1>a)", "[z-a]", "a{3,2}", "(a", "a)", "[a", r"\q", "*a", "a|*", "x{2}{3}"],
+)
+def test_patterns_re_refuses_are_refused(pattern: str) -> None:
+    # re.compile runs only when the builder leaves a pattern to interegular: the builder must not accept these
+    with pytest.raises(re.error):
+        re.compile(pattern)
+    with pytest.raises(RegexError, match="invalid regular expression"):
+        compile_regex(pattern)

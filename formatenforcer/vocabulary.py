@@ -190,6 +190,9 @@ class FreeRunTable:
         lengths = (run + texts.has_tail)[whole]
         self.longest_run = int(lengths.max()) if len(lengths) else 0
         self._upto: list[np.ndarray] = []
+        self._size = size
+        self._within: dict[int, list[int] | np.ndarray] = {}
+        self._run_ids, self._run_lengths = (None, None) if bucketed else (ids, lengths)
         self.few: list[int] | None = None
         """Unbucketed tables of small subtrees keep their run tokens as a list (cheaper than a packed mask)."""
         if not bucketed and len(ids) <= _FEW_IDS:
@@ -218,6 +221,24 @@ class FreeRunTable:
         if not self.bucketed:
             return None
         return self._upto[max(max_length, 0)]
+
+    def within(self, max_length: int) -> list[int] | np.ndarray:
+        """Unbucketed tables: the run tokens made of at most ``max_length`` class characters, as a list of ids
+        (when few) or a packed mask; memoised per length. Lets a bounded run (a counted repeat such as
+        ``[A-Za-z0-9]{8}``) use one subtree table instead of descending to the nodes where every run fits,
+        which built thousands of small tables on a first visit."""
+        hit = self._within.get(max_length)
+        if hit is None:
+            ids = self._run_ids[self._run_lengths <= max_length]  # type: ignore[index,operator]
+            if len(ids) <= _FEW_IDS:
+                hit = ids.tolist()
+            else:
+                flags = np.zeros(((self._size + 31) // 32) * 32, dtype=np.bool_)
+                flags[ids] = True
+                hit = np.packbits(flags, bitorder="little").view(np.int32)
+                hit.flags.writeable = False
+            self._within[max_length] = hit
+        return hit
 
     def exits_for(self, length: int, allowed: CharSet) -> Trie:
         """The tokens that leave the class after ``length`` run characters, as a trie holding only the first

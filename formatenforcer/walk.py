@@ -47,15 +47,21 @@ class _Walk:
         run = state.free_run()
         if run is not None and child.__class__ is dict:  # not a merged copy (see _MergedNode)
             table = self.vocabulary.subtree_run_table(child, run.chars)
-            # subtree tables are not bucketed by length: a bounded run uses one when no token below is made
-            # of more class characters than the bound (a counted repeat such as {1,30})
+            # subtree tables are not bucketed by length: a bounded run below the longest run of the subtree
+            # (a counted repeat such as {1,30}) selects its tokens by length (memoised per bound)
             if run.max_length is None or run.max_length >= table.longest_run:
                 if table.few is not None:
                     self.out.extend(table.few)
                 else:
                     self.masks.append(table.runs_upto(None))
-                self.exits(table, run)
-                return
+            else:
+                within = table.within(run.max_length)
+                if within.__class__ is list:
+                    self.out.extend(within)
+                else:
+                    self.masks.append(within)
+            self.exits(table, run)
+            return
         self.walk(child, state, b"")
 
     def exits(self, table: FreeRunTable, run: FreeRun) -> None:

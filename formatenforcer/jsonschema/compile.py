@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..charset import ANY, EMPTY, CharSet
-from ..choice import ChoiceParser
+from ..choice import CharTrie, ChoiceParser
 from ..combinators import UnionParser
 from ..dfa_ops import combine
 from ..errors import Problem, SchemaError, UnsupportedSchemaError
@@ -147,9 +147,6 @@ class Compiler:
         return state
 
     def _build(self, node: Node) -> CharacterParser | None:
-        from .arrays import ArrayContext
-        from .objects import ObjectContext
-
         if isinstance(node, Never):
             return None
         if isinstance(node, AnyValue):
@@ -157,17 +154,22 @@ class Compiler:
             self._keep.extend(kinds)
             return UnionParser([s for s in (self.start(k) for k in kinds) if s is not None])
         if isinstance(node, Null):
-            return ChoiceParser(["null"])
+            return ChoiceParser(_literal_trie(_NULL))
         if isinstance(node, Boolean):
-            return ChoiceParser(sorted("true" if v else "false" for v in node.values))
+            words = tuple(sorted("true" if v else "false" for v in node.values))
+            return ChoiceParser(_literal_trie(words) if words else words)  # (no value: ChoiceParser refuses it)
         if isinstance(node, Number):
             return NumberParser(NumberContext(node))
         if isinstance(node, String):
             content = string_content(node)
             return None if content is None else StringParser(content, escapable=self.escapable)
         if isinstance(node, Array):
+            from .arrays import ArrayContext  # (arrays.py and objects.py import this module)
+
             return ArrayContext(node, self).start()
         if isinstance(node, Object):
+            from .objects import ObjectContext
+
             return ObjectContext(node, self).start()
         if isinstance(node, Union):
             starts = [s for s in (self.start(option) for option in node.options) if s is not None]
@@ -199,6 +201,17 @@ class Compiler:
             todo.extend(children(node))
         self.lenient = lenient
         return problems
+
+
+_LITERAL_TRIES: dict[tuple[str, ...], CharTrie] = {}
+
+
+def _literal_trie(words: tuple[str, ...]) -> CharTrie:
+    """The trie of ``null`` or of a set of booleans, shared by every schema (a handful of them, read-only)."""
+    hit = _LITERAL_TRIES.get(words)
+    if hit is None:
+        hit = _LITERAL_TRIES[words] = CharTrie(words)
+    return hit
 
 
 def union_memo(memo: dict, parts: tuple) -> CharSet:

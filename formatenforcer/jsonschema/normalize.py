@@ -65,6 +65,12 @@ _KIND_KEYWORDS = frozenset(
      "dependencies"}
 )  # fmt: skip
 
+_CHECKED = KNOWN_UNSUPPORTED | frozenset(
+    (*_COUNTS, *_NUMBERS, *_SCHEMAS, *_SCHEMA_LISTS, *_SCHEMA_MAPS, "type", "required", "enum", "pattern", "format",
+     "items", "dependentRequired")
+)  # fmt: skip
+"""The keywords whose values ``Normalizer._check_keywords`` checks."""
+
 
 def load_schema(schema: Any) -> Any:
     """A dict/bool schema from a dict, bool, JSON text, or pydantic BaseModel subclass."""
@@ -281,6 +287,8 @@ class Normalizer(References):
     # --- keyword checks and the per-kind split ------------------------------------------------------------
     def _check_keywords(self, schema: dict, pointer: str) -> None:
         for key, value in schema.items():
+            if key not in _CHECKED:
+                continue  # most keys of a schema (titles, descriptions, "type"-free annotations) need no check
             where = f"{pointer}/{_escape(key)}"
             if key in KNOWN_UNSUPPORTED:
                 self.report(where, key, "draft 2019-09's recursive references are not implemented; "

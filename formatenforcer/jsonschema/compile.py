@@ -79,7 +79,7 @@ def string_content(node: String) -> Content | None:
                 return None
             raise Unsupported(keyword if full else "not", str(error)) from None
         content = RegexContent(dfa, node.min_length, node.max_length)
-        return content if content._can_finish(0, node.min_length, node.max_length) else None
+        return content if content.satisfiable() else None
     try:
         dfa = full[0] if isinstance(full[0], CompiledRegex) else compile_regex(full[0], stand_ins)
     except RegexError as error:
@@ -87,7 +87,7 @@ def string_content(node: String) -> Content | None:
     caps = [FORMAT_MAX_LENGTH[f] for f in node.formats if f in FORMAT_MAX_LENGTH]
     high = min(caps + ([] if node.max_length is None else [node.max_length]), default=None)
     content = RegexContent(dfa, node.min_length, high)
-    if not content._can_finish(0, node.min_length, high):
+    if not content.satisfiable():
         raise Unsupported(keyword, "no string matches the pattern within the length limits")
     if node.formats == ("hostname",) and not node.patterns:
         return HostnameContent(content)  # A-labels: punycode and IDNA2008 (formats_idna.py)
@@ -120,6 +120,7 @@ class Compiler:
         self.origin = origin
         self._starts: dict[int, CharacterParser | None] = {}
         self._keep: list[object] = []
+        self._any_value: CharacterParser | None = None
 
     def start(self, node: Node) -> CharacterParser | None:
         """The state before the first character of a value of ``node``; None if no value can match."""
@@ -150,9 +151,11 @@ class Compiler:
         if isinstance(node, Never):
             return None
         if isinstance(node, AnyValue):
-            kinds = [Null(), Boolean(), Number(), String(), Array(), Object()]
-            self._keep.extend(kinds)
-            return UnionParser([s for s in (self.start(k) for k in kinds) if s is not None])
+            if self._any_value is None:  # every `true` of the schema reads the same values: one union state
+                kinds = [Null(), Boolean(), Number(), String(), Array(), Object()]
+                self._keep.extend(kinds)
+                self._any_value = UnionParser([s for s in (self.start(k) for k in kinds) if s is not None])
+            return self._any_value
         if isinstance(node, Null):
             return ChoiceParser(_literal_trie(_NULL))
         if isinstance(node, Boolean):

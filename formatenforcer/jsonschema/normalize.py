@@ -70,6 +70,8 @@ _CHECKED = KNOWN_UNSUPPORTED | frozenset(
      "items", "dependentRequired")
 )  # fmt: skip
 """The keywords whose values ``Normalizer._check_keywords`` checks."""
+_RANGES = (("minimum", "maximum"), ("minLength", "maxLength"), ("minItems", "maxItems"),
+           ("minProperties", "maxProperties"))  # fmt: skip
 
 
 def load_schema(schema: Any) -> Any:
@@ -325,9 +327,11 @@ class Normalizer(References):
                 raise SchemaError("'items' must be a schema or an array of schemas", where)
             elif key == "dependentRequired" and not isinstance(value, dict):
                 raise SchemaError("'dependentRequired' must be an object", where)
-        for low, high in (("minimum", "maximum"), ("minLength", "maxLength"), ("minItems", "maxItems"),
-                          ("minProperties", "maxProperties")):  # fmt: skip
-            a, b = schema.get(low), schema.get(high)
+        for low, high in _RANGES:
+            a = schema.get(low)
+            if a is None:
+                continue
+            b = schema.get(high)
             if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) and a > b:
                 raise SchemaError(f"'{low}' {a} is greater than '{high}' {b}", pointer)
 

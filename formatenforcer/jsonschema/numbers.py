@@ -216,7 +216,9 @@ class NumberParser(CharacterParser):
 
     def allowed_characters(self) -> CharSet:
         if self._allowed is None:
-            chars = "".join(c for c in self._candidates() if self.add_character(c) is not None)
+            chars = self._candidates()
+            if self._ctx.constrained:  # (unconstrained, every candidate is allowed: see add_character)
+                chars = "".join(c for c in chars if self.add_character(c) is not None)
             memo = self._ctx.charsets
             hit = memo.get(chars)
             if hit is None:

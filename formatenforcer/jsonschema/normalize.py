@@ -65,6 +65,14 @@ _KIND_KEYWORDS = frozenset(
      "dependencies"}
 )  # fmt: skip
 
+_CHECKED = KNOWN_UNSUPPORTED | frozenset(
+    (*_COUNTS, *_NUMBERS, *_SCHEMAS, *_SCHEMA_LISTS, *_SCHEMA_MAPS, "type", "required", "enum", "pattern", "format",
+     "items", "dependentRequired")
+)  # fmt: skip
+"""The keywords whose values ``Normalizer._check_keywords`` checks."""
+_RANGES = (("minimum", "maximum"), ("minLength", "maxLength"), ("minItems", "maxItems"),
+           ("minProperties", "maxProperties"))  # fmt: skip
+
 
 def load_schema(schema: Any) -> Any:
     """A dict/bool schema from a dict, bool, JSON text, or pydantic BaseModel subclass."""
@@ -281,6 +289,8 @@ class Normalizer(References):
     # --- keyword checks and the per-kind split ------------------------------------------------------------
     def _check_keywords(self, schema: dict, pointer: str) -> None:
         for key, value in schema.items():
+            if key not in _CHECKED:
+                continue  # most keys of a schema (titles, descriptions, "type"-free annotations) need no check
             where = f"{pointer}/{_escape(key)}"
             if key in KNOWN_UNSUPPORTED:
                 self.report(where, key, "draft 2019-09's recursive references are not implemented; "
@@ -317,9 +327,11 @@ class Normalizer(References):
                 raise SchemaError("'items' must be a schema or an array of schemas", where)
             elif key == "dependentRequired" and not isinstance(value, dict):
                 raise SchemaError("'dependentRequired' must be an object", where)
-        for low, high in (("minimum", "maximum"), ("minLength", "maxLength"), ("minItems", "maxItems"),
-                          ("minProperties", "maxProperties")):  # fmt: skip
-            a, b = schema.get(low), schema.get(high)
+        for low, high in _RANGES:
+            a = schema.get(low)
+            if a is None:
+                continue
+            b = schema.get(high)
             if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) and a > b:
                 raise SchemaError(f"'{low}' {a} is greater than '{high}' {b}", pointer)
 

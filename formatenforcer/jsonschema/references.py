@@ -40,6 +40,9 @@ def _escape(token: str) -> str:
 _NAME_MAPS = frozenset({"$defs", "definitions", "properties", "patternProperties", "dependentSchemas", "dependencies"})
 
 
+_NOT_SCHEMAS = frozenset({"enum", "const", "examples", "default"})
+
+
 Scope = tuple[tuple[str, str], ...]
 """A dynamic scope, reduced to what ``$dynamicRef`` can observe: sorted (anchor name, outermost resource URI
 declaring it) pairs."""
@@ -129,8 +132,8 @@ class References:
         self._bases[pointer] = base
         self.track = self.track or "unevaluatedProperties" in schema or "unevaluatedItems" in schema
         for key, value in schema.items():
-            if key in ("enum", "const", "examples", "default"):
-                continue
+            if key in _NOT_SCHEMAS or not isinstance(value, (dict, list)):
+                continue  # a scalar holds no schema (only dicts record anything; skipping it saves the pointer)
             self._scan(value, f"{pointer}/{_escape(key)}", base, names=key in _NAME_MAPS, dialect=dialect)
 
     def report(self, pointer: str, keyword: str, reason: str) -> None:

@@ -233,9 +233,7 @@ class FreeRunTable:
             if len(ids) <= _FEW_IDS:
                 hit = ids.tolist()
             else:
-                flags = np.zeros(((self._size + 31) // 32) * 32, dtype=np.bool_)
-                flags[ids] = True
-                hit = np.packbits(flags, bitorder="little").view(np.int32)
+                hit = pack_ids(ids, self._size)
                 hit.flags.writeable = False
             self._within[max_length] = hit
         return hit

@@ -79,3 +79,28 @@ def test_import_loads_no_engine():
     code = "import formatenforcer, sys; print(sorted(m for m in ('torch','transformers','vllm') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize("name", TOKENIZER_NAMES)
+@pytest.mark.parametrize("lead", [b'"', b"{ \n", bytes(range(0x61, 0x7B)), b"\xe4\xf0", b"\x00"])
+def test_first_bytes_mask_holds_exactly_the_tokens_starting_with_those_bytes(vocabularies, name, lead):
+    from formatenforcer.bitmask import ids_of
+
+    vocabulary = vocabularies[name]
+    expected = [i for i, data in enumerate(vocabulary.token_bytes) if data and data[0] in lead]
+    assert ids_of(vocabulary.first_bytes_mask(lead)) == expected
+
+
+@pytest.mark.parametrize("name", TOKENIZER_NAMES)
+def test_subtree_entries_are_the_bytes_below_each_node(vocabularies, name):
+    from formatenforcer.vocabulary import IDS, _subtree_entries
+
+    vocabulary = vocabularies[name]
+    for first, node in list(vocabulary.trie.items())[:40]:
+        if first == IDS:
+            continue
+        for second, child in ([(None, node)] + [(b, c) for b, c in getattr(node, "items", dict)() if b != IDS])[:6]:
+            prefix = bytes([first] if second is None else [first, second])
+            expected = sorted((i, data[len(prefix):]) for i, data in enumerate(vocabulary.token_bytes)
+                              if data and data.startswith(prefix))  # fmt: skip
+            assert sorted(_subtree_entries(child, vocabulary.token_bytes)) == expected, prefix

@@ -15,7 +15,6 @@ spelling fails loudly (VocabularyError) instead of producing wrong masks.
 
 from __future__ import annotations
 
-import gc
 import os
 import re
 import threading
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from . import vocab_cache
+from .collector import paused
 from .errors import VocabularyError
 from .vocabulary import Vocabulary
 
@@ -267,13 +267,8 @@ def vocabulary_from_transformers(
         cached = _MEMO.get(tokenizer, {}).get(key)
     if cached is not None:
         return cached
-    paused = gc.isenabled()
-    gc.disable()  # large lists of small objects, none cyclic: no need for the cycle collector to scan them
-    try:
+    with paused():  # large lists of small objects, none cyclic: no need for the cycle collector to scan them
         vocabulary = _index(tokenizer, eos, size, cache_dir)
-    finally:
-        if paused:
-            gc.enable()
     with _MEMO_LOCK:
         _MEMO.setdefault(tokenizer, {})[key] = vocabulary
     return vocabulary

@@ -8,7 +8,6 @@ missing, stale or unreadable entry is simply rebuilt: the cache can make loading
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import logging
 import marshal
@@ -17,6 +16,8 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from .collector import paused
 
 logger = logging.getLogger("formatenforcer")
 
@@ -46,16 +47,12 @@ def load(folder: Path, key: str, suffix: str = ".vocab") -> Any | None:
         blob = path.read_bytes()
     except OSError:
         return None
-    paused = gc.isenabled()
-    gc.disable()
     try:
-        payload = marshal.loads(blob)
+        with paused():
+            payload = marshal.loads(blob)
     except (EOFError, ValueError, TypeError) as error:
         logger.debug("formatenforcer: ignoring unreadable vocabulary cache %s: %s", path, error)
         return None
-    finally:
-        if paused:
-            gc.enable()
     if not isinstance(payload, tuple) or not payload or payload[0] != FORMAT_VERSION:
         return None
     return payload[1:]

@@ -23,8 +23,6 @@ Each table is built lazily, once per vocabulary and class, in one vectorized num
 
 from __future__ import annotations
 
-import atexit
-import gc
 import os
 import threading
 from collections.abc import Iterable, Sequence
@@ -33,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from .charset import ANY, CharSet, utf8_length
+from .collector import freeze_existing, paused
 from .errors import VocabularyError
 
 IDS = -1
@@ -110,7 +109,8 @@ class TokenTexts:
             add_text(text)
             add_tail(tail)
         self.ids = np.array(ids, dtype=np.int64)
-        self.texts, self.tails = texts, tails
+        # tuples, not lists: once the collector has seen them they are untracked (thousands of these live on)
+        self.texts, self.tails = tuple(texts), tuple(tails)
         self.lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
         self.offsets = np.zeros(len(texts) + 1, dtype=np.int64)
         np.cumsum(self.lengths, out=self.offsets[1:])
@@ -184,19 +184,20 @@ class FreeRunTable:
         lengths_out = set(self._groups)
         if self._first_exits:
             lengths_out.add(0)
-        self.exit_lengths: list[int] = sorted(lengths_out)
+        self.exit_lengths: tuple[int, ...] = tuple(sorted(lengths_out))
         """The run lengths after which some token leaves the class (ascending)."""
         ids = texts.ids[whole]
         lengths = (run + texts.has_tail)[whole]
         self.longest_run = int(lengths.max()) if len(lengths) else 0
-        self._upto: list[np.ndarray] = []
+        upto: list[np.ndarray] = []
         self._size = size
-        self._within: dict[int, list[int] | np.ndarray] = {}
+        self._within: dict[int, tuple[int, ...] | np.ndarray] = {}
         self._run_ids, self._run_lengths = (None, None) if bucketed else (ids, lengths)
-        self.few: list[int] | None = None
-        """Unbucketed tables of small subtrees keep their run tokens as a list (cheaper than a packed mask)."""
+        self.few: tuple[int, ...] | None = None
+        """Unbucketed tables of small subtrees keep their run tokens as a tuple of ids (cheaper than a packed mask)."""
         if not bucketed and len(ids) <= _FEW_IDS:
-            self.few = ids.tolist()
+            self.few = tuple(ids.tolist())
+            self._upto: tuple[np.ndarray, ...] = ()
             return
         flags = np.zeros(((size + 31) // 32) * 32, dtype=np.bool_)
         if bucketed:
@@ -206,10 +207,11 @@ class FreeRunTable:
             for cut in np.searchsorted(lengths, np.arange(self.longest_run + 1), side="right").tolist():
                 flags[ids[done:cut]] = True
                 done = cut
-                self._upto.append(np.packbits(flags, bitorder="little").view(np.int32))
+                upto.append(np.packbits(flags, bitorder="little").view(np.int32))
         else:
             flags[ids] = True
-            self._upto.append(np.packbits(flags, bitorder="little").view(np.int32))
+            upto.append(np.packbits(flags, bitorder="little").view(np.int32))
+        self._upto = tuple(upto)
         for mask in self._upto:
             mask.flags.writeable = False
 
@@ -222,8 +224,8 @@ class FreeRunTable:
             return None
         return self._upto[max(max_length, 0)]
 
-    def within(self, max_length: int) -> list[int] | np.ndarray:
-        """Unbucketed tables: the run tokens made of at most ``max_length`` class characters, as a list of ids
+    def within(self, max_length: int) -> tuple[int, ...] | np.ndarray:
+        """Unbucketed tables: the run tokens made of at most ``max_length`` class characters, as a tuple of ids
         (when few) or a packed mask; memoised per length. Lets a bounded run (a counted repeat such as
         ``[A-Za-z0-9]{8}``) use one subtree table instead of descending to the nodes where every run fits,
         which built thousands of small tables on a first visit."""
@@ -231,7 +233,7 @@ class FreeRunTable:
         if hit is None:
             ids = self._run_ids[self._run_lengths <= max_length]  # type: ignore[index,operator]
             if len(ids) <= _FEW_IDS:
-                hit = ids.tolist()
+                hit = tuple(ids.tolist())
             else:
                 hit = pack_ids(ids, self._size)
                 hit.flags.writeable = False
@@ -355,25 +357,6 @@ def _split_complete(data: bytes) -> tuple[str, bytes]:
     return "", data
 
 
-def _freeze_collector() -> None:
-    """Moves every object alive now out of the cycle collector's sight (``gc.freeze``).
-
-    The trie is ~130,000 nested dicts that live as long as the process and never form cycles, yet each full
-    collection walks them all: 150-200 ms on this machine, a pause that landed inside random masks (it was
-    the maximum time per token). Frozen objects are still freed by reference counting; only a reference
-    cycle that already exists at this moment would never be reclaimed. vLLM freezes its heap after start-up
-    for the same reason. ``FORMATENFORCER_GC_FREEZE=0`` leaves the collector alone."""
-    global _FROZE
-    if os.environ.get("FORMATENFORCER_GC_FREEZE", "1") != "0":
-        gc.freeze()
-        if not _FROZE:  # shutdown collects as usual (extension modules report "leaks" of frozen objects)
-            atexit.register(gc.unfreeze)
-            _FROZE = True
-
-
-_FROZE = False
-
-
 class Vocabulary:
     """Per-tokenizer, read-only index of token texts. Build with ``from_tokens`` or ``from_transformers``."""
 
@@ -401,7 +384,7 @@ class Vocabulary:
             self.trie = trie
         else:
             self.trie = self._build_trie()
-        _freeze_collector()
+        freeze_existing()
         self.eos_mask = pack_ids(self.eos_token_ids, self.size)
         self.eos_mask.flags.writeable = False
         self._tables: dict[CharSet, FreeRunTable] = {}
@@ -447,15 +430,10 @@ class Vocabulary:
     def _build_trie(self) -> Trie:
         trie: Trie = {}
         # Hundreds of thousands of small dicts, none cyclic: pausing the cycle collector halves the build time.
-        paused = gc.isenabled()
-        gc.disable()
-        try:
+        with paused():
             for token_id, data in enumerate(self.token_bytes):
                 if data is not None:
                     insert(trie, data, token_id)
-        finally:
-            if paused:
-                gc.enable()
         return trie
 
     @classmethod

@@ -56,7 +56,7 @@ class _Walk:
                     self.masks.append(table.runs_upto(None))
             else:
                 within = table.within(run.max_length)
-                if within.__class__ is list:
+                if within.__class__ is tuple:
                     self.out.extend(within)
                 else:
                     self.masks.append(within)

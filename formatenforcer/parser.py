@@ -162,6 +162,15 @@ def nested_lexeme(child: CharacterParser, wrap: Callable[[CharacterParser], Char
     return None
 
 
+def nested_first_char_split(
+    child: CharacterParser, wrap: Callable[[CharacterParser], CharacterParser]
+) -> tuple[CharacterParser, bytes] | None:
+    """The first-character split of a container whose next characters all go to ``child``: the child's
+    twin put back in the container, with the child's exceptions (see ``CharacterParser.first_char_split``)."""
+    split = child.first_char_split()
+    return None if split is None else (wrap(split[0]), split[1])
+
+
 def nested_alternatives(
     child: CharacterParser, wrap: Callable[[CharacterParser], CharacterParser]
 ) -> tuple[CharacterParser, ...] | None:

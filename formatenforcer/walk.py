@@ -324,6 +324,9 @@ def allowed_mask(
             for branch in branches[1:]:
                 mask |= allowed_mask(vocabulary, branch, b"", False, lexemes)
             return mask
+        split = state.first_char_split()
+        if split is not None:
+            return _split_mask(vocabulary, state, split, lexemes)
     walker = _Walk(vocabulary)
     if lexeme is None:
         _collect(walker, state, pending, at_start)
@@ -347,6 +350,25 @@ def allowed_mask(
         mask |= inside
     if not pending and state.can_end():
         mask |= vocabulary.eos_mask
+    return mask
+
+
+def _split_mask(
+    vocabulary: Vocabulary, state: CharacterParser, split: tuple[CharacterParser, bytes], lexemes: dict
+) -> np.ndarray:
+    """The mask of a state with a first-character split and no lexeme (see ``first_char_split``): the
+    twin's mask cut to the tokens not starting with an exception byte, plus a walk of the tokens that do
+    from the state itself; end-of-sequence as the state itself decides."""
+    twin, exceptions = split
+    mask = allowed_mask(vocabulary, twin, b"", False, lexemes) & ~vocabulary.first_bytes_mask(exceptions)
+    walker = _Walk(vocabulary)
+    trie = vocabulary.trie
+    walker.walk({byte: trie[byte] for byte in exceptions if byte in trie}, state, b"")
+    mask |= _packed(walker)
+    if state.can_end():
+        mask |= vocabulary.eos_mask
+    elif twin.can_end():
+        mask &= ~vocabulary.eos_mask
     return mask
 
 

@@ -131,14 +131,21 @@ def test_mask_with_free_runs_equals_plain_walk(llama3_vocabulary, parser, prefix
 
 
 UNIQUE = JsonSchemaParser({"type": "array", "items": {"type": "string"}, "uniqueItems": True})
+UNIQUE_IN_OBJECT = JsonSchemaParser({"type": "object", "properties": {
+    "skills": {"type": "array", "items": {"type": "string"}, "uniqueItems": True}}})  # fmt: skip
 
 
-@pytest.mark.parametrize("prefix", ['["', '["Py', '["Python","', '["Python","SQ'])
-def test_unique_items_run_is_a_subset_missing_only_tokens_that_go_past_the_item(llama3_vocabulary, prefix):
+@pytest.mark.parametrize("parser, prefix", [
+    (UNIQUE, '["'), (UNIQUE, '["Py'), (UNIQUE, '["Python","'), (UNIQUE, '["Python","SQ'),
+    # an item start after earlier items: the twin's mask plus walks of the earlier items' first letters
+    (UNIQUE, '["Python","SQL","'), (UNIQUE, '["Python", "Perl", "'), (UNIQUE, '["Python","SQL","S'),
+    (UNIQUE_IN_OBJECT, '{"skills":["Python","SQL","'), (UNIQUE_IN_OBJECT, '{"skills":["a","b","c","'),
+])  # fmt: skip
+def test_unique_items_run_is_a_subset_missing_only_tokens_that_go_past_the_item(llama3_vocabulary, parser, prefix):
     """Under uniqueItems the run's stand-in does not know the item's text, so it cannot record the item as
     seen: a token that closes the item *and* goes on (``.",``, ``x"]``) after a run is left out; the same
     characters in later tokens are read from real states. Nothing else differs, nothing is added."""
-    state = UNIQUE.add_text(prefix)
+    state = parser.add_text(prefix)
     fast = allowed_mask(llama3_vocabulary, state, b"", False, {})
     plain = allowed_mask(llama3_vocabulary, WalkOnly(state), b"", False)
     assert not (fast & ~plain).any()

@@ -59,6 +59,9 @@ class _Document(CharacterParser):
     def lexeme(self) -> Lexeme | None:
         return walk_lexeme(self._start)
 
+    def first_char_split(self) -> tuple[CharacterParser, bytes] | None:
+        return self._start.first_char_split()
+
 
 class JsonSchemaParser(_Document):
     """Accepts exactly the JSON texts valid under ``schema`` (laid out as ``config`` allows).

@@ -339,6 +339,18 @@ class ExcludeContent(Content):
         low = self.low
         return JSON_STRING_CHARS, None, lambda n: (min(count + n, low), -1)
 
+    def first_char_split(self, state: tuple[int, int]) -> tuple[tuple[int, int], bytes] | None:
+        """Any first character off the trie of excluded strings leaves them all: the twin has left them
+        already; the trie's characters here are the exceptions (only when ASCII: a lead byte of another
+        character could be shared)."""
+        count, node = state
+        if node < 0:
+            return None
+        chars = "".join(self.trie.children[node])
+        if not chars.isascii():
+            return None
+        return (count, -1), chars.encode()
+
     def allowed(self, state: tuple[int, int]) -> CharSet:
         return ANY
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from ..charset import EMPTY, CharSet
 from ..choice import CharTrie
-from ..parser import CharacterParser, FreeRun, Lexeme, nested_alternatives, nested_lexeme
+from ..parser import CharacterParser, FreeRun, Lexeme, nested_alternatives, nested_first_char_split, nested_lexeme
 from .compile import union_memo
 from .content import LengthContent
 from .ir import AnyValue, Never, Node, Object, String, Union, deref
@@ -438,6 +438,13 @@ class ObjectParser(CharacterParser):
             return None
         ctx, seen, extras, pending = self._ctx, self._seen, self._extras, self._pending
         return nested_alternatives(self._child, lambda c: ObjectParser(ctx, VALUE, seen, extras, 0, c, pending))
+
+    def first_char_split(self) -> tuple[CharacterParser, bytes] | None:
+        # a value that has its own split (an item of a uniqueItems array of strings, see arrays.py)
+        if self._phase != VALUE:
+            return None
+        ctx, seen, extras, pending = self._ctx, self._seen, self._extras, self._pending
+        return nested_first_char_split(self._child, lambda c: ObjectParser(ctx, VALUE, seen, extras, 0, c, pending))
 
     def _value_start_lexeme(self) -> Lexeme | None:
         """After ``"key":``, the whitespace and the value's start alone (see spaced.py)."""

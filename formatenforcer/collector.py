@@ -1,18 +1,15 @@
-"""How formatenforcer deals with Python's cycle collector (``gc``): every policy in one place.
+"""How formatenforcer deals with Python's cycle collector (``gc``): the policy in one place.
 
-Why it matters: building a schema and computing a mask allocate thousands of short-lived parser states, and
-the long-lived caches (vocabulary tables, cached walks) hold tens of thousands of containers. Each young
-collection triggered by those allocations, and each full collection that walks the caches, landed inside a
-mask: on MaskBench the collector took ~10% of all mask time (1.3-1.5 s of ~14 s; docs/performance.md).
+- ``paused()``: no collection while the vocabulary index is built or loaded. Hundreds of thousands of
+  small dicts and lists, none of them cyclic: young collections during the build only rescan them.
+- ``freeze_existing()``: once the index is built, its ~130,000 dicts leave the collector's sight.
 
-- ``paused()``: no collection while formatenforcer computes something whose allocations are freed by
-  reference counting (states of a walk) or live on in caches. Collections resume afterwards, so the memory
-  of any real garbage cycle is still reclaimed, just not in the middle of a mask. Nested uses are safe: only
-  the outermost pause re-enables, and only if the collector was enabled before it. Across threads a pause
-  may end while another thread is still working: that thread may then meet a collection, nothing worse.
-- ``freeze_existing()``: after the vocabulary index is built, its ~130,000 dicts leave the collector's sight.
+Pausing the collector around each mask and each schema build was tried (session 5, docs/performance.md):
+it cut the collector's own time in half, but the deferred collections then landed together in the first
+allocation afterwards, often inside the next schema's time to first mask (its p99 went from ~10 to ~100 ms),
+and the mean time per token did not measurably improve. So masks and builds run with the collector as is.
 
-``FORMATENFORCER_GC_FREEZE=0`` opts out of both: the collector is then left entirely alone.
+``FORMATENFORCER_GC_FREEZE=0`` leaves the collector entirely alone.
 """
 
 from __future__ import annotations
@@ -27,29 +24,18 @@ _ENABLED = os.environ.get("FORMATENFORCER_GC_FREEZE", "1") != "0"
 _FROZE = False
 
 
-def pause() -> bool:
-    """Disables the collector if it is enabled; returns whether this call did (pass it to ``resume``). For
-    the mask path, where ``paused()``'s generator would cost ~3 µs per mask."""
-    if _ENABLED and gc.isenabled():
-        gc.disable()
-        return True
-    return False
-
-
-def resume(paused_here: bool) -> None:
-    """Re-enables the collector if the matching ``pause`` disabled it."""
-    if paused_here:
-        gc.enable()
-
-
 @contextmanager
 def paused() -> Iterator[None]:
-    """No cycle collection inside the block (see the module docstring)."""
-    paused_here = pause()
+    """No cycle collection inside the block; only the outermost of nested pauses re-enables, and only if
+    the collector was enabled before it."""
+    paused_here = _ENABLED and gc.isenabled()
+    if paused_here:
+        gc.disable()
     try:
         yield
     finally:
-        resume(paused_here)
+        if paused_here:
+            gc.enable()
 
 
 def freeze_existing() -> None:

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from .bitmask import ids_of
-from .collector import pause, resume
 from .errors import FormatError
 from .matcher import Matcher
 from .parser import CharacterParser
@@ -82,11 +81,7 @@ class TokenEnforcer:
             if hit is not None:
                 self._cache.move_to_end(key)
                 return hit
-        paused_here = pause()  # the walk's states are freed by reference counting: no collection inside a mask
-        try:
-            mask = allowed_mask(self.vocabulary, position.state, position.pending, position.at_start, self._lexemes)
-        finally:
-            resume(paused_here)
+        mask = allowed_mask(self.vocabulary, position.state, position.pending, position.at_start, self._lexemes)
         if not mask.any():
             logger.warning(
                 "formatenforcer: no token can continue the format from parser state %r (pending bytes %r); "

@@ -12,7 +12,6 @@ from collections.abc import Hashable, Mapping
 from typing import Any
 
 from ..charset import CharSet
-from ..collector import paused
 from ..errors import Problem, SchemaError, UnsupportedSchemaError
 from ..parser import CharacterParser, FreeRun, Lexeme, walk_lexeme
 from . import arrays, objects  # noqa: F401 - loaded with the package, not inside the first schema's build
@@ -86,12 +85,6 @@ class JsonSchemaParser(_Document):
         config: JsonConfig | None = None,
         resources: Mapping[str, Any] | None = None,
     ) -> None:
-        with paused():  # thousands of small objects, most of them kept: no collection while they are made
-            self._build(schema, lenient, config, resources)
-
-    def _build(
-        self, schema: Any, lenient: bool, config: JsonConfig | None, resources: Mapping[str, Any] | None
-    ) -> None:
         raw = load_schema(schema)
         normalizer = Normalizer(raw, resources)
         root = normalizer.node(raw)
@@ -109,7 +102,7 @@ class JsonSchemaParser(_Document):
             raise error
         if problems:
             listed = "; ".join(Problem.of(p).describe() for p in problems)
-            warnings.warn(f"formatenforcer: not enforcing {listed}{missing}", stacklevel=3)  # the caller's line
+            warnings.warn(f"formatenforcer: not enforcing {listed}{missing}", stacklevel=2)
         self.schema = raw
         self.problems = problems
         self._setup(compiler, root)

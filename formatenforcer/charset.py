@@ -83,10 +83,14 @@ def utf8_length(lead: int) -> int:
     return 0
 
 
+_NARROW = 24
+"""At most this many ASCII characters (and nothing else) make a set ``narrow``."""
+
+
 class CharSet:
     """An immutable set of characters. Build with ``of``, ``ranges``, ``ANY`` and the set operators."""
 
-    __slots__ = ("intervals", "ascii", "_starts", "_hash", "_prefix_cache", "_complement")
+    __slots__ = ("intervals", "ascii", "_starts", "_hash", "_prefix_cache", "_complement", "_narrow")
 
     def __init__(self, intervals: Iterable[tuple[int, int]] = ()) -> None:
         self._fill(_normalize(intervals))
@@ -106,6 +110,22 @@ class CharSet:
         self._hash = hash(intervals)
         self._prefix_cache: dict[bytes, bool] = {}
         self._complement: CharSet | None = None
+        self._narrow: tuple[int, ...] | None | bool = False  # not computed yet
+
+    @property
+    def narrow(self) -> tuple[int, ...] | None:
+        """The set's characters as byte values when it holds only a few ASCII characters (``,`` ``}`` and
+        whitespace after a value), else None: a walk then looks those bytes up in a wide trie node
+        instead of testing each of its ~250 children (computed at first use)."""
+        narrow = self._narrow
+        if narrow is False:
+            intervals = self.intervals
+            if (not intervals or intervals[-1][1] < 128) and self.ascii.count(1) <= _NARROW:
+                narrow = tuple(byte for byte in range(128) if self.ascii[byte])
+            else:
+                narrow = None
+            self._narrow = narrow
+        return narrow  # type: ignore[return-value]
 
     @classmethod
     def _normalized(cls, intervals: tuple[tuple[int, int], ...]) -> CharSet:

@@ -21,6 +21,8 @@ from .vocabulary import IDS, FreeRunTable, Trie, Vocabulary, as_dict, ids_at, pa
 _CHR = [chr(b) for b in range(128)]
 _BYTE = [bytes((b,)) for b in range(256)]
 _LENGTH = [utf8_length(b) for b in range(256)]
+_WIDE = 32
+"""Trie nodes with more children than this are entered through a narrow set's own bytes (CharSet.narrow)."""
 
 
 
@@ -82,7 +84,12 @@ class _Walk:
         out, steps = self.out, self.steps
         charset = state.allowed_characters()
         ascii_ok = charset.ascii
-        for byte, child in node.items():
+        items = node.items()
+        if len(node) > _WIDE and not pending:
+            narrow = charset.narrow
+            if narrow is not None:  # a few ASCII characters: look them up rather than test every child
+                items = [(byte, node[byte]) for byte in narrow if byte in node]
+        for byte, child in items:
             if byte == IDS:
                 continue
             if pending:

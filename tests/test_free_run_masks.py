@@ -226,3 +226,25 @@ def test_union_inside_containers_splits_into_branches():
     branches = state.alternatives()
     assert branches is not None and len(branches) == 2
     assert all(type(branch) is type(state) for branch in branches)
+
+
+@pytest.mark.parametrize("parser, prefix", [(p, x) for p, prefixes in CASES[::3] for x in prefixes[:4]])
+def test_narrow_lookup_in_wide_nodes_equals_testing_every_child(llama3_vocabulary, parser, prefix, monkeypatch):
+    """A wide trie node (the root) is entered through a narrow set's own bytes (``CharSet.narrow``); the
+    same plain walk testing every child gives the same mask."""
+    import formatenforcer.walk as walk
+
+    state = parser.add_text(prefix)
+    narrow = allowed_mask(llama3_vocabulary, WalkOnly(state), b"", False)
+    monkeypatch.setattr(walk, "_WIDE", 10**9)
+    every = allowed_mask(llama3_vocabulary, WalkOnly(state), b"", False)
+    assert np.array_equal(narrow, every)
+
+
+@pytest.mark.parametrize("chars, expected", [
+    (CharSet.of(",}"), (44, 125)), (CharSet.of(",} \t\n\r"), (9, 10, 13, 32, 44, 125)),
+    (CharSet.ranges(("a", "t")), tuple(range(97, 117))), (CharSet.ranges(("a", "z")), None), (CharSet.of(",é"), None),
+    (CharSet.ranges(("\x00", "\x7f")), None), (CharSet(), ()),
+])  # fmt: skip
+def test_charset_narrow(chars, expected):
+    assert chars.narrow == expected

@@ -104,3 +104,21 @@ def test_subtree_entries_are_the_bytes_below_each_node(vocabularies, name):
             expected = sorted((i, data[len(prefix):]) for i, data in enumerate(vocabulary.token_bytes)
                               if data and data.startswith(prefix))  # fmt: skip
             assert sorted(_subtree_entries(child, vocabulary.token_bytes)) == expected, prefix
+
+
+@pytest.mark.parametrize("count", [0, 1, 8, 9, 127, 128, 5000])
+def test_pack_ids_sets_exactly_the_given_bits(count):
+    """Few, some and many ids take different packing paths; all set bit ``i % 32`` of word ``i // 32``."""
+    import random
+
+    import numpy as np
+
+    from formatenforcer.vocabulary import pack_ids
+
+    size = 128_256
+    ids = random.Random(count).sample(range(size), count) + ([0, 31, 32, size - 1] if count else [])
+    for given in (ids, tuple(ids), iter(ids)):
+        words = pack_ids(given, size)
+        assert words.dtype == np.int32 and words.shape == ((size + 31) // 32,)
+        bits = np.unpackbits(words.view(np.uint8), bitorder="little")
+        assert np.flatnonzero(bits).tolist() == sorted(set(ids))

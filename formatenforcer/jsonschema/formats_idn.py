@@ -1,0 +1,385 @@
+"""``idn-hostname`` (RFC 5890-5893, IDNA2008): labels of raw Unicode (U-labels), LDH labels and A-labels.
+
+A label is judged by ``label_end`` when it ends: ASCII labels by the LDH rules (an ``xn--`` one as an A-label,
+formats_idna.py), others by the ``idna`` package's own checks (code point classes, CONTEXTJ/CONTEXTO rules, no
+leading mark, hyphen rules, the bidi rule, NFC unless told otherwise), with a length limit of 63 octets on its
+A-label form (``xn--`` + punycode) and 253 octets for the name. Across labels, RFC 5893's rule for a domain
+holding a right-to-left label: then every label must satisfy the bidi rule (the state remembers whether an RTL
+label has been seen and whether some label failed the rule).
+
+A character may come next only when the label can still end validly after it: at once, or after one more
+*witness* character (``WITNESSES``: ``a`` after a hyphen, ``l`` after a middle dot, Greek after a keraia, kana
+after a katakana middle dot, a right-to-left letter to end a right-to-left label, a dual-joining letter after a
+zero width non-joiner). The set of completions tried (the empty one and single characters) is closed under
+suffixes, so a state reached through allowed characters always has a way on: no dead end.
+
+Most characters are judged by class (``generic``): bidi class, mark or not, combining class. That is exact while
+the A-label of the label plus any two more characters is sure to fit (``far``: a bound with the most punycode
+digits a delta can take). Nearer the limit, only characters in the 64-code-point blocks of the label's own
+non-ASCII characters (and the witnesses) are offered, each checked exactly; other valid labels are refused there
+(documented in docs/json-schema.md).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Hashable
+from functools import lru_cache
+
+import idna
+from idna.core import check_bidi, check_hyphen_ok, check_initial_combiner, valid_contextj, valid_contexto
+from idna.idnadata import codepoint_classes
+from idna.intranges import intranges_contain
+
+from ..charset import EMPTY, CharSet
+from .content import Content
+from .formats_idn_tables import DOTS, RTL, tables
+from .formats_idna import Budget, _adapt, can_complete, decoding, valid_a_label_text
+
+NAME_MAX = 253
+LABEL_MAX = 63
+WITNESSES = ("a", "l", "\u03b1", "\u3041", "\u05d0", "\u0628", "\u1820")
+_LDH_LABEL = re.compile(r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?")
+_ASCII_CANDIDATES = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-"
+_ZWNJ, _KERAIA, _MIDDLE_DOT, _KATAKANA_DOT = "\u200c", "\u0375", "\u00b7", "\u30fb"
+
+# A domain state: (an RTL label seen, some label fails the bidi rule)
+Domain = tuple[bool, bool]
+
+
+def _digits(q: int, bias: int) -> int:
+    """How many punycode digits the delta ``q`` takes after ``bias`` (RFC 3492 section 6.3)."""
+    count, k = 0, 36
+    while True:
+        count += 1
+        t = 1 if k <= bias else 26 if k >= bias + 26 else k - bias
+        if q < t:
+            return count
+        q = (q - t) // (36 - t)
+        k += 36
+
+
+@lru_cache(maxsize=128)
+def _most_digits(length: int) -> int:
+    """The most digits one delta of a label of at most ``length`` characters can take, whatever the bias
+    (a delta is below (highest code point + 1) * (length + 1) + (length + 1) ** 2)."""
+    biggest = (tables().max_code_point + 1) * (length + 1) + (length + 1) ** 2
+    return max(_digits(biggest, bias) for bias in range(0, 400))
+
+
+def far_from_limit(label: str, room: int) -> bool:
+    """Whether the A-label of ``label`` plus any two more characters surely fits in ``room`` octets:
+    ``xn--``, the basic characters and their delimiter, at most ``_most_digits`` per other character."""
+    basic = sum(ch.isascii() for ch in label)
+    return 5 + basic + 2 + (len(label) - basic + 2) * _most_digits(len(label) + 2) <= room
+
+
+def a_length(label: str) -> int:
+    """Octets of the label in the DNS: itself when ASCII, else its A-label (``xn--`` + punycode), counted by
+    running RFC 3492's encoder without writing the digits (tests compare it with Python's codec)."""
+    if label.isascii():
+        return len(label)
+    points = [ord(ch) for ch in label]
+    basic = sum(cp < 128 for cp in points)
+    out = 4 + basic + (1 if basic else 0)
+    n, delta, bias, handled = 128, 0, 72, basic
+    for m in sorted({cp for cp in points if cp >= 128}):
+        delta += (m - n) * (handled + 1)
+        for cp in points:
+            if cp < m:
+                delta += 1
+            elif cp == m:
+                out += _digits(delta, bias)
+                bias = _adapt(delta, handled + 1, handled == basic)
+                delta = 0
+                handled += 1
+        delta += 1
+        n = m + 1
+    return out
+
+
+def _backward_ok(label: str, ch: str) -> bool:
+    """What a CONTEXTJ/CONTEXTO character needs of the characters before it (RFC 5892 appendix A): a cheap
+    necessary test, so the exact check runs only for the ones that may pass."""
+    last = label[-1:] or " "
+    if ch == "\u200d":
+        return unicodedata.combining(last) == 9
+    if ch == _ZWNJ:
+        return bool(label) and (unicodedata.combining(last) == 9 or any(
+            c not in tables().joining.get("T", EMPTY) for c in label))
+    if ch == _MIDDLE_DOT:
+        return last == "l"
+    if ch in "\u05f3\u05f4":
+        return last in tables().hebrew
+    if "\u0660" <= ch <= "\u0669":
+        return not any("\u06f0" <= c <= "\u06f9" for c in label)
+    if "\u06f0" <= ch <= "\u06f9":
+        return not any("\u0660" <= c <= "\u0669" for c in label)
+    return True
+
+
+def _u_rules_ok(label: str, nfc: bool) -> bool:
+    """IDNA2008's rules for a U-label, read with ``idna``'s own checks (as idna.check_label, NFC optional;
+    the code point classes from formats_idn_tables.py, which hold the same ranges)."""
+    if nfc and not unicodedata.is_normalized("NFC", label):
+        return False
+    t = tables()
+    try:
+        check_hyphen_ok(label)
+        check_initial_combiner(label)
+        for pos, ch in enumerate(label):
+            if ch.isascii():
+                if not ("a" <= ch <= "z" or "0" <= ch <= "9" or ch == "-"):
+                    return False
+            elif ch not in t.allowed:
+                return False
+            elif ch in t.special:
+                cp = ord(ch)
+                if intranges_contain(cp, codepoint_classes["CONTEXTJ"]):
+                    if not valid_contextj(label, pos):
+                        return False
+                elif intranges_contain(cp, codepoint_classes["CONTEXTO"]) and not valid_contexto(label, pos):
+                    return False
+        check_bidi(label)
+    except (idna.IDNAError, ValueError):
+        return False
+    return True
+
+
+def _bidi_facts(u_label: str) -> tuple[bool, bool]:
+    """(holds an RTL character, satisfies the bidi rule as a label of a bidi domain must)."""
+    is_rtl = any(unicodedata.bidirectional(ch) in RTL for ch in u_label)
+    try:
+        ok = check_bidi(u_label, check_ltr=True)
+    except (idna.IDNAError, ValueError):
+        ok = False
+    return is_rtl, ok
+
+
+@lru_cache(maxsize=65536)
+def label_end(label: str, nfc: bool) -> tuple[int, bool, bool] | None:
+    """(octets, is RTL, satisfies the bidi rule) of a complete label, or None when it is not valid."""
+    if not label:
+        return None
+    if label.isascii():
+        low = label.lower()
+        if low.startswith("xn--"):
+            text = low[4:]
+            if not valid_a_label_text(text):
+                return None
+            state = decoding(text)
+            return (len(label), *_bidi_facts("".join(map(chr, state[0]))))  # type: ignore[index]
+        if len(label) > LABEL_MAX or _LDH_LABEL.fullmatch(low) is None or low[2:4] == "--":
+            return None
+        return len(label), False, low[0].isalpha()
+    if any("A" <= ch <= "Z" for ch in label) or not _u_rules_ok(label, nfc):
+        return None
+    octets = a_length(label)
+    return None if octets > LABEL_MAX else (octets, *_bidi_facts(label))
+
+
+def after_label(domain: Domain, is_rtl: bool, bidi_ok: bool) -> Domain | None:
+    """The domain state after a label (RFC 5893 section 2: in a domain with an RTL label, every label must
+    satisfy the bidi rule), or None when that label breaks it."""
+    seen, failed = domain
+    if is_rtl and failed:
+        return None
+    seen = seen or is_rtl
+    if seen and not bidi_ok:
+        return None
+    return seen, failed or not bidi_ok
+
+
+def _ends(label: str, done: int, domain: Domain, nfc: bool) -> tuple[int, Domain] | None:
+    """(octets, domain state after it) if ``label`` may end here, ``done`` octets into the name."""
+    end = label_end(label, nfc)
+    if end is None or done + end[0] > NAME_MAX:
+        return None
+    after = after_label(domain, end[1], end[2])
+    return None if after is None else (end[0], after)
+
+
+@lru_cache(maxsize=65536)
+def viable(label: str, done: int, domain: Domain, nfc: bool) -> bool:
+    """Whether ``label`` (nonempty) can still become a label that may end: at once, or after one witness
+    (A-labels: formats_idna.py's witnesses; not begun in a domain already holding an RTL label, where those
+    witnesses are not sure to satisfy the bidi rule)."""
+    if label.isascii():
+        low = label.lower()
+        if low.startswith("xn--"):
+            return not domain[0] and can_complete(low[4:], Budget(done + 4, 0, NAME_MAX))
+        if low[0] == "-" or low[2:4] == "--" or not all(ch in _ASCII_CANDIDATES for ch in label):
+            return False
+        if domain[0] and not low[0].isalpha():
+            return False  # a digit first fails the bidi rule a bidi domain requires
+        room = min(LABEL_MAX, NAME_MAX - done)
+        return len(label) <= room and (low[-1] != "-" or len(label) + 1 <= room)
+    if any("A" <= ch <= "Z" for ch in label):
+        return False
+    return any(_ends(label + w, done, domain, nfc) is not None for w in ("", *WITNESSES))
+
+
+def _ends_by_class(text: str, domain: Domain) -> bool:
+    """Whether ``text``, whose last character the class rules allowed, may end as far as the rules that
+    look ahead go (no pending katakana middle dot or non-joiner, a bidi-valid ending where one is needed);
+    False only means "ask the exact check"."""
+    if _KATAKANA_DOT in text and not any(ch in tables().kana_han for ch in text if ch != _KATAKANA_DOT):
+        return False
+    if _zwnj_pending(text):
+        return False
+    first = unicodedata.bidirectional(text[0])
+    if first in ("R", "AL"):
+        return unicodedata.bidirectional(text[-1]) in ("R", "AL", "EN", "AN")
+    if first == "L" and domain[0]:
+        return unicodedata.bidirectional(text[-1]) in ("L", "EN")
+    return True
+
+
+def _zwnj_pending(label: str) -> bool:
+    """A zero width non-joiner not after a virama, followed so far by transparent characters only: the next
+    other character must join to the right (RFC 5892 appendix A.1)."""
+    at = label.rfind(_ZWNJ)
+    if at < 0 or (at > 0 and unicodedata.combining(label[at - 1]) == 9):
+        return False
+    transparent = tables().joining.get("T", EMPTY)
+    return all(ch in transparent for ch in label[at + 1 :])
+
+
+class IdnHostnameContent(Content):
+    """Content automaton of ``idn-hostname`` (and of ``idn-email``'s domain, with ``nfc=False``). State:
+    (octets of the finished labels and their dots, Domain, the current label as written)."""
+
+    __slots__ = ("nfc", "_memo")
+
+    def __init__(self, nfc: bool = True) -> None:
+        self.nfc = nfc
+        self._memo: dict[Hashable, CharSet] = {}
+
+    def start(self) -> tuple[int, Domain, str]:
+        return (0, (False, False), "")
+
+    def value_ident(self) -> Hashable:
+        return ("idn-hostname", self.nfc)
+
+    def step(self, state: tuple, ch: str) -> tuple | None:
+        done, domain, label = state
+        if ch in DOTS:
+            if not label:
+                return None
+            ends = _ends(label, done, domain, self.nfc)
+            if ends is None or done + ends[0] + 2 > NAME_MAX:
+                return None  # no room for one more character after the dot
+            return (done + ends[0] + 1, ends[1], "")
+        text = label + ch
+        return (done, domain, text) if viable(text, done, domain, self.nfc) else None
+
+    def accepting(self, state: tuple) -> bool:
+        done, domain, label = state
+        return bool(label) and _ends(label, done, domain, self.nfc) is not None
+
+    def allowed(self, state: tuple) -> CharSet:
+        hit = self._memo.get(state)
+        if hit is None:
+            hit = self._memo[state] = self._allowed(state)
+            if len(self._memo) > 50000:
+                self._memo.clear()
+        return hit
+
+    def _ok(self, state: tuple, ch: str) -> bool:
+        return self.step(state, ch) is not None
+
+    def _allowed(self, state: tuple) -> CharSet:
+        done, domain, label = state
+        chars = [ch for ch in DOTS if label and self._ok(state, ch)]
+        if not label or label.isascii():
+            chars.extend(ch for ch in _ASCII_CANDIDATES if self._ok(state, ch))
+        else:
+            letters = "l" if label.endswith(_MIDDLE_DOT) else "abcdefghijklmnopqrstuvwxyz"
+            if self._ok(state, letters[0]):
+                chars.extend(letters)
+            if self._ok(state, "0"):
+                chars.extend("0123456789")
+            if self._ok(state, "-"):
+                chars.append("-")
+        ascii_part = CharSet.of(chars)
+        if label.isascii() and (label[:4].lower() == "xn--" or label.lower() != label):
+            return ascii_part
+        if label.endswith(_MIDDLE_DOT):
+            return ascii_part
+        t = tables()
+        generic = self._generic(label, domain)
+        exact = t.special
+        if label.endswith(_KERAIA):
+            generic, exact = generic & t.greek, EMPTY
+        elif _zwnj_pending(label):
+            generic, exact = generic & t.zwnj_follow, exact & t.zwnj_follow
+        composing = generic & t.composing
+        if self.nfc and composing:
+            generic = generic - composing
+            tail = label[max(i for i, ch in enumerate(label) if i == 0 or not unicodedata.combining(ch)):]
+            generic = generic | CharSet.of(c for c in composing.chars() if unicodedata.is_normalized("NFC", tail + c))
+        picked = [c for c in exact.chars() if _backward_ok(label, c) and self._ok(state, c)]
+        room = min(LABEL_MAX, NAME_MAX - done)
+        if far_from_limit(label, room):
+            return ascii_part | generic | CharSet.of(picked)
+        blocks = {ord(ch) >> 6 for ch in label if not ch.isascii()} | {ord(w) >> 6 for w in WITNESSES[2:]}
+        near = generic & CharSet([(b << 6, (b << 6) + 63) for b in blocks])
+        picked.extend(c for c in near.chars() if self._near_ok(state, c, room))
+        return ascii_part | CharSet.of(picked)
+
+    def _near_ok(self, state: tuple, ch: str, room: int) -> bool:
+        """A character the class rules allow after the label, near the length limit: the A-label with it
+        must fit, and when the label cannot end right after it (a witness is needed), the exact check."""
+        done, domain, label = state
+        text = label + ch
+        if a_length(text) > room:
+            return False
+        return _ends_by_class(text, domain) or viable(text, done, domain, self.nfc)
+
+    def _generic(self, label: str, domain: Domain) -> CharSet:
+        """The non-ASCII characters without a rule of their own that may follow ``label`` by class."""
+        nfc_ccc = unicodedata.combining(label[-1]) if label and self.nfc else 0
+        if not label:
+            key: tuple = ("", domain)
+        else:
+            first = unicodedata.bidirectional(label[0])
+            numbers = frozenset(b for b in map(unicodedata.bidirectional, label) if b in ("EN", "AN"))
+            key = (first if first in ("L", "R", "AL") else "N", numbers if first in ("R", "AL") else None)
+        return _generic_set(key, nfc_ccc)
+
+
+@lru_cache(maxsize=256)
+def _generic_set(key: tuple, nfc_ccc: int) -> CharSet:
+    t = tables()
+    out = t.allowed - t.special
+    if key[0] == "":
+        seen, failed = key[1]
+        out = out - t.marks
+        if seen:
+            out = out & t.first_in_bidi_domain
+        if failed:
+            out = out - t.rtl
+    elif key[0] == "L" or key[0] == "N":
+        out = out - t.rtl
+    else:
+        out = out & t.rtl_ok
+        if "EN" in key[1]:
+            out = out - t.bidi.get("AN", EMPTY)
+        if "AN" in key[1]:
+            out = out - t.bidi.get("EN", EMPTY)
+    if nfc_ccc:
+        out = out - t.ccc_below(nfc_ccc)
+    return out
+
+
+def idn_hostname_ok(text: str, nfc: bool = True) -> bool:
+    """Whether ``text`` is a valid idn-hostname (the automaton's language, judged directly)."""
+    done, domain = 0, (False, False)
+    labels = re.split(f"[{DOTS}]", text)
+    for label in labels:
+        ends = _ends(label, done, domain, nfc)
+        if ends is None:
+            return False
+        done, domain = done + ends[0] + 1, ends[1]
+    return done - 1 <= NAME_MAX

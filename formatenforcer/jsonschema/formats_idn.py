@@ -33,7 +33,7 @@ from idna.idnadata import codepoint_classes
 from idna.intranges import intranges_contain
 
 from ..charset import EMPTY, CharSet
-from .content import Content
+from .content import Content, FreeContent
 from .formats_idn_tables import DOTS, RTL, tables
 from .formats_idna import Budget, _adapt, can_complete, decoding, valid_a_label_text
 
@@ -42,6 +42,10 @@ LABEL_MAX = 63
 WITNESSES = ("a", "l", "\u03b1", "\u3041", "\u05d0", "\u0628", "\u1820")
 _LDH_LABEL = re.compile(r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?")
 _ASCII_CANDIDATES = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-"
+_RUN = CharSet.ranges(("a", "z"), ("0", "9"))
+_RUN_CAPITALS = CharSet.ranges(("a", "z"), ("A", "Z"), ("0", "9"))
+_LETTERS = CharSet.ranges(("a", "z"))
+_MISSING = object()
 _ZWNJ, _KERAIA, _MIDDLE_DOT, _KATAKANA_DOT = "\u200c", "\u0375", "\u00b7", "\u30fb"
 
 # A domain state: (an RTL label seen, some label fails the bidi rule)
@@ -71,8 +75,18 @@ def _most_digits(length: int) -> int:
 def far_from_limit(label: str, room: int) -> bool:
     """Whether the A-label of ``label`` plus any two more characters surely fits in ``room`` octets:
     ``xn--``, the basic characters and their delimiter, at most ``_most_digits`` per other character."""
-    basic = sum(ch.isascii() for ch in label)
-    return 5 + basic + 2 + (len(label) - basic + 2) * _most_digits(len(label) + 2) <= room
+    basic = _basic_count(label)
+    return _far(basic, len(label) - basic, room)
+
+
+@lru_cache(maxsize=65536)
+def _basic_count(label: str) -> int:
+    return sum(ch.isascii() for ch in label)
+
+
+@lru_cache(maxsize=65536)
+def _far(basic: int, other: int, room: int) -> bool:
+    return 5 + basic + 2 + (other + 2) * _most_digits(basic + other + 2) <= room
 
 
 def a_length(label: str) -> int:
@@ -246,67 +260,128 @@ def _zwnj_pending(label: str) -> bool:
     return all(ch in transparent for ch in label[at + 1 :])
 
 
+@lru_cache(maxsize=65536)
+def _summary(label: str) -> tuple:
+    """What the characters allowed after ``label`` (nonempty, lowercase when ASCII) depend on while it is far
+    from the length limit (``far_from_limit``): a key under which their set is computed once. The last
+    starter and what follows it count only when a later character could compose with it under NFC."""
+    t = tables()
+    first = unicodedata.bidirectional(label[0])
+    numbers = frozenset(b for b in map(unicodedata.bidirectional, label) if b in ("EN", "AN"))
+    starter = max(i for i, ch in enumerate(label) if i == 0 or not unicodedata.combining(ch))
+    last = label[-1]
+    kind = ("virama" if unicodedata.combining(last) == 9 else last if last in "l-\u00b7\u0375"
+            else "hebrew" if last in t.hebrew else "")  # fmt: skip
+    return (
+        first if first in ("L", "R", "AL") else "N",
+        numbers,
+        label[starter:] if label[starter] in t.firsts else None,
+        kind,
+        unicodedata.combining(last),
+        # the xn-- prefix begun; a hyphen in position 3 (no hyphen may follow)
+        label if label in ("x", "xn", "xn-") else len(label) == 3 and last == "-",
+        any("\u0660" <= c <= "\u0669" for c in label),
+        any("\u06f0" <= c <= "\u06f9" for c in label),
+        _KATAKANA_DOT in label and not any(c in t.kana_han for c in label if c != _KATAKANA_DOT),
+        _zwnj_pending(label),
+        _joins_left(label),
+        next((b for b in map(unicodedata.bidirectional, reversed(label)) if b != "NSM"), None),  # bidi ending
+    )
+
+
+def _joins_left(label: str) -> bool:
+    """Whether a zero width non-joiner appended now would have a left-joining character before it (skipping
+    transparent ones): the first half of RFC 5892 appendix A.1's regular expression."""
+    joining = tables().joining
+    for ch in reversed(label):
+        if ch in joining.get("T", EMPTY):
+            continue
+        return ch in joining.get("L", EMPTY) or ch in joining.get("D", EMPTY)
+    return False
+
+
 class IdnHostnameContent(Content):
     """Content automaton of ``idn-hostname`` (and of ``idn-email``'s domain, with ``nfc=False``). State:
-    (octets of the finished labels and their dots, Domain, the current label as written)."""
+    (octets of the finished labels and their dots, Domain, the current label as written, blind) where blind
+    says the label's last starter stands for any ASCII letter or digit (after a free run, which writes its
+    characters as ``a``: the same length and rules, but NFC composition with what follows is unknown, so no
+    composing character may follow)."""
 
-    __slots__ = ("nfc", "_memo")
+    __slots__ = ("nfc", "_memo", "_free_memo")
 
     def __init__(self, nfc: bool = True) -> None:
         self.nfc = nfc
         self._memo: dict[Hashable, CharSet] = {}
+        self._free_memo: dict[Hashable, FreeContent | None] = {}
 
-    def start(self) -> tuple[int, Domain, str]:
-        return (0, (False, False), "")
+    def start(self) -> tuple[int, Domain, str, bool]:
+        return (0, (False, False), "", False)
 
     def value_ident(self) -> Hashable:
         return ("idn-hostname", self.nfc)
 
     def step(self, state: tuple, ch: str) -> tuple | None:
-        done, domain, label = state
+        done, domain, label, blind = state
         if ch in DOTS:
             if not label:
                 return None
             ends = _ends(label, done, domain, self.nfc)
             if ends is None or done + ends[0] + 2 > NAME_MAX:
                 return None  # no room for one more character after the dot
-            return (done + ends[0] + 1, ends[1], "")
+            return (done + ends[0] + 1, ends[1], "", False)
+        t = tables()
+        if blind and ch in t.composing:
+            return None
         text = label + ch
-        return (done, domain, text) if viable(text, done, domain, self.nfc) else None
+        after = (done, domain, text, blind and bool(unicodedata.combining(ch)))
+        if not text.isascii() and self._far(state):
+            return after if ch in self.allowed(state) else None  # decided by class (see _allowed)
+        return after if viable(text, done, domain, self.nfc) else None
+
+    def _far(self, state: tuple) -> bool:
+        done, _, label, _ = state
+        return far_from_limit(label, min(LABEL_MAX, NAME_MAX - done))
 
     def accepting(self, state: tuple) -> bool:
-        done, domain, label = state
+        done, domain, label, _ = state
         return bool(label) and _ends(label, done, domain, self.nfc) is not None
 
+    def charset_key(self, state: tuple) -> Hashable:
+        done, domain, label, blind = state
+        if label and (not label.isascii() or label.islower() and label[:4] != "xn--") and self._far(state):
+            return ("far", domain, _summary(label), blind)
+        return state
+
     def allowed(self, state: tuple) -> CharSet:
-        hit = self._memo.get(state)
+        key = self.charset_key(state)
+        hit = self._memo.get(key)
         if hit is None:
-            hit = self._memo[state] = self._allowed(state)
             if len(self._memo) > 50000:
                 self._memo.clear()
+            hit = self._memo[key] = self._allowed(state)
         return hit
 
     def _ok(self, state: tuple, ch: str) -> bool:
         return self.step(state, ch) is not None
 
     def _allowed(self, state: tuple) -> CharSet:
-        done, domain, label = state
+        done, domain, label, blind = state
         chars = [ch for ch in DOTS if label and self._ok(state, ch)]
         if not label or label.isascii():
             chars.extend(ch for ch in _ASCII_CANDIDATES if self._ok(state, ch))
         else:
             letters = "l" if label.endswith(_MIDDLE_DOT) else "abcdefghijklmnopqrstuvwxyz"
-            if self._ok(state, letters[0]):
+            if viable(label + letters[0], done, domain, self.nfc):
                 chars.extend(letters)
-            if self._ok(state, "0"):
+            if viable(label + "0", done, domain, self.nfc):
                 chars.extend("0123456789")
-            if self._ok(state, "-"):
+            if viable(label + "-", done, domain, self.nfc):
                 chars.append("-")
-        ascii_part = CharSet.of(chars)
+        ascii_part = "".join(chars)
         if label.isascii() and (label[:4].lower() == "xn--" or label.lower() != label):
-            return ascii_part
+            return CharSet.of(ascii_part)
         if label.endswith(_MIDDLE_DOT):
-            return ascii_part
+            return CharSet.of(ascii_part)
         t = tables()
         generic = self._generic(label, domain)
         exact = t.special
@@ -315,38 +390,76 @@ class IdnHostnameContent(Content):
         elif _zwnj_pending(label):
             generic, exact = generic & t.zwnj_follow, exact & t.zwnj_follow
         composing = generic & t.composing
-        if self.nfc and composing:
+        if composing and (self.nfc or blind):
             generic = generic - composing
-            tail = label[max(i for i, ch in enumerate(label) if i == 0 or not unicodedata.combining(ch)):]
-            generic = generic | CharSet.of(c for c in composing.chars() if unicodedata.is_normalized("NFC", tail + c))
-        picked = [c for c in exact.chars() if _backward_ok(label, c) and self._ok(state, c)]
+            if not blind:
+                tail = label[max(i for i, ch in enumerate(label) if i == 0 or not unicodedata.combining(ch)):]
+                kept = [c for c in composing.chars() if unicodedata.is_normalized("NFC", tail + c)]
+                generic = generic | CharSet.of(kept)
+        picked = tuple(
+            c for c in exact.chars() if _backward_ok(label, c) and viable(label + c, done, domain, self.nfc)
+        )
         room = min(LABEL_MAX, NAME_MAX - done)
         if far_from_limit(label, room):
-            return ascii_part | generic | CharSet.of(picked)
+            return _union_of(ascii_part, generic, picked)
         blocks = {ord(ch) >> 6 for ch in label if not ch.isascii()} | {ord(w) >> 6 for w in WITNESSES[2:]}
         near = generic & CharSet([(b << 6, (b << 6) + 63) for b in blocks])
-        picked.extend(c for c in near.chars() if self._near_ok(state, c, room))
-        return ascii_part | CharSet.of(picked)
-
-    def _near_ok(self, state: tuple, ch: str, room: int) -> bool:
-        """A character the class rules allow after the label, near the length limit: the A-label with it
-        must fit, and when the label cannot end right after it (a witness is needed), the exact check."""
-        done, domain, label = state
-        text = label + ch
-        if a_length(text) > room:
-            return False
-        return _ends_by_class(text, domain) or viable(text, done, domain, self.nfc)
+        picked += tuple(c for c in near.chars() if self._near_ok(state, c, room))
+        return CharSet.of(ascii_part + "".join(picked))
 
     def _generic(self, label: str, domain: Domain) -> CharSet:
         """The non-ASCII characters without a rule of their own that may follow ``label`` by class."""
         nfc_ccc = unicodedata.combining(label[-1]) if label and self.nfc else 0
         if not label:
-            key: tuple = ("", domain)
-        else:
-            first = unicodedata.bidirectional(label[0])
-            numbers = frozenset(b for b in map(unicodedata.bidirectional, label) if b in ("EN", "AN"))
-            key = (first if first in ("L", "R", "AL") else "N", numbers if first in ("R", "AL") else None)
-        return _generic_set(key, nfc_ccc)
+            return _generic_set(("", domain), nfc_ccc)
+        first, numbers = _summary(label)[:2]
+        return _generic_set((first, numbers if first in ("R", "AL") else None), nfc_ccc)
+
+    def _near_ok(self, state: tuple, ch: str, room: int) -> bool:
+        """A character the class rules allow after the label, near the length limit: the A-label with it
+        must fit, and when the label cannot end right after it (a witness is needed), the exact check."""
+        done, domain, label, _ = state
+        text = label + ch
+        if a_length(text) > room:
+            return False
+        return _ends_by_class(text, domain) or viable(text, done, domain, self.nfc)
+
+    def free(self, state: tuple) -> FreeContent | None:
+        """Runs of ASCII lowercase letters and digits inside a left-to-right (or neutral) label: they all
+        count the same in the A-label's length (basic code points) and follow the same rules there, so the
+        state after ``n`` of them is the label with ``n`` ``a``s, blind to NFC composition (see the class
+        notes), allowed while that label stays viable."""
+        hit = self._free_memo.get(state, _MISSING)
+        if hit is _MISSING:
+            if len(self._free_memo) > 50000:
+                self._free_memo.clear()
+            hit = self._free_memo[state] = self._free(state)
+        return hit  # type: ignore[return-value]
+
+    def _free(self, state: tuple) -> FreeContent | None:
+        done, domain, label, _ = state
+        room = min(LABEL_MAX, NAME_MAX - done)
+        if not label:  # letters only: a digit first makes a label of another bidi kind
+            chars = _LETTERS if viable("a", done, domain, self.nfc) else None
+            limit = room
+        elif label[-1] in (_MIDDLE_DOT, _KERAIA) or _zwnj_pending(label):
+            return None
+        elif label.isascii():
+            if label[:4].lower() == "xn--":
+                return None
+            # once a capital is in, no non-ASCII character may follow: capitals change nothing more
+            chars = _RUN if label.islower() or not any(c.isalpha() for c in label) else _RUN_CAPITALS
+            limit = room - len(label) if viable(label + "a", done, domain, self.nfc) else 0
+        elif unicodedata.bidirectional(label[0]) in ("R", "AL"):
+            return None
+        else:  # while far from the limit (nearer, letters are walked one by one)
+            chars, limit = _RUN, 0
+            basic = _basic_count(label)
+            while _far(basic + limit + 1, len(label) - basic, room):
+                limit += 1
+        if chars is None or limit <= 0:
+            return None
+        return chars, limit, lambda n: state if n == 0 else (done, domain, label + "a" * n, True)
 
 
 @lru_cache(maxsize=256)
@@ -355,7 +468,7 @@ def _generic_set(key: tuple, nfc_ccc: int) -> CharSet:
     out = t.allowed - t.special
     if key[0] == "":
         seen, failed = key[1]
-        out = out - t.marks
+        out = out - t.marks - t.bidi.get("AN", EMPTY)  # AN first: an RTL label not starting with R/AL
         if seen:
             out = out & t.first_in_bidi_domain
         if failed:
@@ -371,6 +484,11 @@ def _generic_set(key: tuple, nfc_ccc: int) -> CharSet:
     if nfc_ccc:
         out = out - t.ccc_below(nfc_ccc)
     return out
+
+
+@lru_cache(maxsize=4096)
+def _union_of(ascii_part: str, generic: CharSet, picked: tuple[str, ...]) -> CharSet:
+    return generic | CharSet.of(ascii_part + "".join(picked))
 
 
 def idn_hostname_ok(text: str, nfc: bool = True) -> bool:

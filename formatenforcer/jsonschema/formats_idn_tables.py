@@ -63,7 +63,9 @@ class Tables:
         self.special = CharSet.of("\u200c\u200d\u00b7\u0375\u05f3\u05f4\u30fb") | CharSet(
             [(0x660, 0x669), (0x6F0, 0x6F9)]
         )
-        self.composing = composition_seconds() & self.allowed
+        firsts, seconds = composition_pairs()
+        self.composing = seconds & self.allowed
+        self.firsts = firsts
         self.greek = CharSet(_ranges(scripts["Greek"])) & self.allowed
         self.hebrew = CharSet(_ranges(scripts["Hebrew"]))
         self.kana_han = _union(CharSet(_ranges(scripts[n])) for n in ("Hiragana", "Katakana", "Han"))
@@ -92,17 +94,20 @@ def _union(sets) -> CharSet:  # type: ignore[no-untyped-def]
     return out
 
 
-def composition_seconds() -> CharSet:
-    """Characters that can be the second of a canonical composition (NFC quick check "Maybe", and more):
-    whether appending one keeps a string in NFC depends on what precedes it, so they are checked one by one."""
+def composition_pairs() -> tuple[CharSet, CharSet]:
+    """(firsts, seconds) of canonical compositions. A second (NFC quick check "Maybe") may compose with what
+    precedes it, so whether appending one keeps a string in NFC is checked one by one; a first is a starter
+    such a second can compose with (supersets both: every two-character canonical decomposition, Hangul)."""
     seconds: set[int] = set(range(0x1161, 0x1176)) | set(range(0x11A8, 0x11C3))  # Hangul V and T jamo
-    for cp in range(0x80, 0x30000):
+    firsts: set[int] = set(range(0x1100, 0x1113)) | set(range(0xAC00, 0xD7A4))  # Hangul L jamo, syllables
+    for cp in range(0, 0x30000):
         decomposition = unicodedata.decomposition(chr(cp))
         if decomposition and not decomposition.startswith("<"):
             parts = decomposition.split()
             if len(parts) == 2:
+                firsts.add(int(parts[0], 16))
                 seconds.add(int(parts[1], 16))
-    return CharSet((cp, cp) for cp in seconds)
+    return CharSet((cp, cp) for cp in firsts), CharSet((cp, cp) for cp in seconds)
 
 
 @cache

@@ -202,9 +202,9 @@ UNSUPPORTED_NOTES = """## Unsupported groups and why
 Each is refused at build time with `UnsupportedSchemaError` naming the keyword and its JSON pointer
 (`lenient=True` turns that into a warning and enforces the rest). The groups left in the tables above:
 
-- `format` (`optional/format/`): `idn-hostname`/`idn-email` (U-labels: the A-label machinery is not
-  wired up for them yet) and unknown format names (nothing to enforce); see
-  docs/json-schema.md, Formats. `format: regex` is not combined with a `pattern` or another format on the
+- `format` (`optional/format/`): unknown format names (nothing to enforce); see docs/json-schema.md,
+  Formats. `idn-hostname`/`idn-email` are not combined with a length limit, a `pattern`, another format,
+  excluded values or `not` on the same string. `format: regex` is not combined with a `pattern` or another format on the
   same string, with its own `not`, or with excluded values under a `maxLength`.
 - `oneOf` in unevaluatedProperties.json "dynamic evaluation inside nested refs": nested `oneOf`s of
   overlapping branches, each branch excluding the others, expand past the 256-alternative limit of

@@ -86,20 +86,33 @@ def utf8_length(lead: int) -> int:
 class CharSet:
     """An immutable set of characters. Build with ``of``, ``ranges``, ``ANY`` and the set operators."""
 
-    __slots__ = ("intervals", "ascii", "_starts", "_hash", "_prefix_cache")
+    __slots__ = ("intervals", "ascii", "_starts", "_hash", "_prefix_cache", "_complement")
 
     def __init__(self, intervals: Iterable[tuple[int, int]] = ()) -> None:
-        self.intervals = _normalize(intervals)
-        self._starts = [lo for lo, _ in self.intervals]
+        self._fill(_normalize(intervals))
+
+    def _fill(self, intervals: tuple[tuple[int, int], ...]) -> None:
+        """Sets the fields from intervals that are already normalized (sorted, disjoint, not adjacent, clipped,
+        surrogate-free): the set operators produce such intervals and skip ``_normalize``."""
+        self.intervals = intervals
+        self._starts = [lo for lo, _ in intervals]
         table = bytearray(128)
-        for lo, hi in self.intervals:
+        for lo, hi in intervals:
             if lo >= 128:
                 break
-            for cp in range(lo, min(hi, 127) + 1):
-                table[cp] = 1
+            top = min(hi, 127) + 1
+            table[lo:top] = b"\x01" * (top - lo)
         self.ascii = bytes(table)
-        self._hash = hash(self.intervals)
+        self._hash = hash(intervals)
         self._prefix_cache: dict[bytes, bool] = {}
+        self._complement: CharSet | None = None
+
+    @classmethod
+    def _normalized(cls, intervals: tuple[tuple[int, int], ...]) -> CharSet:
+        """A CharSet of intervals known to be normalized (see ``_fill``)."""
+        made = cls.__new__(cls)
+        made._fill(intervals)
+        return made
 
     @classmethod
     def of(cls, chars: Iterable[str]) -> CharSet:
@@ -137,33 +150,55 @@ class CharSet:
         return CharSet(self.intervals + other.intervals)
 
     def complement(self) -> CharSet:
-        """Every character not in this set."""
-        gaps: list[tuple[int, int]] = []
-        previous = -1
-        for lo, hi in self.intervals:
-            if lo > previous + 1:
-                gaps.append((previous + 1, lo - 1))
-            previous = hi
-        if previous < MAX_CODE_POINT:
-            gaps.append((previous + 1, MAX_CODE_POINT))
-        return CharSet(gaps)
+        """Every character not in this set (computed once per set: patterns complement the same classes)."""
+        done = self._complement
+        if done is None:
+            gaps: list[tuple[int, int]] = []
+            previous = -1
+            low, high = _SURROGATES
+            for lo, hi in (*self.intervals, (MAX_CODE_POINT + 1, MAX_CODE_POINT + 1)):
+                if lo > previous + 1:
+                    start, end = previous + 1, lo - 1
+                    if start <= high and end >= low:  # the gap spans (part of) the surrogate block
+                        if start < low:
+                            gaps.append((start, low - 1))
+                        if end > high:
+                            gaps.append((high + 1, end))
+                    else:
+                        gaps.append((start, end))
+                previous = hi
+            done = self._complement = CharSet._normalized(tuple(gaps))
+        return done
 
     def __sub__(self, other: CharSet) -> CharSet:
+        if not other.intervals or not self.intervals:
+            return self
         return self & other.complement()
 
     def __and__(self, other: CharSet) -> CharSet:
-        out: list[tuple[int, int]] = []
         a, b = self.intervals, other.intervals
+        if a == b:
+            return self
+        out: list[tuple[int, int]] = []
         i = j = 0
-        while i < len(a) and j < len(b):
-            lo, hi = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
-            if lo <= hi:
-                out.append((lo, hi))
-            if a[i][1] < b[j][1]:
+        len_a, len_b = len(a), len(b)
+        while i < len_a and j < len_b:
+            a_lo, a_hi = a[i]
+            b_lo, b_hi = b[j]
+            lo = a_lo if a_lo > b_lo else b_lo
+            if a_hi < b_hi:
+                if lo <= a_hi:
+                    out.append((lo, a_hi))
                 i += 1
             else:
+                if lo <= b_hi:
+                    out.append((lo, b_hi))
                 j += 1
-        return CharSet(out)
+        # pieces of two normalized sets are sorted, disjoint and never adjacent (two adjacent characters in
+        # both sets would lie in one interval of each, hence in one piece)
+        if out == list(a):
+            return self
+        return CharSet._normalized(tuple(out))
 
     def __bool__(self) -> bool:
         return bool(self.intervals)

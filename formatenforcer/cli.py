@@ -115,8 +115,10 @@ def command_check(args: argparse.Namespace) -> int:
         print(f"{args.schema}: fully supported")
         return EXIT_OK
     print(f"{args.schema}: {len(problems)} unsupported keyword(s)")
-    for pointer, keyword in problems:
-        print(f"  {pointer or '#'}  {keyword}")
+    for problem in problems:
+        pointer, keyword = problem
+        reason = getattr(problem, "reason", "")
+        print(f"  {pointer or '#'}  {keyword}" + (f": {reason}" if reason else ""))
     return EXIT_NO
 
 

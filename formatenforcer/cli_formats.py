@@ -18,6 +18,7 @@ from typing import Any
 
 from .choice import ChoiceParser
 from .cli_model import CliError
+from .errors import Problem
 from .jsonschema import JsonConfig, JsonParser, JsonSchemaParser
 from .parser import CharacterParser
 from .regex import RegexParser
@@ -101,15 +102,16 @@ def _schema_format(schema: Any, lenient: bool, config: JsonConfig, description: 
         warnings.simplefilter("ignore")  # lenient mode's warning is re-said below as one line
         parser = JsonSchemaParser(schema, lenient=lenient, config=config)
     if parser.problems:
-        listed = ", ".join(f"'{keyword}' at {pointer or '#'}" for pointer, keyword in parser.problems)
+        listed = "; ".join(Problem.of(problem).describe() for problem in parser.problems)
         print(f"formatenforcer: note: --lenient: not enforcing {listed}", file=sys.stderr)
     text = json.dumps(schema, separators=(",", ":"))
     instruction = f"Answer with JSON only, following this JSON Schema: {text}"
     return Format(parser, description, instruction)
 
 
-def unsupported_keywords(schema: Any) -> list[tuple[str, str]]:
-    """(JSON pointer, keyword) of every keyword formatenforcer cannot enforce in ``schema``; empty if none.
+def unsupported_keywords(schema: Any) -> list[Problem]:
+    """Every keyword formatenforcer cannot enforce in ``schema`` as ``(JSON pointer, keyword)`` pairs with a
+    ``reason`` (``errors.Problem``); empty if none.
 
     Raises SchemaError (from the library) when the schema is broken rather than merely unsupported."""
     with warnings.catch_warnings():

@@ -34,12 +34,49 @@ class SchemaError(FormatError):
         super().__init__(f"{message} (at {pointer or '#'})" if pointer is not None else message)
 
 
+class Problem(tuple):
+    """One keyword that cannot be enforced: the pair ``(pointer, keyword)`` - it unpacks, compares and hashes
+    as that pair, as ``UnsupportedSchemaError.problems`` items always did - plus ``reason``, why not."""
+
+    reason: str
+
+    def __new__(cls, pointer: str, keyword: str, reason: str = "") -> Problem:
+        self = super().__new__(cls, (pointer, keyword))
+        self.reason = reason
+        return self
+
+    @classmethod
+    def of(cls, item: tuple) -> Problem:
+        """``item`` as a Problem: a Problem as is, a plain ``(pointer, keyword)`` pair with no reason."""
+        return item if isinstance(item, Problem) else cls(*item)
+
+    @property
+    def pointer(self) -> str:
+        return self[0]
+
+    @property
+    def keyword(self) -> str:
+        return self[1]
+
+    def __getnewargs__(self) -> tuple[str, str, str]:  # type: ignore[override]
+        return (self[0], self[1], self.reason)
+
+    def __repr__(self) -> str:
+        return f"Problem({self[0]!r}, {self[1]!r}, reason={self.reason!r})"
+
+    def describe(self) -> str:
+        """``'keyword' at pointer (reason)``, as error messages and warnings list it."""
+        where = f"'{self[1]}' at {self[0] or '#'}"
+        return f"{where} ({self.reason})" if self.reason else where
+
+
 class UnsupportedSchemaError(SchemaError):
-    """A schema that uses keywords formatenforcer cannot enforce; ``problems`` lists (pointer, keyword)."""
+    """A schema that uses keywords formatenforcer cannot enforce; ``problems`` lists them as ``Problem``s:
+    ``(pointer, keyword)`` pairs that also carry a ``reason``."""
 
     def __init__(self, problems: list[tuple[str, str]]) -> None:
-        self.problems = list(problems)
-        listed = ", ".join(f"'{keyword}' at {pointer or '#'}" for pointer, keyword in self.problems)
+        self.problems: list[Problem] = [Problem.of(p) for p in problems]
+        listed = "; ".join(p.describe() for p in self.problems)
         FormatError.__init__(self, f"unsupported JSON Schema keyword(s): {listed}")
         self.pointer = self.problems[0][0] if self.problems else ""
 

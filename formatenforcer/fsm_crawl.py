@@ -98,6 +98,12 @@ def install() -> None:
             _installed = True
 
 
+def expired() -> bool:
+    """Whether this thread's current ``deadline`` has passed (for builders other than interegular's)."""
+    end = getattr(_local, "end", None)
+    return end is not None and time.monotonic() > end
+
+
 @contextmanager
 def deadline(seconds: float) -> Iterator[None]:
     """Within this block, automaton construction on this thread raises CrawlTimeout after ``seconds``."""

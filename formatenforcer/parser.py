@@ -131,6 +131,19 @@ class CharacterParser:
         return state is not None and state.can_end()
 
 
+def walk_lexeme(state: CharacterParser) -> Lexeme | None:
+    """``state.lexeme()``, or for a bare scalar state (a top-level string or number, a branch of a top-level
+    union) the state itself with nothing around it to resume: its walk is then the shared cached one."""
+    lexeme = state.lexeme()
+    if lexeme is None and state.SCALAR_LEXEME:
+        return Lexeme(state, _same_state)
+    return lexeme
+
+
+def _same_state(state: CharacterParser) -> CharacterParser:
+    return state
+
+
 def nested_lexeme(child: CharacterParser, wrap: Callable[[CharacterParser], CharacterParser]) -> Lexeme | None:
     """The lexeme of a container whose next characters all go to ``child``: the child's own lexeme with
     ``wrap`` (put the child back in the container) added to its resume, or the child itself when it is a
@@ -138,7 +151,12 @@ def nested_lexeme(child: CharacterParser, wrap: Callable[[CharacterParser], Char
     inner = child.lexeme()
     if inner is not None:
         resume = inner.resume
-        return Lexeme(inner.inner, lambda state: wrap(resume(state)))
+
+        def resumed(state: CharacterParser) -> CharacterParser | None:
+            back = resume(state)  # None: the child refuses its inner value ending here (a key not allowed)
+            return None if back is None else wrap(back)
+
+        return Lexeme(inner.inner, resumed, checked_ends=inner.checked_ends)
     if child.SCALAR_LEXEME:
         return Lexeme(child, wrap)
     return None

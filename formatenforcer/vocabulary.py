@@ -23,6 +23,7 @@ Each table is built lazily, once per vocabulary and class, in one vectorized num
 
 from __future__ import annotations
 
+import atexit
 import gc
 import os
 import threading
@@ -189,6 +190,9 @@ class FreeRunTable:
         lengths = (run + texts.has_tail)[whole]
         self.longest_run = int(lengths.max()) if len(lengths) else 0
         self._upto: list[np.ndarray] = []
+        self._size = size
+        self._within: dict[int, list[int] | np.ndarray] = {}
+        self._run_ids, self._run_lengths = (None, None) if bucketed else (ids, lengths)
         self.few: list[int] | None = None
         """Unbucketed tables of small subtrees keep their run tokens as a list (cheaper than a packed mask)."""
         if not bucketed and len(ids) <= _FEW_IDS:
@@ -217,6 +221,22 @@ class FreeRunTable:
         if not self.bucketed:
             return None
         return self._upto[max(max_length, 0)]
+
+    def within(self, max_length: int) -> list[int] | np.ndarray:
+        """Unbucketed tables: the run tokens made of at most ``max_length`` class characters, as a list of ids
+        (when few) or a packed mask; memoised per length. Lets a bounded run (a counted repeat such as
+        ``[A-Za-z0-9]{8}``) use one subtree table instead of descending to the nodes where every run fits,
+        which built thousands of small tables on a first visit."""
+        hit = self._within.get(max_length)
+        if hit is None:
+            ids = self._run_ids[self._run_lengths <= max_length]  # type: ignore[index,operator]
+            if len(ids) <= _FEW_IDS:
+                hit = ids.tolist()
+            else:
+                hit = pack_ids(ids, self._size)
+                hit.flags.writeable = False
+            self._within[max_length] = hit
+        return hit
 
     def exits_for(self, length: int, allowed: CharSet) -> Trie:
         """The tokens that leave the class after ``length`` run characters, as a trie holding only the first
@@ -324,6 +344,25 @@ def _split_complete(data: bytes) -> tuple[str, bytes]:
     return "", data
 
 
+def _freeze_collector() -> None:
+    """Moves every object alive now out of the cycle collector's sight (``gc.freeze``).
+
+    The trie is ~130,000 nested dicts that live as long as the process and never form cycles, yet each full
+    collection walks them all: 150-200 ms on this machine, a pause that landed inside random masks (it was
+    the maximum time per token). Frozen objects are still freed by reference counting; only a reference
+    cycle that already exists at this moment would never be reclaimed. vLLM freezes its heap after start-up
+    for the same reason. ``FORMATENFORCER_GC_FREEZE=0`` leaves the collector alone."""
+    global _FROZE
+    if os.environ.get("FORMATENFORCER_GC_FREEZE", "1") != "0":
+        gc.freeze()
+        if not _FROZE:  # shutdown collects as usual (extension modules report "leaks" of frozen objects)
+            atexit.register(gc.unfreeze)
+            _FROZE = True
+
+
+_FROZE = False
+
+
 class Vocabulary:
     """Per-tokenizer, read-only index of token texts. Build with ``from_tokens`` or ``from_transformers``."""
 
@@ -351,6 +390,7 @@ class Vocabulary:
             self.trie = trie
         else:
             self.trie = self._build_trie()
+        _freeze_collector()
         self.eos_mask = pack_ids(self.eos_token_ids, self.size)
         self.eos_mask.flags.writeable = False
         self._tables: dict[CharSet, FreeRunTable] = {}

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .charset import utf8_length
-from .parser import CharacterParser, FreeRun, Lexeme
+from .parser import CharacterParser, FreeRun, Lexeme, walk_lexeme
 from .vocabulary import IDS, FreeRunTable, Trie, Vocabulary, as_dict, ids_at, pack_ids
 
 _CHR = [chr(b) for b in range(128)]
@@ -47,15 +47,21 @@ class _Walk:
         run = state.free_run()
         if run is not None and child.__class__ is dict:  # not a merged copy (see _MergedNode)
             table = self.vocabulary.subtree_run_table(child, run.chars)
-            # subtree tables are not bucketed by length: a bounded run uses one when no token below is made
-            # of more class characters than the bound (a counted repeat such as {1,30})
+            # subtree tables are not bucketed by length: a bounded run below the longest run of the subtree
+            # (a counted repeat such as {1,30}) selects its tokens by length (memoised per bound)
             if run.max_length is None or run.max_length >= table.longest_run:
                 if table.few is not None:
                     self.out.extend(table.few)
                 else:
                     self.masks.append(table.runs_upto(None))
-                self.exits(table, run)
-                return
+            else:
+                within = table.within(run.max_length)
+                if within.__class__ is list:
+                    self.out.extend(within)
+                else:
+                    self.masks.append(within)
+            self.exits(table, run)
+            return
         self.walk(child, state, b"")
 
     def exits(self, table: FreeRunTable, run: FreeRun) -> None:
@@ -309,7 +315,8 @@ def allowed_mask(
     With a ``lexemes`` cache (a dict owned by the caller), a state whose next characters go to an inner
     string or number (``state.lexeme()``) is answered from that inner state's cached walk plus walks of the
     full state from the points where the inner value ends."""
-    lexeme = None if (lexemes is None or pending or at_start) else state.lexeme()
+    at_start = at_start and vocabulary.strip_leading_space  # only SentencePiece treats the first token apart
+    lexeme = None if (lexemes is None or pending or at_start) else walk_lexeme(state)
     if lexeme is None and lexemes is not None and not pending and not at_start:
         branches = state.alternatives()
         if branches is not None:  # the OR of the branches' masks, each from its own cached walks

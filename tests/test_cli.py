@@ -70,6 +70,7 @@ def test_check_lists_unsupported_keywords_with_pointers_and_exits_1(files: dict[
     result = run("check", str(files["unsupported"]))
     assert result.returncode == 1, result.stderr
     assert "#/properties/a/$recursiveRef" in result.stdout and "$recursiveRef" in result.stdout
+    assert "not implemented" in result.stdout  # the reason, after the keyword
     assert result.stderr == ""
 
 

@@ -99,6 +99,25 @@ CASES += [
 ]
 
 
+CUSTOMER = {"type": "object", "properties": {"id": {"type": "string", "pattern": "^cus_[A-Za-z0-9]{8}$"}}}
+CASES += [
+    # a counted repeat entered part-way through tokens: one subtree table selected by run length
+    (JsonSchemaParser(CUSTOMER), ['{"id":"', '{"id":"cus', '{"id":"cus_', '{"id":"cus_Ab', '{"id":"cus_Ab12cd']),
+    (RegexParser(r"[a-z]{2,5}-[0-9A-F]{3}"), ["a", "abc", "abcde", "ab-", "ab-0F"]),
+]
+
+
+@pytest.mark.parametrize("schema", [{}, {"type": "number"}, {"type": "string", "maxLength": 5}, NESTED, NOTIFY,
+                                    {"anyOf": [{"type": "integer"}, {"type": "array"}]}])  # fmt: skip
+def test_first_mask_with_shortcuts_equals_plain_walk(llama3_vocabulary, schema):
+    """The first mask of a byte-level vocabulary uses the same shortcuts (union branches, a top-level
+    scalar's shared walk) as later ones."""
+    parser = JsonSchemaParser(schema)
+    fast = allowed_mask(llama3_vocabulary, parser, b"", True, {})
+    plain = allowed_mask(llama3_vocabulary, WalkOnly(parser), b"", True)
+    assert np.array_equal(fast, plain)
+
+
 @pytest.mark.parametrize("parser, prefix", [(p, x) for p, prefixes in CASES for x in prefixes])
 def test_mask_with_free_runs_equals_plain_walk(llama3_vocabulary, parser, prefix):
     """The shortcuts (free runs, and the cached walks of inner strings/numbers) change nothing."""

@@ -17,7 +17,7 @@ import pytest
 from formatenforcer import JsonConfig, JsonSchemaParser, TokenEnforcer
 
 from .checking import random_walk
-from .json_checks import char_walk
+from .json_checks import accepts_tokens, char_walk
 
 CASES = [
     ({"properties": {"type": {}}, "propertyNames": {"enum": ["type", "items"]}}, '{"type":1,"t',
@@ -53,3 +53,26 @@ def test_walks_over_such_objects_never_dead_end(llama3_vocabulary, schema, stran
         text, done = random_walk(enforcer, seed, max_tokens=40, end_bias=0.2)
         if done:
             jsonschema.Draft202012Validator(schema).validate(json.loads(text))
+
+
+DEPENDENT = {"properties": {"old": {
+    "type": "object", "dependencies": {"pair": ["id"], "id": {"properties": {"id": {"type": "integer"}}}},
+    "properties": {"pair": {"type": "array", "items": [{"type": "string", "maxLength": 3}, {"type": "integer"}],
+                            "additionalItems": False}}}}}  # fmt: skip
+
+
+def test_key_refusal_inside_a_nested_object_passes_through_the_outer_one(llama3_vocabulary, llama3_tokenizer):
+    # the inner object's key lexeme refuses some key endings; wrapped by the outer object's value lexeme,
+    # that refusal once became an outer state with no value in it (a crash computing the mask after "pair":)
+    enforcer = TokenEnforcer(llama3_vocabulary, JsonSchemaParser(DEPENDENT))
+    for text in ('{"old": {"pair": ["abc", 1], "id": 2}}', '{"old": {"id": 3, "pair": ["a", 0]}}'):
+        ok, why = accepts_tokens(enforcer, llama3_tokenizer, text)
+        assert ok, (text, why)
+    validator = jsonschema.Draft7Validator(DEPENDENT)
+    finished = 0
+    for seed in range(6):
+        text, done = random_walk(enforcer, seed, max_tokens=60, end_bias=0.6)
+        if done:
+            finished += 1
+            assert validator.is_valid(json.loads(text)), text
+    assert finished >= 2

@@ -12,8 +12,9 @@ from collections.abc import Hashable, Mapping
 from typing import Any
 
 from ..charset import CharSet
-from ..errors import SchemaError, UnsupportedSchemaError
-from ..parser import CharacterParser, FreeRun
+from ..errors import Problem, SchemaError, UnsupportedSchemaError
+from ..parser import CharacterParser, FreeRun, Lexeme, walk_lexeme
+from . import arrays, objects  # noqa: F401 - loaded with the package, not inside the first schema's build
 from .compile import Compiler
 from .config import JsonConfig
 from .ir import AnyValue, Never, Node, deref
@@ -49,6 +50,13 @@ class _Document(CharacterParser):
 
     def free_run(self) -> FreeRun | None:
         return self._start.free_run()
+
+    def alternatives(self) -> tuple[CharacterParser, ...] | None:
+        # the root union's branches: the first mask then reuses their cached walks (a new schema's TTFM)
+        return self._start.alternatives()
+
+    def lexeme(self) -> Lexeme | None:
+        return walk_lexeme(self._start)
 
 
 class JsonSchemaParser(_Document):
@@ -90,7 +98,7 @@ class JsonSchemaParser(_Document):
             error.args = (f"{error.args[0]}{missing}",)
             raise error
         if problems:
-            listed = ", ".join(f"'{k}' at {p}" for p, k in problems)
+            listed = "; ".join(Problem.of(p).describe() for p in problems)
             warnings.warn(f"formatenforcer: not enforcing {listed}{missing}", stacklevel=2)
         self.schema = raw
         self.problems = problems

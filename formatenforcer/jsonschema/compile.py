@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..charset import ANY, EMPTY, CharSet
-from ..choice import ChoiceParser
+from ..choice import CharTrie, ChoiceParser
 from ..combinators import UnionParser
 from ..dfa_ops import combine
-from ..errors import SchemaError, UnsupportedSchemaError
+from ..errors import Problem, SchemaError, UnsupportedSchemaError
 from ..parser import CharacterParser
 from ..regex import CompiledRegex, RegexError, compile_boolean, compile_regex
 from .config import JsonConfig
@@ -83,7 +83,7 @@ def string_content(node: String) -> Content | None:
                 return None
             raise Unsupported(keyword if full else "not", str(error)) from None
         content = RegexContent(dfa, node.min_length, node.max_length)
-        return content if content._can_finish(0, node.min_length, node.max_length) else None
+        return content if content.satisfiable() else None
     try:
         dfa = full[0] if isinstance(full[0], CompiledRegex) else compile_regex(full[0], stand_ins)
     except RegexError as error:
@@ -91,7 +91,7 @@ def string_content(node: String) -> Content | None:
     caps = [FORMAT_MAX_LENGTH[f] for f in node.formats if f in FORMAT_MAX_LENGTH]
     high = min(caps + ([] if node.max_length is None else [node.max_length]), default=None)
     content = RegexContent(dfa, node.min_length, high)
-    if not content._can_finish(0, node.min_length, high):
+    if not content.satisfiable():
         raise Unsupported(keyword, "no string matches the pattern within the length limits")
     if node.formats == ("hostname",) and not node.patterns:
         return HostnameContent(content)  # A-labels: punycode and IDNA2008 (formats_idna.py)
@@ -138,6 +138,7 @@ class Compiler:
         self.origin = origin
         self._starts: dict[int, CharacterParser | None] = {}
         self._keep: list[object] = []
+        self._any_value: CharacterParser | None = None
 
     def start(self, node: Node) -> CharacterParser | None:
         """The state before the first character of a value of ``node``; None if no value can match."""
@@ -151,7 +152,8 @@ class Compiler:
                 state = self._build(node)
             except Unsupported as problem:
                 if not self.lenient:
-                    raise UnsupportedSchemaError([(self.origin(node), problem.keyword)]) from None
+                    found = Problem(self.origin(node), problem.keyword, problem.reason)
+                    raise UnsupportedSchemaError([found]) from None
                 relaxed = relax(node)
                 self._keep.append(relaxed)
                 state = self._build(relaxed)
@@ -164,27 +166,31 @@ class Compiler:
         return state
 
     def _build(self, node: Node) -> CharacterParser | None:
-        from .arrays import ArrayContext
-        from .objects import ObjectContext
-
         if isinstance(node, Never):
             return None
         if isinstance(node, AnyValue):
-            kinds = [Null(), Boolean(), Number(), String(), Array(), Object()]
-            self._keep.extend(kinds)
-            return UnionParser([s for s in (self.start(k) for k in kinds) if s is not None])
+            if self._any_value is None:  # every `true` of the schema reads the same values: one union state
+                kinds = [Null(), Boolean(), Number(), String(), Array(), Object()]
+                self._keep.extend(kinds)
+                self._any_value = UnionParser([s for s in (self.start(k) for k in kinds) if s is not None])
+            return self._any_value
         if isinstance(node, Null):
-            return ChoiceParser(["null"])
+            return ChoiceParser(_literal_trie(_NULL))
         if isinstance(node, Boolean):
-            return ChoiceParser(sorted("true" if v else "false" for v in node.values))
+            words = tuple(sorted("true" if v else "false" for v in node.values))
+            return ChoiceParser(_literal_trie(words) if words else words)  # (no value: ChoiceParser refuses it)
         if isinstance(node, Number):
             return NumberParser(NumberContext(node))
         if isinstance(node, String):
             content = string_content(node)
             return None if content is None else StringParser(content, escapable=self.escapable)
         if isinstance(node, Array):
+            from .arrays import ArrayContext  # (arrays.py and objects.py import this module)
+
             return ArrayContext(node, self).start()
         if isinstance(node, Object):
+            from .objects import ObjectContext
+
             return ObjectContext(node, self).start()
         if isinstance(node, Union):
             starts = [s for s in (self.start(option) for option in node.options) if s is not None]
@@ -193,10 +199,10 @@ class Compiler:
             return starts[0] if len(starts) == 1 else UnionParser(starts)
         raise SchemaError(f"internal: unknown schema node {node!r}")
 
-    def check_all(self, root: Node, lenient: bool = False) -> list[tuple[str, str]]:
+    def check_all(self, root: Node, lenient: bool = False) -> list[Problem]:
         """Compiles every node reachable from ``root`` so unsupported combinations surface now; returns
-        them as (pointer, keyword). With ``lenient`` such nodes are compiled without the offending keyword."""
-        problems: list[tuple[str, str]] = []
+        them as ``Problem``s. With ``lenient`` such nodes are compiled without the offending keyword."""
+        problems: list[Problem] = []
         seen: set[int] = set()
         todo = [root]
         while todo:
@@ -216,6 +222,17 @@ class Compiler:
             todo.extend(children(node))
         self.lenient = lenient
         return problems
+
+
+_LITERAL_TRIES: dict[tuple[str, ...], CharTrie] = {}
+
+
+def _literal_trie(words: tuple[str, ...]) -> CharTrie:
+    """The trie of ``null`` or of a set of booleans, shared by every schema (a handful of them, read-only)."""
+    hit = _LITERAL_TRIES.get(words)
+    if hit is None:
+        hit = _LITERAL_TRIES[words] = CharTrie(words)
+    return hit
 
 
 def union_memo(memo: dict, parts: tuple) -> CharSet:

@@ -6,7 +6,9 @@ union of the constraints' complements, each again a node: ``minLength 3`` -> ``m
 ``integer`` -> a number that is no multiple of 1 (``Number.not_multiples``), ``items: S`` -> ``contains: not
 S``, item ``i`` of a tuple -> "at least i+1 items and item i not ...", a named property -> "the key is
 present and its value is not ...", ``required`` -> "the key is absent". Complements of sub-schemas are built
-lazily and memoised, so recursive schemas stay finite. The kinds a union leaves out are added whole.
+lazily and memoised, so recursive schemas stay finite. The kinds a union leaves out are added whole; the
+complements of a union's options are intersected one at a time, dropping empty and subsumed products
+(products.py), so nested ``oneOf``s do not multiply out into every combination.
 
 Refused (``Unsupported("not")``), because the complement says "there exists" about something no node
 expresses: ``uniqueItems`` (a duplicate exists), a constraint on keys an object does not name
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from .ir import AnyValue, Array, Boolean, CycleError, Never, Node, Null, Number, Object, Ref, Side, String, Union, deref
 from .merge import Unsupported, kinds_of, union_of
+from .products import conjoin
 
 if TYPE_CHECKING:
     from .merge import Merger
@@ -41,7 +44,7 @@ def complement(merger: Merger, node: Node, within: Node | None = None) -> Node:
     """The values that are not instances of ``node``. ``within``: only its kinds matter (the caller
     intersects with it), so a kind it lacks is skipped even when its complement could not be expressed."""
     relevant = None if within is None else kinds_of(within)
-    result: dict[type, Node] = {kind: kind() for kind in _KINDS}
+    result: dict[type, list[Node]] = {kind: [kind()] for kind in _KINDS}
     for option in _options(node):
         if isinstance(option, AnyValue):
             return Never("'not' of a schema that allows everything")
@@ -50,8 +53,8 @@ def complement(merger: Merger, node: Node, within: Node | None = None) -> Node:
         kind = type(option)
         if relevant is not None and kind not in relevant:
             continue
-        result[kind] = merger.intersect(result[kind], _within_kind(merger, option))
-    return union_of(list(result.values()))
+        result[kind] = conjoin(merger, result[kind], _within_kind(merger, option), "not")
+    return union_of([option for options in result.values() for option in options])
 
 
 def negated(merger: Merger, node: Node) -> Node:
@@ -77,20 +80,21 @@ def _concrete(node: Node) -> Node | None:
         return None
 
 
-def _within_kind(merger: Merger, node: Node) -> Node:
+def _within_kind(merger: Merger, node: Node) -> list[Node]:
+    """The alternatives of the complement of ``node`` among the values of its kind."""
     if isinstance(node, Null):
-        return Never("'not' of null")
+        return []
     if isinstance(node, Boolean):
         rest = frozenset({True, False}) - node.values
-        return Boolean(rest) if rest else Never("'not' of both booleans")
+        return [Boolean(rest)] if rest else []
     if isinstance(node, Number):
-        return union_of(_numbers(node))
+        return _numbers(node)
     if isinstance(node, String):
-        return union_of(_strings(node))
+        return _strings(node)
     if isinstance(node, Array):
-        return union_of(_arrays(merger, node))
+        return _arrays(merger, node)
     if isinstance(node, Object):
-        return union_of(_objects(merger, node))
+        return _objects(merger, node)
     raise Unsupported("not", f"'not' of {type(node).__name__}")
 
 
@@ -200,7 +204,10 @@ def _objects(merger: Merger, node: Object) -> list[Node]:
         elif patterns or not isinstance(additional, AnyValue):
             raise Unsupported("not", "'not' of an object constraining keys it does not name")
         for name, schema in side.properties:
-            if not isinstance(_concrete(schema), AnyValue):
+            concrete = _concrete(schema)
+            if isinstance(concrete, Never):  # "not absent" is "present", whatever the value
+                out.append(Object(required=frozenset({name})))
+            elif not isinstance(concrete, AnyValue):
                 value = Side(((name, negated(merger, schema)),), silent=True)  # `not` evaluates nothing
                 out.append(Object((value,), required=frozenset({name})))
     return out

@@ -167,6 +167,30 @@ class RegexContent(Content):
         self._memo[key] = result
         return result
 
+    def satisfiable(self) -> bool:
+        """Whether some text within the lengths matches (asked once, at build time). With only an upper
+        length this is a breadth-first search from the start that stops at the first final state, not
+        ``distances()`` over the whole automaton: that table is for the mask, built when a mask first needs
+        it (a large format automaton's takes milliseconds, and the time to first mask should not pay it)."""
+        low, high = max(self.low, 0), self.high
+        if low > 0 or high is None:
+            return self._can_finish(0, low, high)
+        finals, transitions = self.dfa.finals, self.dfa.transitions
+        layer, seen = [0], {0}
+        for _ in range(high + 1):
+            if any(state in finals for state in layer):
+                return True
+            nxt = []
+            for state in layer:
+                for target in transitions[state].values():
+                    if target not in seen:
+                        seen.add(target)
+                        nxt.append(target)
+            if not nxt:
+                return False
+            layer = nxt
+        return False
+
     def start(self) -> tuple[int, int]:
         return (0, 0)
 
@@ -261,10 +285,20 @@ class RegexContent(Content):
 class TrieContent(Content):
     """Exactly one of ``words``."""
 
-    __slots__ = ("trie",)
+    __slots__ = ("_words", "_trie")
 
     def __init__(self, words: Iterable[str]) -> None:
-        self.trie = CharTrie(sorted(words))
+        self._words = tuple(words)
+        self._trie: CharTrie | None = None
+
+    @property
+    def trie(self) -> CharTrie:
+        """The trie of the words, built when the string is first read (most enums of a schema are not
+        reached by its first mask, which should not pay for them)."""
+        trie = self._trie
+        if trie is None:
+            trie = self._trie = CharTrie(sorted(self._words))
+        return trie
 
     def start(self) -> int:
         return 0

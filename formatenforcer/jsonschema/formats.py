@@ -95,15 +95,30 @@ def format_automaton(name: str) -> str | CompiledRegex:
 
 @cache
 def _tabled(name: str) -> CompiledRegex:
-    """A table-built format automaton, kept in the on-disk automaton cache like large patterns: ``time``
-    and ``date-time`` have ~11,000 states and take 0.3 s (more under load) to write out, every process.
-    The key holds a digest of formats_time.py, so a change to the tables is never served from a stale file."""
-    key = f"\x00format:{name}:{_tables_digest()}"
-    compiled = _from_disk(key)
-    if compiled is None:
-        compiled = CompiledRegex(key, parts=TABLE_FORMATS[name]().parts())
-        _to_disk(compiled)
-    return compiled
+    """A table-built format automaton, loaded when first stepped (``_LazyTabled``)."""
+    return _LazyTabled(name)
+
+
+class _LazyTabled(CompiledRegex):
+    """``time``/``date-time``: ~11,000 states, 0.3 s to write out and ~6 ms to read back from the on-disk
+    automaton cache. A schema that names the format but whose first mask never reaches such a string should
+    not pay that in its time to first mask, so the tables are read at the first attribute that needs them.
+    Only ``pattern`` and ``ident`` (the cache key: it holds a digest of formats_time.py, so a change to the
+    tables is never served from a stale file) exist before that."""
+
+    def __init__(self, name: str) -> None:  # noqa: D107 - CompiledRegex's own __init__ is not wanted here
+        self.pattern = self.ident = f"\x00format:{name}:{_tables_digest()}"
+        self._table_name = name
+
+    def __getattr__(self, attribute: str):  # noqa: ANN204 - whatever CompiledRegex holds
+        if attribute.startswith("__") or "transitions" in self.__dict__:
+            raise AttributeError(attribute)
+        compiled = _from_disk(self.pattern)
+        if compiled is None:
+            compiled = CompiledRegex(self.pattern, parts=TABLE_FORMATS[self._table_name]().parts())
+            _to_disk(compiled)
+        self.__dict__.update({k: v for k, v in vars(compiled).items() if k not in ("pattern", "ident")})
+        return getattr(self, attribute)
 
 
 @cache
@@ -153,5 +168,7 @@ def precompile_formats(names: Iterable[str] | None = None) -> dict[str, float]:
         automaton = format_automaton(name)
         if isinstance(automaton, str):
             compile_regex(automaton)
+        else:
+            automaton.transitions  # noqa: B018 - a table-built automaton is read at first use (_LazyTabled)
         spent[name] = time.perf_counter() - start
     return spent

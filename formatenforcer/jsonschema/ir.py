@@ -197,6 +197,11 @@ class Ref(Node):
                 self._busy = False
         return self._target
 
+    @property
+    def resolved(self) -> Node | None:
+        """The target if already resolved, else None (never triggers the resolution)."""
+        return self._target
+
     def settle(self, node: Node) -> None:
         """Resolves the reference to ``node`` when its own resolution failed (lenient: unenforced)."""
         self._target = node

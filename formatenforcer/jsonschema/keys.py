@@ -190,7 +190,7 @@ def _automaton(clauses: tuple, rule: _Rule) -> Content | None:
         if "no string" in str(error):
             return None
         raise Unsupported("patternProperties", str(error)) from None
-    return content if content._can_finish(0, rule.low, rule.high) else None
+    return content if content.satisfiable() else None
 
 
 __all__ = ["MAX_KEY_CLAUSES", "MAX_PATTERNS", "bad_matches", "extra_keys", "good_keys", "patterns_of"]

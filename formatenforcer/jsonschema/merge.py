@@ -138,7 +138,7 @@ class Merger:
         low, high = max(a.min_properties, b.min_properties), _min_opt(a.max_properties, b.max_properties)
         if high is not None and low > high:
             return Never(f"minProperties {low} > maxProperties {high}")
-        return Object(
+        merged = Object(
             a.sides + b.sides,
             a.required | b.required,
             names,
@@ -146,6 +146,7 @@ class Merger:
             _min_opt(a.max_properties, b.max_properties),
             a.dependent_required + b.dependent_required,
         )
+        return checked_object(merged)
 
     def negate(self, node: Node, within: Node | None = None) -> Node:
         """The values that are *not* instances of ``node`` (see complement.py); raises Unsupported where the
@@ -213,16 +214,43 @@ def kinds_of(node: Node) -> set[type] | None:
 def _forbids(node: Object, name: str) -> bool:
     """Whether no object of ``node`` can hold key ``name`` (a closed side does not name or match it, or a
     side gives it the schema ``false``)."""
-    from .validate import _regex
+    from .validate import _search
 
     for side in node.sides:
         matched = [schema for key, schema in side.properties if key == name]
-        matched += [schema for pattern, schema in side.patterns if _regex(pattern).search(name)]
+        matched += [schema for pattern, schema in side.patterns if _search(pattern, name, False)]
         if any(isinstance(deref(schema), Never) for schema in matched):
             return True
         if not matched and isinstance(deref(side.additional), Never):
             return True
     return False
+
+
+def settled(node: Node) -> Node:
+    """``node`` with references followed only as far as they are already resolved (never resolves one: the
+    target may be the schema being built)."""
+    while isinstance(node, Ref) and node.resolved is not None:
+        node = node.resolved
+    return node
+
+
+def checked_object(node: Object) -> Node:
+    """``node``, or Never when a required key cannot be present: a side gives it the schema ``false`` (as a
+    ``not`` of ``required`` does), or a closed side neither names nor matches it; or more keys are required
+    than ``maxProperties`` allows. Pruning such intersections early keeps products of complements small."""
+    from .validate import _search
+
+    if node.max_properties is not None and len(node.required) > node.max_properties:
+        return Never(f"{len(node.required)} required properties > maxProperties {node.max_properties}")
+    for name in node.required:
+        for side in node.sides:
+            matched = [schema for key, schema in side.properties if key == name]
+            matched += [schema for pattern, schema in side.patterns if _search(pattern, name, False)]
+            if not matched and isinstance(settled(side.additional), Never):
+                return Never(f"required property {name!r} is not allowed")
+            if any(isinstance(settled(schema), Never) for schema in matched):
+                return Never(f"required property {name!r} can have no value")
+    return node
 
 
 def _first_property(node: Object, name: str) -> Node | None:
@@ -277,4 +305,4 @@ def _strings(a: String, b: String) -> Node:
                   a.not_patterns + b.not_patterns, a.not_formats + b.not_formats)  # fmt: skip
 
 
-__all__ = ["Merger", "Unsupported", "accepts", "checked_array", "union_of"]
+__all__ = ["Merger", "Unsupported", "accepts", "checked_array", "checked_object", "settled", "union_of"]

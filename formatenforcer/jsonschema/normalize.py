@@ -16,8 +16,9 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from ..errors import SchemaError
+from ..errors import Problem, SchemaError
 from . import unevaluated
+from .dialects import is_legacy, unknown_keywords
 from .ecma import EcmaSyntaxError
 from .ecma_translate import check_pattern
 from .ir import (
@@ -40,7 +41,7 @@ from .ir import (
 )  # fmt: skip
 from .merge import Merger, Unsupported, checked_array, union_of
 from .metaschemas import is_metaschema_uri
-from .references import References, Scope, _escape, _join
+from .references import CYCLE, References, Scope, _escape, _join
 from .validate import accepts, to_fraction
 
 KNOWN_UNSUPPORTED = frozenset({"$recursiveRef", "$recursiveAnchor"})
@@ -63,6 +64,14 @@ _KIND_KEYWORDS = frozenset(
      "patternProperties", "propertyNames", "minProperties", "maxProperties", "dependentRequired",
      "dependencies"}
 )  # fmt: skip
+
+_CHECKED = KNOWN_UNSUPPORTED | frozenset(
+    (*_COUNTS, *_NUMBERS, *_SCHEMAS, *_SCHEMA_LISTS, *_SCHEMA_MAPS, "type", "required", "enum", "pattern", "format",
+     "items", "dependentRequired")
+)  # fmt: skip
+"""The keywords whose values ``Normalizer._check_keywords`` checks."""
+_RANGES = (("minimum", "maximum"), ("minLength", "maxLength"), ("minItems", "maxItems"),
+           ("minProperties", "maxProperties"))  # fmt: skip
 
 
 def load_schema(schema: Any) -> Any:
@@ -113,9 +122,7 @@ class Normalizer(References):
     ``resources``: other schema documents by absolute URI, for ``$ref`` to them (never fetched)."""
 
     def __init__(self, root: Any, resources: Mapping[str, Any] | None = None) -> None:
-        dialect = str(root.get("$schema", "")) if isinstance(root, dict) else ""
-        self.draft7 = any(f"draft-0{n}" in dialect for n in (4, 6, 7))
-        self.problems: list[tuple[str, str]] = []
+        self.problems: list[Problem] = []
         self.merger = Merger()
         self.origin: dict[int, str] = {}
         self._nodes: dict[tuple[str, Scope], Node] = {}
@@ -144,8 +151,12 @@ class Normalizer(References):
             return Never(f"the schema at {pointer} is false")
         if not isinstance(schema, dict):
             raise SchemaError(f"a schema must be an object or a boolean, not {type(schema).__name__}", pointer)
+        dialect = self.dialect_at(pointer)
+        unknown = unknown_keywords(dialect) & schema.keys()
+        if unknown:  # keywords of later drafts: annotations in this resource's dialect
+            schema = {key: value for key, value in schema.items() if key not in unknown}
         ident = schema.get("$id")
-        if isinstance(ident, str) and pointer != "#" and not (self.draft7 and "$ref" in schema):
+        if isinstance(ident, str) and pointer != "#" and not (is_legacy(dialect) and "$ref" in schema):
             base = self.base_of(pointer, _join(base, ident).partition("#")[0] or base)
             scope = self.enter(self.scope, base)  # a nested resource joins the dynamic scope below it
             if scope != self.scope:
@@ -154,7 +165,7 @@ class Normalizer(References):
 
     def _read(self, schema: dict, pointer: str, base: str) -> Node:
         self._check_keywords(schema, pointer)
-        if "$ref" in schema and self.draft7:
+        if "$ref" in schema and is_legacy(self.dialect_at(pointer)):
             return self._reference(schema["$ref"], base, f"{pointer}/$ref")
         node = self._kinds(schema, pointer, base)
         steps = [
@@ -168,9 +179,9 @@ class Normalizer(References):
                 try:
                     node = apply(node, schema, pointer, base)
                 except Unsupported as problem:
-                    self.problems.append((f"{pointer}/{keyword}", problem.keyword))
+                    self.report(f"{pointer}/{keyword}", problem.keyword, problem.reason)
                 except CycleError:
-                    self.problems.append((f"{pointer}/{keyword}", "$ref"))
+                    self.report(f"{pointer}/{keyword}", "$ref", CYCLE)
         for keyword in ("unevaluatedProperties", "unevaluatedItems"):
             if keyword in schema:
                 node = self._unevaluated(node, schema, pointer, base, keyword)
@@ -221,7 +232,10 @@ class Normalizer(References):
                     except Unsupported as problem:
                         raise Unsupported("oneOf", f"overlapping branches: {problem.reason}") from None
             options.append(part)
-        return union_of(options)
+        try:
+            return union_of(options)
+        except Unsupported as problem:
+            raise Unsupported("oneOf", f"overlapping branches: {problem.reason}") from None
 
     def _not(self, node: Node, schema: dict, pointer: str, base: str) -> Node:
         return self.merger.intersect(node, self.merger.negate(self._sub(schema, "not", pointer, base), node))
@@ -252,9 +266,9 @@ class Normalizer(References):
             try:
                 return unevaluated.close(self.merger, node, rest, keyword)
             except Unsupported as problem:
-                self.problems.append((where, problem.keyword))
+                self.report(where, problem.keyword, problem.reason)
             except CycleError:
-                self.problems.append((where, "$ref"))
+                self.report(where, "$ref", CYCLE)
             return node
 
         ref = self._refs[(where, self.scope)] = Ref(where, build)
@@ -275,15 +289,18 @@ class Normalizer(References):
     # --- keyword checks and the per-kind split ------------------------------------------------------------
     def _check_keywords(self, schema: dict, pointer: str) -> None:
         for key, value in schema.items():
+            if key not in _CHECKED:
+                continue  # most keys of a schema (titles, descriptions, "type"-free annotations) need no check
             where = f"{pointer}/{_escape(key)}"
             if key in KNOWN_UNSUPPORTED:
-                self.problems.append((where, key))
+                self.report(where, key, "draft 2019-09's recursive references are not implemented; "
+                                        "2020-12's $dynamicRef/$dynamicAnchor are")
             elif key in _COUNTS:
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or value != int(value):
                     raise SchemaError(f"'{key}' must be a non-negative integer", where)
             elif key in _NUMBERS:
                 if key.startswith("exclusive") and isinstance(value, bool):
-                    self.problems.append((where, key))  # draft-04 boolean form
+                    self.report(where, key, "draft-04's boolean form (a flag on minimum/maximum) is not implemented")
                 elif isinstance(value, bool) or not isinstance(value, (int, float)):
                     raise SchemaError(f"'{key}' must be a number", where)
                 elif key == "multipleOf" and value <= 0:
@@ -310,9 +327,11 @@ class Normalizer(References):
                 raise SchemaError("'items' must be a schema or an array of schemas", where)
             elif key == "dependentRequired" and not isinstance(value, dict):
                 raise SchemaError("'dependentRequired' must be an object", where)
-        for low, high in (("minimum", "maximum"), ("minLength", "maxLength"), ("minItems", "maxItems"),
-                          ("minProperties", "maxProperties")):  # fmt: skip
-            a, b = schema.get(low), schema.get(high)
+        for low, high in _RANGES:
+            a = schema.get(low)
+            if a is None:
+                continue
+            b = schema.get(high)
             if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) and a > b:
                 raise SchemaError(f"'{low}' {a} is greater than '{high}' {b}", pointer)
 
@@ -324,7 +343,7 @@ class Normalizer(References):
         except EcmaSyntaxError as error:
             raise SchemaError(f"'{keyword}' holds an invalid ECMA-262 regular expression: {error}", where) from None
         if problem is not None:
-            self.problems.append((where, keyword))
+            self.report(where, keyword, problem)
 
     def _kinds(self, schema: dict, pointer: str, base: str) -> Node:
         declared = schema.get("type")
@@ -371,7 +390,8 @@ class Normalizer(References):
             if fmt in FORMATS:
                 formats = (fmt,)
             elif not is_metaschema_uri(pointer.partition("#")[0]):
-                self.problems.append((f"{pointer}/format", "format"))
+                why = f"format {fmt!r} cannot be asserted; docs/json-schema.md, Formats, lists those that can"
+                self.report(f"{pointer}/format", "format", why)
             # else: json-schema.org's metaschemas declare `format` an annotation (their `pattern`: "regex"),
             # so where it cannot be asserted there it stays the annotation they make it
         pattern = schema.get("pattern")

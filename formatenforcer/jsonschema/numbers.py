@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from fractions import Fraction
+from functools import lru_cache
 from math import ceil, gcd
 
 from ..charset import EMPTY, CharSet
@@ -143,7 +144,15 @@ def feasible(ctx: NumberContext, negative: bool, whole: str, fraction: str | Non
 
 def number_satisfiable(node: Number) -> bool:
     """Whether any JSON number matches ``node`` (as this parser writes numbers)."""
-    ctx = NumberContext(node)
+    return _satisfiable((node.integer, node.low, node.low_open, node.high, node.high_open, node.multiple_of,
+                         node.excluded, node.not_multiples))  # fmt: skip
+
+
+@lru_cache(maxsize=1024)
+def _satisfiable(fields: tuple) -> bool:
+    """``number_satisfiable`` by the constraints' values: every bound merged into a schema asks it again
+    (``integer`` AND ``minimum`` AND ``maximum``), and schemas repeat the same few bounds."""
+    ctx = NumberContext(Number(*fields))
     return feasible(ctx, True, "", None) or any(feasible(ctx, False, d, None) for d in DIGITS)
 
 
@@ -207,7 +216,9 @@ class NumberParser(CharacterParser):
 
     def allowed_characters(self) -> CharSet:
         if self._allowed is None:
-            chars = "".join(c for c in self._candidates() if self.add_character(c) is not None)
+            chars = self._candidates()
+            if self._ctx.constrained:  # (unconstrained, every candidate is allowed: see add_character)
+                chars = "".join(c for c in chars if self.add_character(c) is not None)
             memo = self._ctx.charsets
             hit = memo.get(chars)
             if hit is None:

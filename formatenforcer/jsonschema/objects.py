@@ -13,6 +13,7 @@ object is complete: no dead ends.
 from __future__ import annotations
 
 from collections.abc import Hashable
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from ..charset import EMPTY, CharSet
@@ -97,8 +98,6 @@ class ObjectContext:
             for name in needed:
                 deps[self.index[key]] |= 1 << self.index[name]
         self.deps = deps
-        self.trie = CharTrie(self.names)
-        self.subtree = self._subtree_masks()
         self.extras = extra_keys(node, compiler.merger, key_rule)
         self.plain_extras = all(not side.patterns for side in node.sides)
         self.min_properties, self.max_properties = node.min_properties, node.max_properties
@@ -119,20 +118,35 @@ class ObjectContext:
         self.key_contents: dict[tuple, KeyContent | None] = {}
         self.unions: dict[tuple[CharSet, ...], CharSet] = {}
 
-    def _subtree_masks(self) -> list[int]:
-        masks = [0] * len(self.trie.children)
+    # The trie of the names and its masks are read only once a key of this object is being read: built on
+    # first use, so compiling a schema (the time to first mask) does not pay for objects not reached yet.
+    @cached_property
+    def trie(self) -> CharTrie:
+        """The character trie of the named keys (``self.names``, in order)."""
+        return CharTrie(self.names)
+
+    @cached_property
+    def terminal_of(self) -> dict[int, int]:
+        """Trie node -> the index of the name ending there."""
+        children = self.trie.children
         terminal_of = {}
         for i, name in enumerate(self.names):
             node = 0
             for ch in name:
-                node = self.trie.children[node][ch]
+                node = children[node][ch]
             terminal_of[node] = i
+        return terminal_of
+
+    @cached_property
+    def subtree(self) -> list[int]:
+        """Trie node -> the bit mask of the names ending at or below it."""
+        children, terminal_of = self.trie.children, self.terminal_of
+        masks = [0] * len(children)
         for node in range(len(masks) - 1, -1, -1):  # children always have larger numbers than parents
             mask = 1 << terminal_of[node] if node in terminal_of else 0
-            for child in self.trie.children[node].values():
+            for child in children[node].values():
                 mask |= masks[child]
             masks[node] = mask
-        self.terminal_of = terminal_of
         return masks
 
     def start(self) -> CharacterParser | None:

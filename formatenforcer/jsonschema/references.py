@@ -19,7 +19,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import unquote, urljoin
 
-from ..errors import SchemaError
+from ..errors import Problem, SchemaError
+from .dialects import dialect_of, is_legacy, unknown_keywords
 from .ir import AnyValue, CycleError, Node, Ref
 from .merge import Merger, Unsupported
 from .metaschemas import metaschema
@@ -39,9 +40,15 @@ def _escape(token: str) -> str:
 _NAME_MAPS = frozenset({"$defs", "definitions", "properties", "patternProperties", "dependentSchemas", "dependencies"})
 
 
+_NOT_SCHEMAS = frozenset({"enum", "const", "examples", "default"})
+
+
 Scope = tuple[tuple[str, str], ...]
 """A dynamic scope, reduced to what ``$dynamicRef`` can observe: sorted (anchor name, outermost resource URI
 declaring it) pairs."""
+
+
+CYCLE = "a $ref cycle: the reference is needed to build itself before any value is read"
 
 
 def _document_uri(uri: str) -> str:
@@ -50,16 +57,19 @@ def _document_uri(uri: str) -> str:
 
 
 class References:
-    """The ``$ref`` half of the normalizer (mixed into ``Normalizer``, which provides ``node`` and ``draft7``)."""
+    """The ``$ref`` half of the normalizer (mixed into ``Normalizer``, which provides ``node``)."""
 
-    draft7: bool
     merger: Merger
-    problems: list[tuple[str, str]]
+    problems: list[Problem]
     track: bool
     node: Callable[..., Node]
 
     def __init__(self, root: Any, resources: Mapping[str, Any] | None) -> None:
         self.root = root
+        self.root_dialect = (dialect_of(root.get("$schema")) if isinstance(root, dict) else None) or ""
+        """The dialect of the root document ("" when it names none: every keyword is read)."""
+        self._dialects: dict[str, str] = {}
+        """pointer -> the dialect of the resource the schema there belongs to (dialects.py)."""
         self.missing: dict[str, str] = {}
         """pointer of a ``$ref`` -> the URI of the document it needs, which was not supplied."""
         self._supplied = {_document_uri(str(k)): v for k, v in (resources or {}).items()}
@@ -78,22 +88,30 @@ class References:
         self.scope: Scope = self.enter((), self._bases.get("#", ""))
         """The dynamic scope the schema being normalized is read under (see ``enter``)."""
 
-    def _scan(self, schema: Any, pointer: str, base: str, document: bool = False, names: bool = False) -> None:
-        """Records ids, anchors and base URIs below ``schema``; ``names``: a map of schemas by name
-        (``$defs``, ``properties``...), whose keys are names, not keywords (a ``$defs`` entry "default")."""
+    def _scan(self, schema: Any, pointer: str, base: str, document: bool = False, names: bool = False,
+              dialect: str | None = None) -> None:
+        """Records ids, anchors, base URIs and dialects below ``schema``; ``names``: a map of schemas by name
+        (``$defs``, ``properties``...), whose keys are names, not keywords (a ``$defs`` entry "default");
+        ``dialect``: the surrounding resource's (None: the root's)."""
+        if dialect is None:
+            dialect = self.root_dialect
         if isinstance(schema, list) or names:
             items = enumerate(schema) if isinstance(schema, list) else schema.items() if isinstance(schema, dict) \
                 else ()  # fmt: skip
             for key, item in items:
-                self._scan(item, f"{pointer}/{_escape(str(key))}", base)
+                self._scan(item, f"{pointer}/{_escape(str(key))}", base, dialect=dialect)
             return
         if not isinstance(schema, dict):
             if document:
                 self._resources.setdefault(base, (schema, pointer))
             return
+        if document or "$id" in schema or "id" in schema:  # a resource root may name its own dialect
+            dialect = dialect_of(schema.get("$schema")) or dialect
+        legacy = is_legacy(dialect)
+        self._dialects[pointer] = dialect
         retrieved = base
-        ident = schema.get("$id", schema.get("id") if self.draft7 else None)
-        if self.draft7 and "$ref" in schema:
+        ident = schema.get("$id", schema.get("id") if legacy else None)
+        if legacy and "$ref" in schema:
             ident = None  # draft-07: $ref ignores its siblings, $id included
         if isinstance(ident, str):
             uri, _, fragment = _join(base, ident).partition("#")
@@ -105,7 +123,7 @@ class References:
         if document:
             self._resources.setdefault(retrieved, (schema, pointer))
         for keyword in ("$anchor", "$dynamicAnchor"):  # a $ref to a dynamic anchor acts as a plain one
-            anchor = schema.get(keyword)
+            anchor = schema.get(keyword) if keyword not in unknown_keywords(dialect) else None
             if isinstance(anchor, str):
                 self._anchors.setdefault(f"{base}#{anchor}", (schema, pointer, base))
                 if keyword == "$dynamicAnchor":
@@ -114,9 +132,17 @@ class References:
         self._bases[pointer] = base
         self.track = self.track or "unevaluatedProperties" in schema or "unevaluatedItems" in schema
         for key, value in schema.items():
-            if key in ("enum", "const", "examples", "default"):
-                continue
-            self._scan(value, f"{pointer}/{_escape(key)}", base, names=key in _NAME_MAPS)
+            if key in _NOT_SCHEMAS or not isinstance(value, (dict, list)):
+                continue  # a scalar holds no schema (only dicts record anything; skipping it saves the pointer)
+            self._scan(value, f"{pointer}/{_escape(key)}", base, names=key in _NAME_MAPS, dialect=dialect)
+
+    def report(self, pointer: str, keyword: str, reason: str) -> None:
+        """Records that ``keyword`` at ``pointer`` cannot be enforced, and why (for UnsupportedSchemaError)."""
+        self.problems.append(Problem(pointer, keyword, reason))
+
+    def dialect_at(self, pointer: str) -> str:
+        """The dialect the schema at ``pointer`` is read in (the root's if that place was not scanned)."""
+        return self._dialects.get(pointer, self.root_dialect)
 
     def base_of(self, pointer: str, fallback: str) -> str:
         """The base URI in force at ``pointer`` (its own ``$id`` applied), or ``fallback`` if not scanned."""
@@ -176,7 +202,7 @@ class References:
         resource = self._resource(uri)
         if resource is None:
             self.missing[pointer] = uri
-            self.problems.append((pointer, "$ref"))  # a document that was not supplied: never fetched
+            self.report(pointer, "$ref", f"the document {uri!r} was not supplied in resources= (nothing is fetched)")
             return AnyValue()
         schema, target = resource
         target_base = uri
@@ -232,15 +258,17 @@ class References:
                     try:
                         ref.get()
                     except CycleError:
-                        self.problems.append((ref.pointer, "$ref"))
+                        self.report(ref.pointer, "$ref", CYCLE)
             for key, ref in list(negated.items()):
                 if key not in negations:
                     negations.add(key)
                     try:
                         ref.get()
-                    except (Unsupported, CycleError) as problem:
-                        # where is lost (the complement is shared); leniently, that `not` constrains nothing
-                        self.problems.append(("#", problem.keyword if isinstance(problem, Unsupported) else "$ref"))
+                    except Unsupported as problem:  # where is lost (the complement is shared)
+                        self.report("#", problem.keyword, problem.reason)
+                        ref.settle(AnyValue())  # leniently, that `not` constrains nothing
+                    except CycleError:
+                        self.report("#", "$ref", CYCLE)
                         ref.settle(AnyValue())
 
 

@@ -23,14 +23,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from itertools import combinations
 
 from .ir import AnyValue, Array, Boolean, Never, Node, Null, Number, Object, Side, String, Union, deref
-from .merge import Merger, Unsupported, checked_array, union_of
+from .merge import MAX_UNION, Merger, Unsupported, checked_array, union_of
 
-MAX_OVERLAP = 8
-"""More object (array) alternatives than this under one ``unevaluated*`` are refused: the sets of options
-that may pass together grow as 2^n."""
+MAX_GROUPS = 256
+"""More sets of object (array) alternatives that may pass together (and evaluate different keys) than this
+under one ``unevaluated*`` are refused: n overlapping alternatives can make 2^n - 1 such sets (8 make 255)."""
 
 Key = tuple
 
@@ -102,6 +101,34 @@ def close_array(merger: Merger, node: Array, rest: Node) -> Node:
     return checked_array(closed)
 
 
+def _groups(merger: Merger, targets: list[Node], keys: list[Key], keyword: str) -> list[tuple[int, ...]]:
+    """The sets of options that need an alternative of their own: every single option, and every larger
+    set whose members can overlap pairwise and each evaluate something the others do not. Both properties
+    pass to subsets, so sets are grown one member at a time and a set failing either is not grown further;
+    mostly disjoint options (nested ``oneOf``s) then give few sets however many options there are."""
+    n = len(targets)
+    overlap = [[i != j and not merger.disjoint(targets[i], targets[j]) for j in range(n)] for i in range(n)]
+    found: list[tuple[int, ...]] = [(i,) for i in range(n)]
+    layer = found
+    while layer:
+        grown: list[tuple[int, ...]] = []
+        for group in layer:
+            for j in range(group[-1] + 1, n):
+                if not all(overlap[i][j] for i in group):
+                    continue
+                candidate = (*group, j)
+                total = _join([keys[i] for i in candidate])
+                if any(_join([keys[k] for k in candidate if k != i]) == total for i in candidate):
+                    continue  # some member evaluates nothing new: a smaller set already covers it
+                grown.append(candidate)
+                if len(found) + len(grown) > MAX_GROUPS:
+                    raise Unsupported(keyword, f"more than {MAX_GROUPS} combinations of overlapping alternatives "
+                                      f"under {keyword} (each set of branches that can pass together is one)")
+        found = found + grown
+        layer = grown
+    return found
+
+
 def close(merger: Merger, node: Node, rest: Node, keyword: str) -> Node:
     """``node`` under ``unevaluatedProperties: rest`` (``keyword`` names which of the two) exactly; raises
     Unsupported when too many overlapping alternatives would have to be combined."""
@@ -110,26 +137,19 @@ def close(merger: Merger, node: Node, rest: Node, keyword: str) -> Node:
     options = _options(node)
     targets = [o for o in options if isinstance(o, kind)]
     others = [o for o in options if not isinstance(o, kind)]
-    if len(targets) > MAX_OVERLAP:
-        raise Unsupported(keyword, f"more than {MAX_OVERLAP} overlapping alternatives under {keyword}")
+    if len(targets) > MAX_UNION:
+        raise Unsupported(keyword, f"more than {MAX_UNION} alternatives under {keyword}")
     keys = [key(t) for t in targets]
     out: list[Node] = list(others)
-    for size in range(1, len(targets) + 1):
-        for group in combinations(range(len(targets)), size):
-            if size > 1:
-                total = _join([keys[i] for i in group])
-                if any(_join([keys[j] for j in group if j != i]) == total for i in group):
-                    continue  # some member evaluates nothing new: the smaller set already covers it
-                if any(merger.disjoint(targets[i], targets[j]) for i, j in combinations(group, 2)):
-                    continue
-            part: Node = targets[group[0]]
-            for i in group[1:]:
-                part = merger.intersect(part, targets[i])
-            if isinstance(part, Object):
-                out.append(close_object(part, rest))
-            elif isinstance(part, Array):
-                out.append(close_array(merger, part, rest))
+    for group in _groups(merger, targets, keys, keyword):
+        part: Node = targets[group[0]]
+        for i in group[1:]:
+            part = merger.intersect(part, targets[i])
+        if isinstance(part, Object):
+            out.append(close_object(part, rest))
+        elif isinstance(part, Array):
+            out.append(close_array(merger, part, rest))
     return union_of(out)
 
 
-__all__ = ["MAX_OVERLAP", "close", "kinds", "close_array", "close_object", "object_evaluated"]
+__all__ = ["MAX_GROUPS", "close", "kinds", "close_array", "close_object", "object_evaluated"]

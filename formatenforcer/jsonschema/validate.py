@@ -21,8 +21,14 @@ from .ir import AnyValue, Array, Boolean, Never, Node, Null, Number, Object, Str
 def to_fraction(value: int | float) -> Fraction:
     """The exact value a JSON number denotes (floats by their shortest decimal form, so 0.1 is 1/10)."""
     if isinstance(value, float):
-        return Fraction(repr(value)) if math.isfinite(value) else Fraction(0)
+        return _float_fraction(value) if math.isfinite(value) else Fraction(0)
     return Fraction(value)
+
+
+@lru_cache(maxsize=1024)
+def _float_fraction(value: float) -> Fraction:
+    """Parsing a float's shortest form is the slow part; schemas repeat the same bounds (0.0, 1.0, 0.01)."""
+    return Fraction(repr(value))
 
 
 @lru_cache(maxsize=256)

@@ -126,8 +126,9 @@ def _backward_ok(label: str, ch: str) -> bool:
         return last == "l"
     if ch in "\u05f3\u05f4":
         return last in tables().hebrew
-    if "\u0660" <= ch <= "\u0669":
-        return not any("\u06f0" <= c <= "\u06f9" for c in label)
+    if "\u0660" <= ch <= "\u0669":  # AN: only in a right-to-left label (RFC 5893 rules 1 and 5)
+        return bool(label) and unicodedata.bidirectional(label[0]) in ("R", "AL") and not any(
+            "\u06f0" <= c <= "\u06f9" for c in label)
     if "\u06f0" <= ch <= "\u06f9":
         return not any("\u0660" <= c <= "\u0669" for c in label)
     return True
@@ -275,7 +276,7 @@ def _summary(label: str) -> tuple:
     return (
         first if first in ("L", "R", "AL") else "N",
         numbers,
-        label[starter:] if label[starter] in t.firsts else None,
+        _refused_at(label, starter),
         kind,
         unicodedata.combining(last),
         # the xn-- prefix begun; a hyphen in position 3 (no hyphen may follow)
@@ -389,21 +390,18 @@ class IdnHostnameContent(Content):
             generic, exact = generic & t.greek, EMPTY
         elif _zwnj_pending(label):
             generic, exact = generic & t.zwnj_follow, exact & t.zwnj_follow
-        composing = generic & t.composing
-        if composing and (self.nfc or blind):
-            generic = generic - composing
-            if not blind:
-                tail = label[max(i for i, ch in enumerate(label) if i == 0 or not unicodedata.combining(ch)):]
-                kept = [c for c in composing.chars() if unicodedata.is_normalized("NFC", tail + c)]
-                generic = generic | CharSet.of(kept)
+        if label and (self.nfc or blind):
+            starter = max(i for i, ch in enumerate(label) if i == 0 or not unicodedata.combining(ch))
+            refused = None if blind else _refused_at(label, starter)
+            generic = _composing_cut(generic, refused)
         picked = tuple(
             c for c in exact.chars() if _backward_ok(label, c) and viable(label + c, done, domain, self.nfc)
         )
         room = min(LABEL_MAX, NAME_MAX - done)
         if far_from_limit(label, room):
             return _union_of(ascii_part, generic, picked)
-        blocks = {ord(ch) >> 6 for ch in label if not ch.isascii()} | {ord(w) >> 6 for w in WITNESSES[2:]}
-        near = generic & CharSet([(b << 6, (b << 6) + 63) for b in blocks])
+        blocks = {ord(ch) >> 6 for ch in label if not ch.isascii()}
+        near = generic & CharSet([(b << 6, (b << 6) + 63) for b in blocks] + [(ord(w), ord(w)) for w in WITNESSES[2:]])
         picked += tuple(c for c in near.chars() if self._near_ok(state, c, room))
         return CharSet.of(ascii_part + "".join(picked))
 
@@ -452,14 +450,31 @@ class IdnHostnameContent(Content):
             limit = room - len(label) if viable(label + "a", done, domain, self.nfc) else 0
         elif unicodedata.bidirectional(label[0]) in ("R", "AL"):
             return None
-        else:  # while far from the limit (nearer, letters are walked one by one)
-            chars, limit = _RUN, 0
-            basic = _basic_count(label)
-            while _far(basic + limit + 1, len(label) - basic, room):
-                limit += 1
+        else:
+            chars, limit = _RUN, _ascii_room(label, done, domain, self.nfc, room)
         if chars is None or limit <= 0:
             return None
         return chars, limit, lambda n: state if n == 0 else (done, domain, label + "a" * n, True)
+
+
+@lru_cache(maxsize=65536)
+def _ascii_room(label: str, done: int, domain: Domain, nfc: bool, room: int) -> int:
+    """How many ASCII letters and digits may follow ``label`` (non-ASCII, left-to-right or neutral) in a row:
+    all of them count as basic code points, so the label with ``n`` of them has the A-label length of the
+    label with ``n`` ``a``s. While the far bound allows 16 or more, that bound (longer runs are left out of
+    the mask, an approximation); else the exact A-label lengths, counted up while the label could end
+    after each one (so no run dead-ends; the rules other than the length are the same after every ``a``)."""
+    basic = _basic_count(label)
+    limit = 0
+    while _far(basic + limit + 1, len(label) - basic, room):
+        limit += 1
+    if limit >= 16 or _ends(label + "a", done, domain, nfc) is None:
+        return limit
+    # not monotone: one more basic code point can shorten the punycode digits (the bias moves), so every
+    # length is checked in turn and the run stops at the first that does not fit
+    while limit < room and a_length(label + "a" * (limit + 1)) <= room:
+        limit += 1
+    return limit
 
 
 @lru_cache(maxsize=256)
@@ -484,6 +499,35 @@ def _generic_set(key: tuple, nfc_ccc: int) -> CharSet:
     if nfc_ccc:
         out = out - t.ccc_below(nfc_ccc)
     return out
+
+
+def _refused_at(label: str, starter: int) -> frozenset[str]:
+    """``_refused_after`` the label's last starter (at ``starter``); none after a lone starter that
+    composes with nothing (most characters)."""
+    if starter == len(label) - 1 and label[starter] not in tables().firsts:
+        return frozenset()
+    return _refused_after(label[starter:])
+
+
+@lru_cache(maxsize=65536)
+def _refused_after(tail: str) -> frozenset[str]:
+    """The composing characters (NFC quick check "Maybe") that may not follow ``tail`` (a starter and the
+    marks after it) in NFC text: they would compose with it or be reordered. Few distinct values, so the
+    allowed sets keyed by them are shared by many starters."""
+    return frozenset(c for c in tables().composing.chars() if not unicodedata.is_normalized("NFC", tail + c))
+
+
+@lru_cache(maxsize=4096)
+def _composing_cut(generic: CharSet, refused: frozenset[str] | None) -> CharSet:
+    """``generic`` without its composing characters (None: after a blind run, where what they would
+    compose with is unknown), or without the ``refused`` ones only."""
+    composing = generic & tables().composing
+    if not composing:
+        return generic
+    if refused is None:
+        return generic - composing
+    cut = composing & CharSet.of(refused)
+    return generic - cut if cut else generic
 
 
 @lru_cache(maxsize=4096)

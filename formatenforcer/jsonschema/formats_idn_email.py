@@ -113,9 +113,19 @@ class IdnEmailContent(Content):
                 out = out | CharSet.of("\\")
         return out
 
+    def charset_key(self, state: tuple) -> Hashable:
+        return ("d", self.domain.charset_key(state[1])) if state[0] == "d" else state
+
     def free(self, state: tuple) -> FreeContent | None:
-        """Inside a dot-atom, ASCII atext runs while the 64 octets last (one octet each)."""
-        if state[0] != "l" or state[1] not in (1, 2):
+        """Inside a dot-atom, ASCII atext runs while the 64 octets last (one octet each); in the domain,
+        the domain's own runs."""
+        if state[0] == "d":
+            run = self.domain.free(state[1])
+            if run is None:
+                return None
+            chars, limit, after = run
+            return chars, limit, lambda n: ("d", after(n))
+        if state[1] not in (1, 2):
             return None
         room = LOCAL_MAX - state[2]
         if room < 1:

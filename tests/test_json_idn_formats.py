@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from formatenforcer import JsonSchemaParser, TokenEnforcer
-from formatenforcer.jsonschema.formats_idn import IdnHostnameContent, a_length, idn_hostname_ok
+from formatenforcer.jsonschema.formats_idn import IdnHostnameContent, a_length, a_lengths_with_basics, idn_hostname_ok
 from formatenforcer.jsonschema.formats_idn_email import IdnEmailContent, idn_email_ok
 from formatenforcer.jsonschema.formats_idn_tables import DOTS
 
@@ -79,6 +79,16 @@ def test_a_length_is_the_codecs():
             assert a_length(text) == 4 + len(text.encode("punycode")), text
 
 
+def test_a_lengths_with_basics_replay_a_length():
+    rng = random.Random(8)
+    starts = [0xE0, 0x3B1, 0x5D0, 0x4E00, 0xAC00, 0x1F600, 0x20000, 0x300, 0x400]
+    for _ in range(400):
+        text = "".join(chr(rng.choice(starts) + rng.randrange(200)) if rng.random() < 0.8 else rng.choice("ab0")
+                       for _ in range(rng.randint(1, 40)))  # fmt: skip
+        if not text.isascii():
+            assert a_lengths_with_basics(text, 25) == [a_length(text + "a" * k) for k in range(26)], text
+
+
 def _walk(content, rng: random.Random, check):  # noqa: ANN001
     """A seeded walk over the content automaton: allowed characters (favourites half of the time, free runs
     a fifth of it); no dead end, every offered character accepted. Returns the text or None if unfinished."""
@@ -92,11 +102,19 @@ def _walk(content, rng: random.Random, check):  # noqa: ANN001
             return text
         run = content.free(state)
         if run is not None and rng.random() < 0.2:
+            # the FreeRun promise: any run of the class up to the limit is accepted by the real state, and
+            # the stand-in after it accepts only what the real state accepts (checked at the end)
             chars, limit, after = run
             assert not (chars - allowed)
             n = rng.randint(1, min(limit, 6))
+            pool = [c for c in FAVOURITES if c in chars] + ["a", "\u4e00", "\u0436", "\u00e9", "7"]
+            word = "".join(rng.choice([c for c in pool if c in chars]) for _ in range(n))
+            real = state
+            for ch in word:
+                real = content.step(real, ch)
+                assert real is not None, f"run {word!r} refused after {''.join(out)!r}"
             state = after(n)
-            out.append("a" * n)
+            out.append(word)
             continue
         favourites = [c for c in FAVOURITES if c in allowed]
         if favourites and rng.random() < 0.5:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Hashable
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import idna
 from idna.core import check_bidi, check_hyphen_ok, check_initial_combiner, valid_contextj, valid_contexto
@@ -46,6 +46,10 @@ _RUN = CharSet.ranges(("a", "z"), ("0", "9"))
 _RUN_CAPITALS = CharSet.ranges(("a", "z"), ("A", "Z"), ("0", "9"))
 _LETTERS = CharSet.ranges(("a", "z"))
 _MISSING = object()
+_RUN_CAP = 24
+_MIXED_CAP = 32
+_VAGUE = "vague"  # the blind flag of a stand-in after a mixed run (see IdnHostnameContent._mixed_run)
+_REP = "\u10d0"  # GEORGIAN LETTER AN: left-to-right, not joining, no kana or Han, composes with nothing
 _ZWNJ, _KERAIA, _MIDDLE_DOT, _KATAKANA_DOT = "\u200c", "\u0375", "\u00b7", "\u30fb"
 
 # A domain state: (an RTL label seen, some label fails the bidi rule)
@@ -110,6 +114,44 @@ def a_length(label: str) -> int:
                 handled += 1
         delta += 1
         n = m + 1
+    return out
+
+
+def a_lengths_with_basics(label: str, most: int, room: int | None = None) -> list[int]:
+    """``a_length(label + "a" * k)`` for ``k`` in ``0..most`` (``label`` not ASCII): the label's positions
+    are read once (for each non-basic code point, how many smaller code points lie before each of its
+    occurrences and after the last), then each ``k`` only replays the deltas, with ``k`` more basic code
+    points at the end (tests compare it with ``a_length``). With ``room``, stops after the first length
+    past it."""
+    points = [ord(ch) for ch in label]
+    basic = sum(cp < 128 for cp in points)
+    plan = []
+    for m in sorted({cp for cp in points if cp >= 128}):
+        gaps, count = [], 0
+        for cp in points:
+            if cp < m:
+                count += 1
+            elif cp == m:
+                gaps.append(count)
+                count = 0
+        plan.append((m, gaps, count))
+    out = []
+    for k in range(most + 1):
+        total = 4 + basic + k + (1 if basic + k else 0)
+        n, delta, bias, handled = 128, 0, 72, basic + k
+        for m, gaps, trailing in plan:
+            delta += (m - n) * (handled + 1)
+            for gap in gaps:
+                delta += gap
+                total += _digits(delta, bias)
+                bias = _adapt(delta, handled + 1, handled == basic + k)
+                delta = 0
+                handled += 1
+            delta += trailing + k + 1
+            n = m + 1
+        out.append(total)
+        if room is not None and total > room:
+            break
     return out
 
 
@@ -308,12 +350,13 @@ class IdnHostnameContent(Content):
     characters as ``a``: the same length and rules, but NFC composition with what follows is unknown, so no
     composing character may follow)."""
 
-    __slots__ = ("nfc", "_memo", "_free_memo")
+    __slots__ = ("nfc", "_memo", "_free_memo", "_mixed_ok")
 
     def __init__(self, nfc: bool = True) -> None:
         self.nfc = nfc
         self._memo: dict[Hashable, CharSet] = {}
         self._free_memo: dict[Hashable, FreeContent | None] = {}
+        self._mixed_ok: dict[Hashable, bool] = {}
 
     def start(self) -> tuple[int, Domain, str, bool]:
         return (0, (False, False), "", False)
@@ -323,10 +366,11 @@ class IdnHostnameContent(Content):
 
     def step(self, state: tuple, ch: str) -> tuple | None:
         done, domain, label, blind = state
+        vague = blind == _VAGUE
         if ch in DOTS:
             if not label:
                 return None
-            ends = _ends(label, done, domain, self.nfc)
+            ends = (_ends_vague if vague else _ends)(label, done, domain, self.nfc)
             if ends is None or done + ends[0] + 2 > NAME_MAX:
                 return None  # no room for one more character after the dot
             return (done + ends[0] + 1, ends[1], "", False)
@@ -334,7 +378,12 @@ class IdnHostnameContent(Content):
         if blind and ch in t.composing:
             return None
         text = label + ch
-        after = (done, domain, text, blind and bool(unicodedata.combining(ch)))
+        if vague and not self._far(state):
+            # a stand-in past the far bound: only a dot, the end, or a witness that lets the label end
+            if ch in WITNESSES and _ends_vague(text, done, domain, self.nfc) is not None:
+                return (done, domain, text, _VAGUE)
+            return None
+        after = (done, domain, text, _VAGUE if vague else blind and bool(unicodedata.combining(ch)))
         if not text.isascii() and self._far(state):
             return after if ch in self.allowed(state) else None  # decided by class (see _allowed)
         return after if viable(text, done, domain, self.nfc) else None
@@ -344,8 +393,9 @@ class IdnHostnameContent(Content):
         return far_from_limit(label, min(LABEL_MAX, NAME_MAX - done))
 
     def accepting(self, state: tuple) -> bool:
-        done, domain, label, _ = state
-        return bool(label) and _ends(label, done, domain, self.nfc) is not None
+        done, domain, label, blind = state
+        ends = _ends_vague if blind == _VAGUE else _ends
+        return bool(label) and ends(label, done, domain, self.nfc) is not None
 
     def charset_key(self, state: tuple) -> Hashable:
         done, domain, label, blind = state
@@ -368,6 +418,8 @@ class IdnHostnameContent(Content):
     def _allowed(self, state: tuple) -> CharSet:
         done, domain, label, blind = state
         chars = [ch for ch in DOTS if label and self._ok(state, ch)]
+        if blind == _VAGUE and not self._far(state):
+            return CharSet.of(chars + [w for w in WITNESSES if self._ok(state, w)])
         if not label or label.isascii():
             chars.extend(ch for ch in _ASCII_CANDIDATES if self._ok(state, ch))
         else:
@@ -435,7 +487,7 @@ class IdnHostnameContent(Content):
         return hit  # type: ignore[return-value]
 
     def _free(self, state: tuple) -> FreeContent | None:
-        done, domain, label, _ = state
+        done, domain, label, blind = state
         room = min(LABEL_MAX, NAME_MAX - done)
         if not label:  # letters only: a digit first makes a label of another bidi kind
             chars = _LETTERS if viable("a", done, domain, self.nfc) else None
@@ -451,30 +503,90 @@ class IdnHostnameContent(Content):
         elif unicodedata.bidirectional(label[0]) in ("R", "AL"):
             return None
         else:
-            chars, limit = _RUN, _ascii_room(label, done, domain, self.nfc, room)
+            mixed = self._mixed_run(state, room)
+            if mixed is not None:
+                return mixed
+            if blind == _VAGUE:
+                chars, limit = _RUN, _ascii_room(label, done, domain, self.nfc, room, far_only=True)
+            else:
+                chars, limit = _RUN, _ascii_room(label, done, domain, self.nfc, room)
         if chars is None or limit <= 0:
             return None
-        return chars, limit, lambda n: state if n == 0 else (done, domain, label + "a" * n, True)
+        marker = _VAGUE if blind == _VAGUE else True
+        return chars, limit, lambda n: state if n == 0 else (done, domain, label + "a" * n, marker)
+
+    def _mixed_run(self, state: tuple, room: int) -> FreeContent | None:
+        """Far from the limit in a left-to-right label: runs of ASCII letters and digits mixed with the
+        non-ASCII characters every such label allows by class (``_mixed_chars``), as long as the label stays
+        far whatever they are (each counted as non-basic). The state after a run cannot know its A-label
+        length: it is a stand-in (``_VAGUE``) whose label holds ``_REP`` for the run, judged by the generic
+        length bound (``_ends_vague``) and refusing everything but a dot or the end once past the far bound;
+        its summary is as strict as any real one's (left-to-right, not joining, no kana, blind to NFC
+        composition), so it accepts a subset of what the real state accepts (the FreeRun contract)."""
+        done, domain, label, _ = state
+        basic = _basic_count(label)
+        other = len(label) - basic
+        limit = 0
+        while limit < _MIXED_CAP and _far(basic, other + limit, room):
+            limit += 1
+        if limit < 4:
+            return None
+        chars = _mixed_chars()
+        key = self.charset_key(state)
+        fits = self._mixed_ok.get(key)
+        if fits is None:
+            fits = self._mixed_ok[key] = not (chars - self.allowed(state))
+        if not fits:
+            return None
+        return chars, limit, lambda n: state if n == 0 else (done, domain, label + _REP * n, _VAGUE)
 
 
 @lru_cache(maxsize=65536)
-def _ascii_room(label: str, done: int, domain: Domain, nfc: bool, room: int) -> int:
+def _ascii_room(label: str, done: int, domain: Domain, nfc: bool, room: int, far_only: bool = False) -> int:
     """How many ASCII letters and digits may follow ``label`` (non-ASCII, left-to-right or neutral) in a row:
     all of them count as basic code points, so the label with ``n`` of them has the A-label length of the
-    label with ``n`` ``a``s. While the far bound allows 16 or more, that bound (longer runs are left out of
-    the mask, an approximation); else the exact A-label lengths, counted up while the label could end
-    after each one (so no run dead-ends; the rules other than the length are the same after every ``a``)."""
+    label with ``n`` ``a``s. While the far bound allows 16 or more, that bound; else the exact A-label
+    lengths up to ``_RUN_CAP`` (longer runs are left out of the mask, an approximation), counted up while
+    the label could end after each one (so no run dead-ends; the rules other than the length are the same
+    after every ``a``)."""
     basic = _basic_count(label)
     limit = 0
     while _far(basic + limit + 1, len(label) - basic, room):
         limit += 1
-    if limit >= 16 or _ends(label + "a", done, domain, nfc) is None:
+    if limit >= 16 or far_only or _ends(label + "a", done, domain, nfc) is None:
         return limit
     # not monotone: one more basic code point can shorten the punycode digits (the bias moves), so every
     # length is checked in turn and the run stops at the first that does not fit
-    while limit < room and a_length(label + "a" * (limit + 1)) <= room:
+    lengths = a_lengths_with_basics(label, min(room - len(label), _RUN_CAP), room)
+    while limit + 1 < len(lengths) and lengths[limit + 1] <= room:
         limit += 1
     return limit
+
+
+@cache
+def _mixed_chars() -> CharSet:
+    """ASCII lowercase letters and digits, and the non-ASCII characters any left-to-right label far from the
+    limit allows by class: PVALID, bidi L, no mark, no combining class, none that may compose with what
+    precedes (NFC quick check Maybe), none with a rule of its own."""
+    t = tables()
+    out = t.bidi.get("L", EMPTY) & t.allowed
+    out = out - t.special - t.marks - t.composing - t.ccc_below(256)
+    return out | _RUN
+
+
+def _ends_vague(label: str, done: int, domain: Domain, nfc: bool) -> tuple[int, Domain] | None:
+    """``_ends`` for a stand-in label (see ``_mixed_run``): the rules read on its text, the length taken as
+    the generic bound (``xn--``, the basic characters and their delimiter, the most digits per other
+    character), which no label with as many basic and other characters exceeds."""
+    end = label_end(label, nfc)
+    if end is None:
+        return None
+    basic = _basic_count(label)
+    octets = 5 + basic + (len(label) - basic) * _most_digits(len(label))
+    if octets > LABEL_MAX or done + octets > NAME_MAX:
+        return None
+    after = after_label(domain, end[1], end[2])
+    return None if after is None else (octets, after)
 
 
 @lru_cache(maxsize=256)

@@ -18,7 +18,13 @@ import numpy as np
 import pytest
 
 from formatenforcer import JsonSchemaParser, TokenEnforcer
-from formatenforcer.jsonschema.formats_idn import IdnHostnameContent, a_length, a_lengths_with_basics, idn_hostname_ok
+from formatenforcer.jsonschema.formats_idn import (
+    IdnHostnameContent,
+    a_length,
+    a_length_appended,
+    a_lengths_with_basics,
+    idn_hostname_ok,
+)
 from formatenforcer.jsonschema.formats_idn_email import IdnEmailContent, idn_email_ok
 from formatenforcer.jsonschema.formats_idn_tables import DOTS
 
@@ -79,6 +85,16 @@ def test_a_length_is_the_codecs():
             assert a_length(text) == 4 + len(text.encode("punycode")), text
 
 
+def test_a_length_appended_is_a_length():
+    rng = random.Random(9)
+    starts = [0xE0, 0x3B1, 0x5D0, 0x4E00, 0xAC00, 0x1F600, 0x20000, 0x300, 0x400]
+    for _ in range(1500):
+        text = "".join(chr(rng.choice(starts) + rng.randrange(200)) if rng.random() < 0.8 else rng.choice("ab0")
+                       for _ in range(rng.randint(1, 40)))  # fmt: skip
+        ch = chr(rng.choice(starts) + rng.randrange(200)) if rng.random() < 0.9 else "a"
+        assert a_length_appended(text, ch) == a_length(text + ch), (text, ch)
+
+
 def test_a_lengths_with_basics_replay_a_length():
     rng = random.Random(8)
     starts = [0xE0, 0x3B1, 0x5D0, 0x4E00, 0xAC00, 0x1F600, 0x20000, 0x300, 0x400]
@@ -113,8 +129,21 @@ def _walk(content, rng: random.Random, check):  # noqa: ANN001
             for ch in word:
                 real = content.step(real, ch)
                 assert real is not None, f"run {word!r} refused after {''.join(out)!r}"
-            state = after(n)
             out.append(word)
+            # as inside a token, a few characters from the stand-in: the real state must accept them too
+            stand_in = after(n)
+            for _ in range(rng.randint(0, 3)):
+                if content.accepting(stand_in):
+                    assert content.accepting(real), ("".join(out), stand_in)
+                offered = content.allowed(stand_in)
+                if not offered:
+                    break
+                lo, hi = offered.intervals[rng.randrange(len(offered.intervals))]
+                ch = chr(rng.randint(lo, hi))
+                stand_in, real = content.step(stand_in, ch), content.step(real, ch)
+                assert stand_in is not None and real is not None, ("".join(out), ch)
+                out.append(ch)
+            state = real
             continue
         favourites = [c for c in FAVOURITES if c in allowed]
         if favourites and rng.random() < 0.5:

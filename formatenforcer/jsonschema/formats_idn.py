@@ -35,7 +35,7 @@ from idna.intranges import intranges_contain
 from ..charset import EMPTY, CharSet
 from .content import Content, FreeContent
 from .formats_idn_tables import DOTS, RTL, tables
-from .formats_idna import Budget, _adapt, can_complete, decoding, valid_a_label_text
+from .formats_idna import Budget, _adapt, can_complete, decoding, valid_a_label_text, witness_fits
 
 NAME_MAX = 253
 LABEL_MAX = 63
@@ -44,6 +44,7 @@ _LDH_LABEL = re.compile(r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?")
 _ASCII_CANDIDATES = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-"
 _RUN = CharSet.ranges(("a", "z"), ("0", "9"))
 _RUN_CAPITALS = CharSet.ranges(("a", "z"), ("A", "Z"), ("0", "9"))
+_A_LABEL_RUN = _RUN_CAPITALS | CharSet.of("-")
 _LETTERS = CharSet.ranges(("a", "z"))
 _MISSING = object()
 _RUN_CAP = 24
@@ -115,6 +116,43 @@ def a_length(label: str) -> int:
         delta += 1
         n = m + 1
     return out
+
+
+@lru_cache(maxsize=4096)
+def _encoder_end(label: str) -> tuple[int, int, int, int, int]:
+    """RFC 3492's encoder state after ``label`` (not ASCII): (octets of its A-label, delta, n, bias, code
+    points handled)."""
+    points = [ord(ch) for ch in label]
+    basic = sum(cp < 128 for cp in points)
+    out = 4 + basic + (1 if basic else 0)
+    n, delta, bias, handled = 128, 0, 72, basic
+    for m in sorted({cp for cp in points if cp >= 128}):
+        delta += (m - n) * (handled + 1)
+        for cp in points:
+            if cp < m:
+                delta += 1
+            elif cp == m:
+                out += _digits(delta, bias)
+                bias = _adapt(delta, handled + 1, handled == basic)
+                delta = 0
+                handled += 1
+        delta += 1
+        n = m + 1
+    return out, delta, n, bias, handled
+
+
+def a_length_appended(label: str, ch: str) -> int:
+    """``a_length(label + ch)``; when ``ch`` is above every code point of the (non-ASCII) label, the encoder
+    only goes on from where the label left it: every earlier delta is unchanged, and ``ch``'s delta adds
+    its distance times the handled count plus every earlier position (tests compare it with ``a_length``)."""
+    if label.isascii() or ch.isascii():
+        return a_length(label + ch)
+    out, delta, n, bias, handled = _encoder_end(label)
+    cp = ord(ch)
+    if cp < n:
+        return a_length(label + ch)
+    delta += (cp - n) * (handled + 1) + len(label)
+    return out + _digits(delta, bias)
 
 
 def a_lengths_with_basics(label: str, most: int, room: int | None = None) -> list[int]:
@@ -470,7 +508,7 @@ class IdnHostnameContent(Content):
         must fit, and when the label cannot end right after it (a witness is needed), the exact check."""
         done, domain, label, _ = state
         text = label + ch
-        if a_length(text) > room:
+        if a_length_appended(label, ch) > room:
             return False
         return _ends_by_class(text, domain) or viable(text, done, domain, self.nfc)
 
@@ -496,7 +534,7 @@ class IdnHostnameContent(Content):
             return None
         elif label.isascii():
             if label[:4].lower() == "xn--":
-                return None
+                return self._a_label_run(state)
             # once a capital is in, no non-ASCII character may follow: capitals change nothing more
             chars = _RUN if label.islower() or not any(c.isalpha() for c in label) else _RUN_CAPITALS
             limit = room - len(label) if viable(label + "a", done, domain, self.nfc) else 0
@@ -514,6 +552,23 @@ class IdnHostnameContent(Content):
             return None
         marker = _VAGUE if blind == _VAGUE else True
         return chars, limit, lambda n: state if n == 0 else (done, domain, label + "a" * n, marker)
+
+    def _a_label_run(self, state: tuple) -> FreeContent | None:
+        """Inside an ``xn--`` label, while the witness of any text of the length reached fits (formats_idna),
+        every LDH character is allowed whatever it spells, so they run; the state after the run inside a
+        token is a stand-in of the same length whose text (``?``) is no A-label: it refuses ending the label,
+        so a token such as ``ab.`` is left out of that mask (``ab`` and then ``.`` are still offered)."""
+        done, domain, label, _ = state
+        if domain[0]:
+            return None
+        length = len(label) - 4
+        budget = Budget(done + 4, 0, NAME_MAX)
+        room = 0
+        while witness_fits(length + room + 1, budget):
+            room += 1
+        if room == 0:
+            return None
+        return _A_LABEL_RUN, room, lambda n: state if n == 0 else (done, domain, "xn--" + "?" * (length + n), True)
 
     def _mixed_run(self, state: tuple, room: int) -> FreeContent | None:
         """Far from the limit in a left-to-right label: runs of ASCII letters and digits mixed with the

@@ -236,6 +236,13 @@ Refused elsewhere, by the same rule (none in the suite's required files):
   and IDNA2008 enforced only for `format: hostname` on its own, with any length limits); near the
   63-character label limit an A-label whose ending a bounded search does not find is refused. See
   docs/json-schema.md, Formats.
+- `idn-hostname`/`idn-email`: near the 63-octet A-label limit only characters from the 64-code-point
+  blocks of the label's own non-ASCII characters are offered (each checked exactly); capitals are refused
+  in labels with non-ASCII characters; an `xn--` label after a right-to-left label is refused. Masks leave
+  out some tokens a character-by-character check would accept: mixed runs of letters longer than the far
+  bound, what follows such a run inside a token once the length bound no longer surely fits, ASCII runs
+  longer than 24 after non-ASCII characters near the limit, and an `xn--` token that also ends its label
+  (`ab.`). See docs/json-schema.md, Formats.
 - Patterns are read as ECMA-262 in unicode mode (`\\d`, `\\w` ASCII; `\\s` with U+FEFF and the line
   terminators; `$` only at the very end), plus what JavaScript without the `u` flag reads as literals
   (`\\-`, a lone `}`); `\\p{...}` uses Python's Unicode tables, which may be a version behind an engine's.

@@ -85,6 +85,19 @@ def test_a_length_is_the_codecs():
             assert a_length(text) == 4 + len(text.encode("punycode")), text
 
 
+def test_capitals_stay_out_of_labels_with_non_ascii_characters():
+    # an ASCII label allows capitals; a label with the same summary but a non-ASCII character must not
+    content = IdnHostnameContent()
+    state = content.start()
+    for ch in "ab-":
+        state = content.step(state, ch)
+    assert "E" in content.allowed(state)
+    state = content.start()
+    for ch in "m\u00fc-":
+        state = content.step(state, ch)
+    assert "E" not in content.allowed(state) and content.step(state, "E") is None
+
+
 def test_a_length_appended_is_a_length():
     rng = random.Random(9)
     starts = [0xE0, 0x3B1, 0x5D0, 0x4E00, 0xAC00, 0x1F600, 0x20000, 0x300, 0x400]

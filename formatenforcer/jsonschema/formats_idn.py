@@ -438,7 +438,8 @@ class IdnHostnameContent(Content):
     def charset_key(self, state: tuple) -> Hashable:
         done, domain, label, blind = state
         if label and (not label.isascii() or label.islower() and label[:4] != "xn--") and self._far(state):
-            return ("far", domain, _summary(label), blind)
+            # ASCII labels apart: capitals are allowed there and nowhere else
+            return ("far", domain, _summary(label), blind, label.isascii())
         return state
 
     def allowed(self, state: tuple) -> CharSet:

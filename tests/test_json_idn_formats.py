@@ -224,7 +224,7 @@ def test_enum_filtered_by_the_format():
     assert parser.accepts('"실례.테스트"') and parser.accepts('"ok"') and not parser.accepts('"a\u05d0"')
 
 
-@pytest.mark.slow  # masks inside non-ASCII labels take seconds each on the Llama 3 vocabulary
+@pytest.mark.slow  # about a minute and a half: first masks build free-run tables under many trie nodes
 def test_llama3_tokens(llama3_tokenizer, llama3_vocabulary):
     enforcer = TokenEnforcer(llama3_vocabulary, JsonSchemaParser({"type": "string", "format": "idn-hostname"}))
     for text in ["münchen.de", "실례.테스트", "\u0915\u094d\u200d\u0937"]:

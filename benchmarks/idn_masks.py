@@ -5,10 +5,20 @@ the enforcer's mask cache cleared (the lexeme walks stay cached). A plain ``maxL
 yardstick.
 
     python benchmarks/idn_masks.py
+
+Figures of 22 Nov 2026 (2 shared cores, another test run alongside; first / later mask): plain string
+107 ms at the start (its free-run table), then 2 ms; idn-hostname at the start 1.2 s (tables of the letter
+and mixed runs, built once per process), `exa` 0.6 s, `mün` 0.3 s, `example.`, `Host`, `실례`, `xn--`,
+`क्` 20-110 ms, a 10-letter Greek label 2.0 s and a 24-letter one 4.2 s (past the mixed runs' bound every
+token is walked and checked near the limit); idn-email 0.15-0.2 s in the local part and the domain, 0.7 s
+at its start and after a long Greek domain label, 1.8 s inside a quoted local part (no run there). Every
+later mask of a position: under 0.2 ms (cached). Before these changes: 1.2-6.5 s for the first masks of
+short names and minutes in a 10-letter Greek label or an `xn--` label.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -31,7 +41,7 @@ def run(vocabulary: Vocabulary, schema: dict, prefixes: list[str]) -> None:
     enforcer = TokenEnforcer(vocabulary, JsonSchemaParser(schema))
     print(schema)
     for prefix in prefixes:
-        state = enforcer.parser.add_text('"' + prefix)
+        state = enforcer.parser.add_text(json.dumps(prefix, ensure_ascii=False)[:-1])
         position = Position(state, b"", False)
         t0 = time.perf_counter()
         mask = enforcer.mask(position)

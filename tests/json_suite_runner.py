@@ -205,9 +205,9 @@ UNSUPPORTED_NOTES = """## Unsupported groups and why
 Each is refused at build time with `UnsupportedSchemaError` naming the keyword and its JSON pointer
 (`lenient=True` turns that into a warning and enforces the rest). The groups left in the tables above:
 
-- `format` (`optional/format/`): `idn-hostname`/`idn-email` (U-labels: the A-label machinery is not
-  wired up for them yet) and unknown format names (nothing to enforce); see
-  docs/json-schema.md, Formats. `format: regex` is not combined with a `pattern` or another format on the
+- `format` (`optional/format/`): unknown format names (nothing to enforce); see docs/json-schema.md,
+  Formats. `idn-hostname`/`idn-email` are not combined with a length limit, a `pattern`, another format,
+  excluded values or `not` on the same string. `format: regex` is not combined with a `pattern` or another format on the
   same string, with its own `not`, or with excluded values under a `maxLength`.
 
 Refused elsewhere, by the same rule (none in the suite's required files):
@@ -236,6 +236,13 @@ Refused elsewhere, by the same rule (none in the suite's required files):
   and IDNA2008 enforced only for `format: hostname` on its own, with any length limits); near the
   63-character label limit an A-label whose ending a bounded search does not find is refused. See
   docs/json-schema.md, Formats.
+- `idn-hostname`/`idn-email`: near the 63-octet A-label limit only characters from the 64-code-point
+  blocks of the label's own non-ASCII characters are offered (each checked exactly); capitals are refused
+  in labels with non-ASCII characters; an `xn--` label after a right-to-left label is refused. Masks leave
+  out some tokens a character-by-character check would accept: mixed runs of letters longer than the far
+  bound, what follows such a run inside a token once the length bound no longer surely fits, ASCII runs
+  longer than 24 after non-ASCII characters near the limit, and an `xn--` token that also ends its label
+  (`ab.`). See docs/json-schema.md, Formats.
 - Patterns are read as ECMA-262 in unicode mode (`\\d`, `\\w` ASCII; `\\s` with U+FEFF and the line
   terminators; `$` only at the very end), plus what JavaScript without the `u` flag reads as literals
   (`\\-`, a lone `}`); `\\p{...}` uses Python's Unicode tables, which may be a version behind an engine's.

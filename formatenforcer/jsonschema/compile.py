@@ -22,7 +22,9 @@ from .content import Content, ExcludeContent, LengthContent, RegexContent, TrieC
 from .ecma import EcmaSyntaxError, EcmaUnsupported
 from .ecma_regex_content import RegexSyntaxContent
 from .ecma_translate import Translation, literal_pattern, translate
-from .formats import FORMAT_MAX_LENGTH, format_automaton
+from .formats import FORMAT_MAX_LENGTH, IDN_FORMATS, format_automaton
+from .formats_idn import IdnHostnameContent
+from .formats_idn_email import IdnEmailContent
 from .formats_idna import HostnameContent
 from .ir import AnyValue, Array, Boolean, Never, Node, Null, Number, Object, Ref, Side, String, Union, deref
 from .merge import Merger, Unsupported
@@ -50,6 +52,8 @@ def string_content(node: String) -> Content | None:
         return TrieContent(node.values)
     if "regex" in node.formats or "regex" in node.not_formats:
         return regex_syntax_content(node)
+    if any(f in IDN_FORMATS for f in node.formats + node.not_formats):
+        return idn_content(node)
     if node.excluded and not (node.not_patterns or node.not_formats or node.max_length is not None
                               or node.patterns or node.formats):  # fmt: skip
         return ExcludeContent(node.excluded, node.min_length)
@@ -92,6 +96,20 @@ def string_content(node: String) -> Content | None:
     if node.formats == ("hostname",) and not node.patterns:
         return HostnameContent(content)  # A-labels: punycode and IDNA2008 (formats_idna.py)
     return content
+
+
+def idn_content(node: String) -> Content:
+    """``idn-hostname``/``idn-email``: their own automata (formats_idn.py), alone on the string; a length
+    limit, pattern, other format, excluded value or ``not`` with them is refused (lengths count code points
+    there but octets of the A-label form here, and the automata are not product-combinable DFAs)."""
+    if node.not_formats and any(f in IDN_FORMATS for f in node.not_formats):
+        raise Unsupported("format", "'not' of an idn format")
+    names = set(node.formats)
+    if (len(names) > 1 or node.patterns or node.not_patterns or node.not_formats or node.excluded
+            or node.min_length > 1 or node.max_length is not None):  # fmt: skip
+        raise Unsupported("format", f"format {sorted(names)[0]!r} together with a pattern, another format, "
+                          "a length limit or excluded values")
+    return IdnEmailContent() if "idn-email" in names else IdnHostnameContent()
 
 
 def regex_syntax_content(node: String) -> Content | None:

@@ -22,6 +22,8 @@ from functools import cache, lru_cache
 from pathlib import Path
 
 from ..regex import CompiledRegex, _from_disk, _to_disk, compile_regex
+from .formats_idn import idn_hostname_ok
+from .formats_idn_email import idn_email_ok
 from .formats_idna import hostname_labels_ok
 from .formats_time import date_time_dfa, dfa_fullmatch, time_dfa
 from .formats_uri import IPV4, IPV6, JSON_POINTER, RELATIVE_JSON_POINTER, URI_TEMPLATE, uri_patterns
@@ -135,22 +137,25 @@ def _pattern(pattern: str) -> re.Pattern[str]:
 
 def format_matches(name: str, text: str) -> bool:
     """Whether ``text`` is a valid ``name`` (its length cap aside): filters ``enum``/``const`` values."""
+    if name in IDN_FORMATS:
+        return IDN_FORMATS[name](text)
     if name in TABLE_FORMATS:
         return dfa_fullmatch(_tabled(name), text)
     if _pattern(FORMAT_PATTERNS[name]).fullmatch(text) is None:
         return False
     return name != "hostname" or hostname_labels_ok(text)
 
+IDN_FORMATS: dict[str, Callable[[str], bool]] = {"idn-hostname": idn_hostname_ok, "idn-email": idn_email_ok}
+"""Formats enforced by content automata of their own (formats_idn.py, formats_idn_email.py), not by a DFA: they
+take no ``pattern``, other format, ``not`` or length limit on the same string."""
+
 FORMAT_MAX_LENGTH: dict[str, int] = {"hostname": 253, "email": 254}  # RFC 1123 + 1035; RFC 5321 4.5.3.1.3
 """Length limits (characters) a format adds to its pattern: kept out of the DFA, where a total-length count
 times the per-label count would multiply the states."""
 
-UNSUPPORTED_FORMATS: dict[str, str] = {
-    "idn-hostname": "U-labels (IDNA2008, RFC 5890-5892) are not enforced yet; the A-label check of hostname "
-    "(formats_idna.py) has the rules but is not wired to raw Unicode labels",
-    "idn-email": "its domain is an idn-hostname (see there)",
-}
-"""Standard formats that are refused (UnsupportedSchemaError), with the reason; any other name is unknown."""
+UNSUPPORTED_FORMATS: dict[str, str] = {}
+"""Standard formats that are refused (UnsupportedSchemaError), with the reason; any other name is unknown.
+(None left: ``idn-hostname``/``idn-email`` are content automata of their own, formats_idn.py.)"""
 
 
 def precompile_formats(names: Iterable[str] | None = None) -> dict[str, float]:

@@ -45,9 +45,9 @@ ANNOTATIONS = frozenset(
 )  # fmt: skip
 """Keywords that carry no constraint: accepted and ignored (``discriminator`` only names a property)."""
 
-FORMATS = (*_TABLED_OR_PATTERN_FORMATS, "regex")
-"""Format names enforced: formats.py's (patterns and table-built automata), and "regex" (ECMA-262 syntax,
-ecma_syntax.py)."""
+FORMATS = (*_TABLED_OR_PATTERN_FORMATS, "regex", "idn-hostname", "idn-email")
+"""Format names enforced: formats.py's (patterns and table-built automata), "regex" (ECMA-262 syntax,
+ecma_syntax.py), and the IDNA2008 ones (content automata of their own: formats_idn.py, formats_idn_email.py)."""
 
 
 class Node:

@@ -1,0 +1,255 @@
+"""``idn-hostname`` and ``idn-email`` (formatenforcer/jsonschema/formats_idn.py, formats_idn_email.py).
+
+Finished strings are judged by an independent reference built on the ``idna`` package (``idna.alabel`` per
+label, RFC 5893's rule across labels, the 253-octet name); seeded random walks pick allowed characters
+(favouring the ones with contextual and bidi rules, and taking the free runs' shortcuts) and must never dead
+end; the Llama 3 tokenizer's natural tokenizations of valid names pass token by token.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import unicodedata
+
+import idna
+import numpy as np
+import pytest
+
+from formatenforcer import JsonSchemaParser, TokenEnforcer
+from formatenforcer.jsonschema.formats_idn import (
+    IdnHostnameContent,
+    a_length,
+    a_length_appended,
+    a_lengths_with_basics,
+    idn_hostname_ok,
+)
+from formatenforcer.jsonschema.formats_idn_email import IdnEmailContent, idn_email_ok
+from formatenforcer.jsonschema.formats_idn_tables import DOTS
+
+from .json_checks import accepts_tokens
+
+# characters with rules of their own, right-to-left ones, marks, a dot of each kind
+FAVOURITES = ("al0-.\u00b7\u0375\u05f3\u05d0\u0628\u0660\u06f0\u200c\u200d\u094d\u0915\u30fb\u3041\u4e00"
+              "\u03b1\u0301\u0300\u1161\u1100\u00e9\u0627\u064a\u1820\u05b0\u3002\uff61")  # fmt: skip
+
+
+def reference(text: str) -> bool:
+    """idna's verdict: every label through ``idna.alabel`` (ASCII labels lowercased, as idna does), and
+    in a name holding a right-to-left label every label satisfying the bidi rule (RFC 5893 section 2)."""
+    total, facts = 0, []
+    for label in re.split(f"[{DOTS}]", text):
+        if not label:
+            return False
+        try:
+            a_label = idna.alabel(label.lower() if label.isascii() else label)
+            u_label = idna.ulabel(a_label).lower() if label.isascii() else label
+        except (idna.IDNAError, UnicodeError, ValueError):
+            return False
+        total += len(a_label) + 1
+        try:
+            bidi_ok = idna.core.check_bidi(u_label, check_ltr=True)
+        except idna.IDNAError:
+            bidi_ok = False
+        facts.append((any(unicodedata.bidirectional(c) in ("R", "AL", "AN") for c in u_label), bidi_ok))
+    if any(rtl for rtl, _ in facts) and not all(ok for _, ok in facts):
+        return False
+    return total - 1 <= 253
+
+
+VALID = ["실례.테스트", "xn--ihqwcrb4cv8a8dqg056pqjye", "l\u00b7l", "\u03b1\u0375\u03b2", "\u05d0\u05f3\u05d1",
+         "\u30fb\u3041", "\u0628\u0660\u0628", "\u0915\u094d\u200d\u0937", "\u0628\u064a\u200c\u0628\u064a",
+         "a\u3002b", "münchen.de", "\u00e9\u00e9", "a" * 63, "παράδειγμα" * 5 + "πα\uff0ecom", "Host.Example"]
+INVALID = ["\u302e실례.테스트", "a" * 64, "xn--X", "XN--aa---o47jg78q", "hello-", "\u0300hello", "a\u00b7l",
+           "\u03b1\u0375S", "def\u30fbabc", "\u0628\u0660\u06f0", "\u200d\u0937", "0a.\u05d0", "a\u05d0",
+           "\u00fc" * 60, "a..b", "example.", "e\u0301", "xn--7a", "Müller.de", "ab--c", "\u3002"]
+
+
+@pytest.mark.parametrize("text, expected", [(t, True) for t in VALID] + [(t, False) for t in INVALID])
+def test_character_by_character(text, expected):
+    assert reference(text) is expected
+    assert idn_hostname_ok(text) is expected
+    parser = JsonSchemaParser({"type": "string", "format": "idn-hostname"})
+    assert parser.accepts(json.dumps(text, ensure_ascii=False)) is expected
+    assert parser.accepts(json.dumps(text)) is expected  # \uXXXX escapes
+
+
+def test_a_length_is_the_codecs():
+    rng = random.Random(5)
+    starts = [0xE0, 0x3B1, 0x5D0, 0x4E00, 0xAC00, 0x1F600, 0x20000, 0x300]
+    for _ in range(3000):
+        text = "".join(chr(rng.choice(starts) + rng.randrange(60)) if rng.random() < 0.6 else rng.choice("ab-0")
+                       for _ in range(rng.randint(1, 30)))  # fmt: skip
+        if not text.isascii():
+            assert a_length(text) == 4 + len(text.encode("punycode")), text
+
+
+def test_capitals_stay_out_of_labels_with_non_ascii_characters():
+    # an ASCII label allows capitals; a label with the same summary but a non-ASCII character must not
+    content = IdnHostnameContent()
+    state = content.start()
+    for ch in "ab-":
+        state = content.step(state, ch)
+    assert "E" in content.allowed(state)
+    state = content.start()
+    for ch in "m\u00fc-":
+        state = content.step(state, ch)
+    assert "E" not in content.allowed(state) and content.step(state, "E") is None
+
+
+def test_a_length_appended_is_a_length():
+    rng = random.Random(9)
+    starts = [0xE0, 0x3B1, 0x5D0, 0x4E00, 0xAC00, 0x1F600, 0x20000, 0x300, 0x400]
+    for _ in range(1500):
+        text = "".join(chr(rng.choice(starts) + rng.randrange(200)) if rng.random() < 0.8 else rng.choice("ab0")
+                       for _ in range(rng.randint(1, 40)))  # fmt: skip
+        ch = chr(rng.choice(starts) + rng.randrange(200)) if rng.random() < 0.9 else "a"
+        assert a_length_appended(text, ch) == a_length(text + ch), (text, ch)
+
+
+def test_a_lengths_with_basics_replay_a_length():
+    rng = random.Random(8)
+    starts = [0xE0, 0x3B1, 0x5D0, 0x4E00, 0xAC00, 0x1F600, 0x20000, 0x300, 0x400]
+    for _ in range(400):
+        text = "".join(chr(rng.choice(starts) + rng.randrange(200)) if rng.random() < 0.8 else rng.choice("ab0")
+                       for _ in range(rng.randint(1, 40)))  # fmt: skip
+        if not text.isascii():
+            assert a_lengths_with_basics(text, 25) == [a_length(text + "a" * k) for k in range(26)], text
+
+
+def _walk(content, rng: random.Random, check):  # noqa: ANN001
+    """A seeded walk over the content automaton: allowed characters (favourites half of the time, free runs
+    a fifth of it); no dead end, every offered character accepted. Returns the text or None if unfinished."""
+    state, out = content.start(), []
+    for _ in range(300):
+        allowed = content.allowed(state)
+        assert allowed or content.accepting(state), f"dead end after {''.join(out)!r}"
+        if content.accepting(state) and (rng.random() < 0.04 or not allowed):
+            text = "".join(out)
+            assert check(text), (text, [hex(ord(c)) for c in text])
+            return text
+        run = content.free(state)
+        if run is not None and rng.random() < 0.2:
+            # the FreeRun promise: any run of the class up to the limit is accepted by the real state, and
+            # the stand-in after it accepts only what the real state accepts (checked at the end)
+            chars, limit, after = run
+            assert not (chars - allowed)
+            n = rng.randint(1, min(limit, 6))
+            pool = [c for c in FAVOURITES if c in chars] + ["a", "\u4e00", "\u0436", "\u00e9", "7"]
+            word = "".join(rng.choice([c for c in pool if c in chars]) for _ in range(n))
+            real = state
+            for ch in word:
+                real = content.step(real, ch)
+                assert real is not None, f"run {word!r} refused after {''.join(out)!r}"
+            out.append(word)
+            # as inside a token, a few characters from the stand-in: the real state must accept them too
+            stand_in = after(n)
+            for _ in range(rng.randint(0, 3)):
+                if content.accepting(stand_in):
+                    assert content.accepting(real), ("".join(out), stand_in)
+                offered = content.allowed(stand_in)
+                if not offered:
+                    break
+                lo, hi = offered.intervals[rng.randrange(len(offered.intervals))]
+                ch = chr(rng.randint(lo, hi))
+                stand_in, real = content.step(stand_in, ch), content.step(real, ch)
+                assert stand_in is not None and real is not None, ("".join(out), ch)
+                out.append(ch)
+            state = real
+            continue
+        favourites = [c for c in FAVOURITES if c in allowed]
+        if favourites and rng.random() < 0.5:
+            ch = rng.choice(favourites)
+        else:
+            lo, hi = allowed.intervals[rng.randrange(len(allowed.intervals))]
+            ch = chr(rng.randint(lo, hi))
+        nxt = content.step(state, ch)
+        assert nxt is not None, f"offered {ch!r} refused after {''.join(out)!r}"
+        out.append(ch)
+        state = nxt
+    return None
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_hostname_walks_finish_valid(seed):
+    content, rng = IdnHostnameContent(), random.Random(seed)
+    finished = [t for t in (_walk(content, rng, reference) for _ in range(12)) if t is not None]
+    assert len(finished) >= 8
+    assert any(not t.isascii() for t in finished)
+
+
+def _email_reference(text: str) -> bool:
+    local, _, domain = text.rpartition("@")
+    if len(local.encode("utf-8", "surrogatepass")) > 64 or not local:
+        return False
+    dot_atom = re.fullmatch(r"(?:[A-Za-z0-9!#$%&'*+/=?^_`{|}~\-]|[^\x00-\x7f])+"
+                            r"(?:\.(?:[A-Za-z0-9!#$%&'*+/=?^_`{|}~\-]|[^\x00-\x7f])+)*", local)  # fmt: skip
+    quoted = re.fullmatch(r'"(?:[ !#-\[\]-~]|[^\x00-\x7f]|\\[ -~])*"', local)
+    return bool(dot_atom or quoted) and idn_hostname_ok(domain, nfc=False)
+
+
+def test_email_walks_finish_valid():
+    content, rng = IdnEmailContent(), random.Random(11)
+    finished = [t for t in (_walk(content, rng, _email_reference) for _ in range(12)) if t is not None]
+    assert len(finished) >= 6
+    assert all(idn_email_ok(t) for t in finished)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("실례@실례.테스트", True), ("joe.bloggs@example.com", True), ('"δοκιμή"@example.com', True),
+    ("user@cafe\u0301.com", True), ("\uffff@example.com", True), ("\U0001d54f@example.com", True),
+    ("a" * 64 + "@example.com", True), ("a" * 65 + "@example.com", False), ("2962", False),
+    ("user\uff20example.com", False), ("a.@example.com", False), ("a@b..c", False), ('"a\\"@b', False),
+])  # fmt: skip
+def test_email_character_by_character(text, expected):
+    assert idn_email_ok(text) is expected
+    parser = JsonSchemaParser({"type": "string", "format": "idn-email"})
+    assert parser.accepts(json.dumps(text, ensure_ascii=False)) is expected
+
+
+@pytest.mark.parametrize("schema", [
+    {"format": "idn-hostname", "maxLength": 20}, {"format": "idn-email", "pattern": "a"},
+    {"allOf": [{"format": "idn-hostname"}, {"format": "hostname"}]}, {"not": {"format": "idn-email"}},
+])  # fmt: skip
+def test_combinations_are_refused(schema):
+    from formatenforcer.errors import UnsupportedSchemaError
+
+    with pytest.raises(UnsupportedSchemaError):
+        JsonSchemaParser({"type": "string", **schema})
+
+
+def test_enum_filtered_by_the_format():
+    parser = JsonSchemaParser({"format": "idn-hostname", "enum": ["실례.테스트", "a\u05d0", "ok"]})
+    assert parser.accepts('"실례.테스트"') and parser.accepts('"ok"') and not parser.accepts('"a\u05d0"')
+
+
+@pytest.mark.slow  # about a minute and a half: first masks build free-run tables under many trie nodes
+def test_llama3_tokens(llama3_tokenizer, llama3_vocabulary):
+    enforcer = TokenEnforcer(llama3_vocabulary, JsonSchemaParser({"type": "string", "format": "idn-hostname"}))
+    for text in ["münchen.de", "실례.테스트", "\u0915\u094d\u200d\u0937"]:
+        ok, why = accepts_tokens(enforcer, llama3_tokenizer, json.dumps(text, ensure_ascii=False))
+        assert ok, (text, why)
+    for text in ["a\u05d0", "0a.\u05d0", "\u00fc" * 60]:
+        assert not accepts_tokens(enforcer, llama3_tokenizer, json.dumps(text, ensure_ascii=False))[0], text
+    # token walks from inside a Greek label: every mask non-empty, every pick accepted, finished walks valid
+    start = llama3_tokenizer.encode('"παρά', add_special_tokens=False)
+    for seed in range(2):
+        rng = random.Random(seed)
+        matcher = enforcer.matcher()
+        for token in start:
+            assert matcher.accept_token(token)
+        pieces = []
+        for _ in range(6):
+            allowed = np.array(matcher.allowed_token_ids())
+            assert allowed.size
+            token = int(allowed[rng.randrange(allowed.size)])
+            if token in llama3_vocabulary.eos_token_ids:
+                break
+            assert matcher.accept_token(token)
+            pieces.append(llama3_vocabulary.text_of(token))
+            if matcher.is_finished():
+                break
+        text = ('"παρά'.encode() + b"".join(pieces)).decode("utf-8", "replace")
+        if text.endswith('"') and len(text) > 1:
+            assert reference(json.loads(text)), text

@@ -99,23 +99,7 @@ def a_length(label: str) -> int:
     running RFC 3492's encoder without writing the digits (tests compare it with Python's codec)."""
     if label.isascii():
         return len(label)
-    points = [ord(ch) for ch in label]
-    basic = sum(cp < 128 for cp in points)
-    out = 4 + basic + (1 if basic else 0)
-    n, delta, bias, handled = 128, 0, 72, basic
-    for m in sorted({cp for cp in points if cp >= 128}):
-        delta += (m - n) * (handled + 1)
-        for cp in points:
-            if cp < m:
-                delta += 1
-            elif cp == m:
-                out += _digits(delta, bias)
-                bias = _adapt(delta, handled + 1, handled == basic)
-                delta = 0
-                handled += 1
-        delta += 1
-        n = m + 1
-    return out
+    return _encoder_end(label)[0]
 
 
 @lru_cache(maxsize=4096)

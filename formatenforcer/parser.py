@@ -35,6 +35,10 @@ class FreeRun:
     chars: CharSet
     max_length: int | None
     after: Callable[[int], CharacterParser]
+    ends_inside: bool = False
+    """True when the state may end part-way through the run (a number's digits: ``12`` may be followed by
+    ``,``). A lexeme walk then records an end at every exit of the run, and a checked one (where every end
+    is decided by the full state, tokens ending there included) walks instead of taking the run."""
 
 
 @dataclass(frozen=True)
@@ -58,8 +62,8 @@ class CharacterParser:
 
     SCALAR_LEXEME = False
     """True for states that read one scalar value on their own (a JSON string or number): a container may
-    hand the vocabulary walk such a state alone (see ``lexeme``). Its free runs must never pass a point
-    where it could end."""
+    hand the vocabulary walk such a state alone (see ``lexeme``). A free run of it that passes points where
+    it could end must say so (``FreeRun.ends_inside``)."""
 
     def add_character(self, ch: str) -> CharacterParser | None:
         """The state after reading ``ch``; None when the format refuses ``ch`` here."""

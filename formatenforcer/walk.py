@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .charset import utf8_length
+from .charset import ANY, utf8_length
 from .parser import CharacterParser, FreeRun, Lexeme, walk_lexeme
 from .vocabulary import IDS, FreeRunTable, Trie, Vocabulary, as_dict, ids_at, pack_ids
 
@@ -30,7 +30,7 @@ _WIDE = 32
 class _Walk:
     """One mask computation: collects allowed ids, plus precomputed masks to OR in."""
 
-    __slots__ = ("vocabulary", "out", "masks", "steps", "ends", "checked")
+    __slots__ = ("vocabulary", "out", "masks", "steps", "ends", "checked", "collects_ends")
 
     def __init__(self, vocabulary: Vocabulary) -> None:
         self.vocabulary = vocabulary
@@ -41,13 +41,15 @@ class _Walk:
         self.steps: dict[tuple[int, int], tuple[CharacterParser, CharacterParser | None]] = {}
         self.ends: list[tuple[Trie, CharacterParser]] = []
         self.checked = False  # see _LexemeWalk
+        self.collects_ends = False  # records ends inside runs (FreeRun.ends_inside): unchecked lexeme walks
 
     def enter(self, child: Trie, state: CharacterParser) -> None:
         """Continues below ``child`` (reached on a complete character) in ``state``: from the node's subtree
         free-run table when the state promises a run (built once per node and class, small ones as id
         lists), else by walking."""
         run = state.free_run()
-        if run is not None and child.__class__ is dict:  # not a merged copy (see _MergedNode)
+        if run is not None and child.__class__ is dict and not (run.ends_inside and self.checked):
+            # (not a merged copy, see _MergedNode; a checked walk decides every end point on its own)
             table = self.vocabulary.subtree_run_table(child, run.chars)
             # subtree tables are not bucketed by length: a bounded run below the longest run of the subtree
             # (a counted repeat such as {1,30}) selects its tokens by length (memoised per bound)
@@ -70,10 +72,17 @@ class _Walk:
         """Walks the tokens that leave the run's class, each from the state after its run; runs longer than
         the bound are refused (the FreeRun promise), so their tokens are skipped."""
         limit = run.max_length
+        record = run.ends_inside and self.collects_ends
         for length in table.exit_lengths:
             if limit is not None and length > limit:
                 break
             state = run.after(length)
+            if record and length and state.can_end():
+                # the value may end here, and these tokens go on past it: the full state reads what follows
+                # (run length 0 is the entry node, recorded by _LexemeWalk.enter)
+                ends = table.exits_for(length, ANY)
+                if ends:
+                    self.ends.append((ends, state))
             node = table.exits_for(length, state.allowed_characters())
             if node:
                 self.walk(node, state, b"")
@@ -172,6 +181,7 @@ class _LexemeWalk(_Walk):
     def __init__(self, vocabulary: Vocabulary, checked: bool) -> None:
         super().__init__(vocabulary)
         self.checked = checked
+        self.collects_ends = not checked
 
     def enter(self, child: Trie, state: CharacterParser) -> None:
         if not self.checked and state.can_end():
@@ -182,7 +192,7 @@ class _LexemeWalk(_Walk):
 def _collect(walker: _Walk, state: CharacterParser, pending: bytes, at_start: bool) -> None:
     vocabulary = walker.vocabulary
     run = None if (pending or at_start) else state.free_run()
-    if run is not None:
+    if run is not None and not (run.ends_inside and walker.checked):
         table = vocabulary.free_run_table(run.chars)
         walker.masks.append(table.runs_upto(run.max_length))
         walker.exits(table, run)

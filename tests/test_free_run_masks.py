@@ -99,6 +99,20 @@ CASES += [
 ]
 
 
+# digit runs (NumberParser.free_run): the number may end after any digit, so a lexeme walk records an end at
+# every exit of the run ("12," "5}") and the full state reads what follows; bounded runs stop where the bound does
+NUMBERS = {"type": "object", "properties": {
+    "x": {"type": "number"}, "n": {"type": "integer", "maximum": 65535}, "p": {"type": "number", "minimum": -1},
+    "r": {"type": "array", "items": {"anyOf": [{"type": "number"}, {"type": "string"}]}}}}  # fmt: skip
+CASES += [
+    (JsonSchemaParser({"type": "number"}), ["1", "12", "-3", "1.", "1.5", "1e", "1e+", "1E-0", "1e5", "0", "-0.0"]),
+    (JsonSchemaParser(NUMBERS), ['{"x":', '{"x":7', '{"x":70.', '{"x":70.25', '{"x":7e1', '{"n":6', '{"n":65',
+                                 '{"n":6553', '{"n":1', '{"p":0.', '{"p":3', '{"p":-0.5', '{"r":[1', '{"r":[1.2',
+                                 '{"r":[1,"a",2', '{"x":7,"n":12']),  # fmt: skip
+    (JsonSchemaParser({"type": "array", "items": {"type": "integer", "multipleOf": 5}}), ["[1", "[15", "[150"]),
+]
+
+
 CUSTOMER = {"type": "object", "properties": {"id": {"type": "string", "pattern": "^cus_[A-Za-z0-9]{8}$"}}}
 CASES += [
     # a counted repeat entered part-way through tokens: one subtree table selected by run length
@@ -154,6 +168,34 @@ def test_unique_items_run_is_a_subset_missing_only_tokens_that_go_past_the_item(
         text = llama3_vocabulary.text_of(int(token))
         assert b'"' in text[1:-1], text  # run characters, the closing quote, then more
     assert len(missing) < 600
+
+
+def test_digit_runs_are_offered_where_digits_loop():
+    """The shortcut exists where it should (else number walks step every digit token): past a non-zero first
+    digit, in fractions and exponents, under a bound while the digits stay inside it; not on a first digit,
+    after a leading zero, or next to a bound or a multipleOf."""
+    number = JsonSchemaParser({"type": "number"})
+    assert all(number.add_text(p).free_run() is not None for p in ["1", "-12", "0.", "1.5", "1e", "1e+2"])
+    assert all(number.add_text(p).free_run() is None for p in ["", "-", "0", "-0"])
+    bounded = JsonSchemaParser({"type": "integer", "minimum": 1, "maximum": 500})
+    assert bounded.add_text("2").free_run().max_length == 2  # 2, 2x, 2xx are all inside
+    assert bounded.add_text("25").free_run().max_length == 1
+    assert bounded.add_text("5").free_run() is None  # 5xx may pass 500: decided digit by digit
+    assert JsonSchemaParser({"type": "integer", "multipleOf": 5}).add_text("1").free_run() is None
+
+
+@pytest.mark.parametrize("prefix", ["[1", "[12,", "[12,3", "[1.5,2.", "[7, 70"])
+def test_unique_number_items_run_is_a_subset_missing_only_tokens_that_go_past_the_item(llama3_vocabulary, prefix):
+    """A uniqueItems array of numbers: the run's stand-in cannot finish the item, so tokens that end the number
+    and go on (``5,``) after a run are left out; they are read from real states one token later."""
+    state = JsonSchemaParser({"type": "array", "items": {"type": "number"}, "uniqueItems": True}).add_text(prefix)
+    fast = allowed_mask(llama3_vocabulary, state, b"", False, {})
+    plain = allowed_mask(llama3_vocabulary, WalkOnly(state), b"", False)
+    assert not (fast & ~plain).any()
+    missing = np.flatnonzero(np.unpackbits((plain & ~fast).view(np.uint8), bitorder="little"))
+    for token in missing:
+        text = llama3_vocabulary.text_of(int(token)).decode()
+        assert text[0].isdigit() and not text.strip().isdigit(), text  # digits, then the item's end
 
 
 @pytest.mark.parametrize("schema, prefixes", [

@@ -20,7 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from formatenforcer import CharSet, Vocabulary  # noqa: E402
 from formatenforcer.charset import ANY, utf8_length  # noqa: E402
-from formatenforcer.vocabulary import IDS, _split_complete, as_dict, ids_at, pack_ids  # noqa: E402
+from formatenforcer.run_tables import pack_ids, split_complete  # noqa: E402
+from formatenforcer.trie import IDS, as_dict, ids_at  # noqa: E402
 
 
 def reference(entries: list[tuple[int, bytes]], chars: CharSet, size: int) -> tuple[list[np.ndarray], set]:
@@ -30,7 +31,7 @@ def reference(entries: list[tuple[int, bytes]], chars: CharSet, size: int) -> tu
     for token_id, data in entries:
         if not data or utf8_length(data[0]) == 0:
             continue
-        text, tail = _split_complete(data)
+        text, tail = split_complete(data)
         if not text and tail == data and len(data) >= utf8_length(data[0]):
             continue  # invalid UTF-8 inside: no walk accepts it (tables may or may not list it)
         run = 0
@@ -52,7 +53,7 @@ def reference(entries: list[tuple[int, bytes]], chars: CharSet, size: int) -> tu
 def walkable(data: bytes | None) -> bool:
     if not data or utf8_length(data[0]) == 0:
         return False
-    text, tail = _split_complete(data)
+    text, tail = split_complete(data)
     return bool(text) or tail != data or len(data) < utf8_length(data[0])
 
 

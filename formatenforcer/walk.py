@@ -16,7 +16,9 @@ import numpy as np
 
 from .charset import ANY, utf8_length
 from .parser import CharacterParser, FreeRun, Lexeme, walk_lexeme
-from .vocabulary import IDS, FreeRunTable, Trie, Vocabulary, as_dict, ids_at, pack_ids
+from .run_tables import FreeRunTable, pack_ids
+from .trie import IDS, Trie, as_dict, ids_at
+from .vocabulary import Vocabulary
 
 _CHR = [chr(b) for b in range(128)]
 _BYTE = [bytes((b,)) for b in range(256)]

@@ -93,7 +93,7 @@ def test_first_bytes_mask_holds_exactly_the_tokens_starting_with_those_bytes(voc
 
 @pytest.mark.parametrize("name", TOKENIZER_NAMES)
 def test_subtree_entries_are_the_bytes_below_each_node(vocabularies, name):
-    from formatenforcer.vocabulary import IDS, _subtree_entries
+    from formatenforcer.trie import IDS, subtree_entries
 
     vocabulary = vocabularies[name]
     for first, node in list(vocabulary.trie.items())[:40]:
@@ -103,7 +103,7 @@ def test_subtree_entries_are_the_bytes_below_each_node(vocabularies, name):
             prefix = bytes([first] if second is None else [first, second])
             expected = sorted((i, data[len(prefix):]) for i, data in enumerate(vocabulary.token_bytes)
                               if data and data.startswith(prefix))  # fmt: skip
-            assert sorted(_subtree_entries(child, vocabulary.token_bytes)) == expected, prefix
+            assert sorted(subtree_entries(child, vocabulary.token_bytes)) == expected, prefix
 
 
 @pytest.mark.parametrize("count", [0, 1, 8, 9, 127, 128, 5000])
@@ -113,7 +113,7 @@ def test_pack_ids_sets_exactly_the_given_bits(count):
 
     import numpy as np
 
-    from formatenforcer.vocabulary import pack_ids
+    from formatenforcer.run_tables import pack_ids
 
     size = 128_256
     ids = random.Random(count).sample(range(size), count) + ([0, 31, 32, size - 1] if count else [])

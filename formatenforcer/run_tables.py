@@ -134,7 +134,10 @@ class FreeRunTable:
         leaving = np.flatnonzero(~whole)
         self._first_exits: Trie | None = None
         if root is not None:
-            self._first_exits = self._share_first_exits(texts, chars, root, leaving[run[leaving] == 0])
+            rows = leaving[run[leaving] == 0]
+            self._first_exits = _share_first_exits(chars, root, (
+                (int(texts.ids[row]), texts.texts[row].encode("utf-8") + texts.tails[row]) for row in rows.tolist()
+            ))  # fmt: skip
             leaving = leaving[run[leaving] > 0]
         self._texts = texts
         self._groups = _exit_groups(texts, leaving, run[leaving])
@@ -215,9 +218,13 @@ class FreeRunTable:
             if child is None:
                 child = {}
                 texts = self._texts
-                for row in rows.tolist():
-                    rest = texts.texts[row][length:].encode("utf-8") + texts.tails[row]
-                    insert(child, rest[1:], int(texts.ids[row]))
+                if texts is None:  # a small table (see ``small``): the bytes after the first are kept
+                    for token_id, rest in rows:
+                        insert(child, rest, token_id)
+                else:
+                    for row in rows.tolist():
+                        rest = texts.texts[row][length:].encode("utf-8") + texts.tails[row]
+                        insert(child, rest[1:], int(texts.ids[row]))
                 self._built[(length, byte)] = child
             out[byte] = child
         return out
@@ -226,28 +233,78 @@ class FreeRunTable:
         """Every exit trie, by run length (for checks: walks build only what they reach)."""
         return {length: self.exits_for(length, ANY) for length in self.exit_lengths}
 
-    def _share_first_exits(self, texts: TokenTexts, chars: CharSet, root: Trie, rows: np.ndarray) -> Trie | None:
-        """Exits after a run of 0: the tokens whose first character is outside the class, i.e. whole subtrees
-        of ``root`` (shared, not copied) except under lead bytes where the class holds some characters."""
-        first: Trie = {}
-        mixed: set[int] = set()
-        for byte, child in root.items():
-            if byte == IDS:
+    @classmethod
+    def small(cls, entries: Iterable[tuple[int, bytes]], chars: CharSet, size: int, root: Trie) -> FreeRunTable:
+        """The unbucketed table of a small subtree (``entries``: token ids and the bytes below ``root``), built
+        by a plain loop over its few tokens: the same table as the vectorized build, which pays some thirty
+        numpy calls (~80 µs) whatever the count, and first walks build thousands of these."""
+        table = cls.__new__(cls)
+        table.bucketed = False
+        run_ids: list[int] = []
+        run_lengths: list[int] = []
+        first: list[tuple[int, bytes]] = []
+        groups: dict[int, dict[int, list[tuple[int, bytes]]]] = {}
+        for token_id, data in entries:
+            if not data:
                 continue
-            if byte < 0x80:
-                if not chars.ascii[byte]:
-                    first[byte] = child
-            elif utf8_length(byte) > 1:
-                if chars.allows_utf8_prefix(bytes((byte,))):
-                    mixed.add(byte)
-                else:
-                    first[byte] = child
-        if mixed:
-            for row in rows.tolist():
-                data = texts.texts[row].encode("utf-8") + texts.tails[row]
-                if data[0] in mixed:
-                    insert(first, data, int(texts.ids[row]))
-        return first or None
+            try:
+                text, tail = data.decode("utf-8"), b""
+            except UnicodeDecodeError:
+                if utf8_length(data[0]) == 0:
+                    continue  # starts inside a character
+                text, tail = split_complete(data)
+                if not text and tail == data and len(data) >= utf8_length(data[0]):
+                    continue  # invalid UTF-8 inside the token: the walk refuses it at the bad byte
+            run = 0
+            for ch in text:
+                if ch not in chars:
+                    break
+                run += 1
+            if run == len(text) and (not tail or chars.allows_utf8_prefix(tail)):
+                run_ids.append(token_id)
+                run_lengths.append(run + (1 if tail else 0))
+            elif run == 0:
+                first.append((token_id, data))
+            else:
+                rest = text[run:].encode("utf-8") + tail
+                groups.setdefault(run, {}).setdefault(rest[0], []).append((token_id, rest[1:]))
+        table._first_exits = _share_first_exits(chars, root, first)
+        table._texts = None
+        table._groups = groups  # type: ignore[assignment]
+        table._built = {}
+        table.exit_lengths = tuple(sorted({*groups, *((0,) if table._first_exits else ())}))
+        table.longest_run = max(run_lengths, default=0)
+        table._size = size
+        table._within = {}
+        table._run_ids = np.array(run_ids, dtype=np.int64)
+        table._run_lengths = np.array(run_lengths, dtype=np.int64)
+        table.few = tuple(run_ids)
+        table._upto = ()
+        return table
+
+
+def _share_first_exits(chars: CharSet, root: Trie, leaving: Iterable[tuple[int, bytes]]) -> Trie | None:
+    """Exits after a run of 0: the tokens whose first character is outside the class, i.e. whole subtrees
+    of ``root`` (shared, not copied) except under lead bytes where the class holds some characters, where
+    the tokens of ``leaving`` (id, bytes) with such a lead byte are inserted."""
+    first: Trie = {}
+    mixed: set[int] = set()
+    for byte, child in root.items():
+        if byte == IDS:
+            continue
+        if byte < 0x80:
+            if not chars.ascii[byte]:
+                first[byte] = child
+        elif utf8_length(byte) > 1:
+            if chars.allows_utf8_prefix(bytes((byte,))):
+                mixed.add(byte)
+            else:
+                first[byte] = child
+    if mixed:
+        for token_id, data in leaving:
+            if data[0] in mixed:
+                insert(first, data, token_id)
+    return first or None
 
 
 def _exit_groups(texts: TokenTexts, rows: np.ndarray, runs: np.ndarray) -> dict[int, dict[int, np.ndarray]]:

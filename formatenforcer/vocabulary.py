@@ -35,6 +35,9 @@ from .trie import IDS, Trie, insert, subtree_entries
 
 __all__ = ["IDS", "Trie", "Vocabulary", "pack_ids"]
 
+_SMALL_SUBTREE = 24
+"""Subtrees of at most this many tokens get their free-run tables from a plain loop (FreeRunTable.small)."""
+
 
 class Vocabulary:
     """Per-tokenizer, read-only index of token texts. Build with ``from_tokens`` or ``from_transformers``."""
@@ -74,7 +77,7 @@ class Vocabulary:
         self.lexeme_cache: dict = {}
         """Walks of inner string states keyed by value (``shared_lexeme_key``), shared by every enforcer."""
         self._texts: TokenTexts | None = None
-        self._subtexts: dict[int, TokenTexts] = {}
+        self._subtexts: dict[int, TokenTexts | tuple[tuple[int, bytes], ...]] = {}
         self._lock = threading.Lock()
 
     def first_bytes_mask(self, lead: bytes) -> np.ndarray:
@@ -170,12 +173,15 @@ class Vocabulary:
             self._texts = TokenTexts(enumerate(self.token_bytes))
         return self._texts
 
-    def _subtree_texts(self, node: Trie) -> TokenTexts:
-        """The texts below one trie node, decoded once for every class asked there (call under the lock)."""
-        texts = self._subtexts.get(id(node))
-        if texts is None:
-            texts = self._subtexts[id(node)] = TokenTexts(subtree_entries(node, self.token_bytes))
-        return texts
+    def _subtree_source(self, node: Trie) -> TokenTexts | tuple[tuple[int, bytes], ...]:
+        """The tokens below one trie node, read once for every class asked there (call under the lock): as
+        TokenTexts for the vectorized build, or for a small subtree its (id, bytes) pairs (``FreeRunTable.small``)."""
+        source = self._subtexts.get(id(node))
+        if source is None:
+            entries = subtree_entries(node, self.token_bytes)
+            source = tuple(entries) if len(entries) <= _SMALL_SUBTREE else TokenTexts(entries)
+            self._subtexts[id(node)] = source
+        return source
 
     def subtree_run_table(self, node: Trie, chars: CharSet) -> FreeRunTable:
         """A free-run table for the tokens below one trie node (say, every token starting with a quote),
@@ -186,7 +192,11 @@ class Vocabulary:
             with self._lock:
                 table = self._subtables.get(key)
                 if table is None:
-                    table = FreeRunTable(self._subtree_texts(node), chars, self.size, bucketed=False, root=node)
+                    source = self._subtree_source(node)
+                    if source.__class__ is tuple:
+                        table = FreeRunTable.small(source, chars, self.size, node)  # type: ignore[arg-type]
+                    else:
+                        table = FreeRunTable(source, chars, self.size, bucketed=False, root=node)
                     self._subtables[key] = table
         return table
 

@@ -122,3 +122,52 @@ def test_pack_ids_sets_exactly_the_given_bits(count):
         assert words.dtype == np.int32 and words.shape == ((size + 31) // 32,)
         bits = np.unpackbits(words.view(np.uint8), bitorder="little")
         assert np.flatnonzero(bits).tolist() == sorted(set(ids))
+
+
+def _exit_set(table) -> set:
+    """A table's exits as (run length, bytes past the run, id) triples."""
+    from formatenforcer.trie import IDS, as_dict, ids_at
+
+    out = set()
+    for run, trie in table.all_exits().items():
+        stack = [(trie, b"")]
+        while stack:
+            node, path = stack.pop()
+            for key, child in as_dict(node).items():
+                if key == IDS:
+                    out.update((run, path, token_id) for token_id in ids_at(child))
+                else:
+                    stack.append((child, path + bytes((key,))))
+    return out
+
+
+@pytest.mark.parametrize("name", TOKENIZER_NAMES)
+def test_small_subtree_tables_equal_the_vectorized_build(vocabularies, name):
+    """FreeRunTable.small (a plain loop, for subtrees of a few tokens) builds the same table as the numpy
+    build: the same run tokens and lengths, the same exits, the same bounded selections; on the small
+    subtrees of real vocabularies (split characters, byte-fallback tokens included) and several classes."""
+    import numpy as np
+
+    from formatenforcer.charset import ANY, CharSet
+    from formatenforcer.run_tables import FreeRunTable
+    from formatenforcer.trie import IDS, subtree_entries
+
+    vocabulary = vocabularies[name]
+    classes = [ANY - CharSet.of('"\\'), CharSet.ranges(("0", "9")), CharSet.ranges(("a", "z"), ("à", "ÿ")),
+               CharSet.ranges(("一", "鿿")), CharSet.of("x")]  # fmt: skip
+    nodes, stack = [], [vocabulary.trie]
+    while stack and len(nodes) < 300:  # small subtrees at various depths, multi-byte characters included
+        node = stack.pop()
+        for byte, child in node.items():
+            if byte != IDS and child.__class__ is dict:
+                (nodes if 1 < len(subtree_entries(child, vocabulary.token_bytes)) <= 24 else stack).append(child)
+    assert len(nodes) >= 50
+    for node in nodes:
+        entries = subtree_entries(node, vocabulary.token_bytes)
+        for chars in classes:
+            small = FreeRunTable.small(entries, chars, vocabulary.size, node)
+            full = FreeRunTable(entries, chars, vocabulary.size, bucketed=False, root=node)
+            assert sorted(small.few) == sorted(full.few) and small.longest_run == full.longest_run
+            assert small.exit_lengths == full.exit_lengths and _exit_set(small) == _exit_set(full)
+            for limit in range(small.longest_run + 1):
+                assert sorted(np.atleast_1d(small.within(limit))) == sorted(np.atleast_1d(full.within(limit)))

@@ -9,7 +9,7 @@ there (thousands of them are built on the first walks of a process).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
@@ -74,25 +74,53 @@ class TokenTexts:
         np.cumsum(self.lengths, out=self.offsets[1:])
         self.code_points = np.frombuffer("".join(texts).encode("utf-32-le"), dtype=np.int32)
         self.has_tail = np.fromiter(map(bool, tails), dtype=np.bool_, count=len(tails))
+        self._top: int | None = None  # one past the largest code point (see _member_table)
+
+    def entries_led_by(self, rows: np.ndarray, leads: set[int]) -> list[tuple[int, bytes]]:
+        """(id, bytes) of the tokens at ``rows`` whose first byte is in ``leads`` (read from the code points:
+        only those are encoded)."""
+        picked = rows[np.isin(_lead_bytes(self, rows, np.zeros(len(rows), dtype=np.int64)), list(leads))]
+        return [(int(self.ids[row]), self.texts[row].encode("utf-8") + self.tails[row]) for row in picked.tolist()]
 
     def runs(self, chars: CharSet) -> np.ndarray:
-        """Per token, how many of its leading complete characters are in ``chars``."""
-        cps = self.code_points
-        count = len(cps)
-        if chars.intervals and count:
-            starts = np.array([lo for lo, _ in chars.intervals], dtype=np.int32)
-            ends = np.array([hi for _, hi in chars.intervals], dtype=np.int32)
-            slot = np.searchsorted(starts, cps, side="right") - 1
-            member = (slot >= 0) & (cps <= ends[np.maximum(slot, 0)])
-        else:
-            member = np.zeros(count, dtype=np.bool_)
-        # position of each token's first character outside the class (count + 1 when there is none)
-        position = np.where(member, count + 1, np.arange(count, dtype=np.int64))
-        first = np.full(len(self.lengths), count + 1, dtype=np.int64)
-        nonempty = self.lengths > 0
-        if count:
-            first[nonempty] = np.minimum.reduceat(position, self.offsets[:-1][nonempty])
-        return np.minimum(first, self.offsets[1:]) - self.offsets[:-1]
+        """Per token, how many of its leading complete characters are in ``chars``.
+
+        Character by character over the tokens still inside the class: for a narrow class (digits, a
+        format's letters) most tokens leave it at their first character, so a few small passes decide
+        everything (~1 ms for 128k tokens). A wide class keeps most tokens going, and is decided in one
+        pass over every character instead (``_runs_everywhere``)."""
+        member = self._member_table(chars)
+        lengths, starts, cps = self.lengths, self.offsets[:-1], self.code_points
+        run = np.zeros(len(lengths), dtype=np.int64)
+        active = np.flatnonzero(lengths > 0)
+        step = 0
+        while active.size:
+            if step == 1 and active.size * 4 > len(lengths):
+                return self._runs_everywhere(member)
+            active = active[member[cps[starts[active] + step]]]
+            step += 1
+            run[active] = step
+            active = active[lengths[active] > step]
+        return run
+
+    def _runs_everywhere(self, member: np.ndarray) -> np.ndarray:
+        """``runs`` from the positions of every character outside the class."""
+        cps, offsets = self.code_points, self.offsets
+        outside = np.flatnonzero(~member[cps])
+        first = np.append(outside, len(cps))[np.searchsorted(outside, offsets[:-1])]
+        return np.minimum(first, offsets[1:]) - offsets[:-1]
+
+    def _member_table(self, chars: CharSet) -> np.ndarray:
+        """Class membership by code point, up to the largest code point of these texts."""
+        top = self._top
+        if top is None:
+            top = self._top = int(self.code_points.max()) + 1 if len(self.code_points) else 1
+        member = np.zeros(top, dtype=np.bool_)
+        for lo, hi in chars.intervals:
+            if lo >= top:
+                break
+            member[lo : hi + 1] = True
+        return member
 
 
 _FEW_IDS = 1024
@@ -135,9 +163,7 @@ class FreeRunTable:
         self._first_exits: Trie | None = None
         if root is not None:
             rows = leaving[run[leaving] == 0]
-            self._first_exits = _share_first_exits(chars, root, (
-                (int(texts.ids[row]), texts.texts[row].encode("utf-8") + texts.tails[row]) for row in rows.tolist()
-            ))  # fmt: skip
+            self._first_exits = _share_first_exits(chars, root, lambda mixed: texts.entries_led_by(rows, mixed))
             leaving = leaving[run[leaving] > 0]
         self._texts = texts
         self._groups = _exit_groups(texts, leaving, run[leaving])
@@ -268,7 +294,7 @@ class FreeRunTable:
             else:
                 rest = text[run:].encode("utf-8") + tail
                 groups.setdefault(run, {}).setdefault(rest[0], []).append((token_id, rest[1:]))
-        table._first_exits = _share_first_exits(chars, root, first)
+        table._first_exits = _share_first_exits(chars, root, lambda mixed: first)
         table._texts = None
         table._groups = groups  # type: ignore[assignment]
         table._built = {}
@@ -283,10 +309,12 @@ class FreeRunTable:
         return table
 
 
-def _share_first_exits(chars: CharSet, root: Trie, leaving: Iterable[tuple[int, bytes]]) -> Trie | None:
+def _share_first_exits(
+    chars: CharSet, root: Trie, leaving: Callable[[set[int]], Iterable[tuple[int, bytes]]]
+) -> Trie | None:
     """Exits after a run of 0: the tokens whose first character is outside the class, i.e. whole subtrees
     of ``root`` (shared, not copied) except under lead bytes where the class holds some characters, where
-    the tokens of ``leaving`` (id, bytes) with such a lead byte are inserted."""
+    the tokens ``leaving(those bytes)`` gives (id, bytes: the run-0 tokens led by them) are inserted."""
     first: Trie = {}
     mixed: set[int] = set()
     for byte, child in root.items():
@@ -301,23 +329,30 @@ def _share_first_exits(chars: CharSet, root: Trie, leaving: Iterable[tuple[int, 
             else:
                 first[byte] = child
     if mixed:
-        for token_id, data in leaving:
+        for token_id, data in leaving(mixed):
             if data[0] in mixed:
                 insert(first, data, token_id)
     return first or None
 
 
-def _exit_groups(texts: TokenTexts, rows: np.ndarray, runs: np.ndarray) -> dict[int, dict[int, np.ndarray]]:
-    """The rows of tokens leaving a class, grouped by run length, then by the first byte past the run."""
-    if not len(rows):
-        return {}
-    inside = runs < texts.lengths[rows]  # else the token leaves inside its trailing incomplete character
+def _lead_bytes(texts: TokenTexts, rows: np.ndarray, runs: np.ndarray) -> np.ndarray:
+    """The UTF-8 lead byte of the character after ``runs`` characters of each token at ``rows`` (the first
+    byte of its trailing incomplete character when the run covers every complete one)."""
+    inside = runs < texts.lengths[rows]
     cp = np.zeros(len(rows), dtype=np.int64)
     cp[inside] = texts.code_points[(texts.offsets[rows] + runs)[inside]]
     lead = np.where(cp < 0x80, cp, np.where(cp < 0x800, 0xC0 | (cp >> 6),
                                             np.where(cp < 0x10000, 0xE0 | (cp >> 12), 0xF0 | (cp >> 18))))  # fmt: skip
     for index in np.flatnonzero(~inside).tolist():
         lead[index] = texts.tails[int(rows[index])][0]
+    return lead
+
+
+def _exit_groups(texts: TokenTexts, rows: np.ndarray, runs: np.ndarray) -> dict[int, dict[int, np.ndarray]]:
+    """The rows of tokens leaving a class, grouped by run length, then by the first byte past the run."""
+    if not len(rows):
+        return {}
+    lead = _lead_bytes(texts, rows, runs)
     keys = runs.astype(np.int64) * 256 + lead
     order = np.argsort(keys, kind="stable")
     keys, rows = keys[order], rows[order]

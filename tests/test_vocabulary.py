@@ -171,3 +171,27 @@ def test_small_subtree_tables_equal_the_vectorized_build(vocabularies, name):
             assert small.exit_lengths == full.exit_lengths and _exit_set(small) == _exit_set(full)
             for limit in range(small.longest_run + 1):
                 assert sorted(np.atleast_1d(small.within(limit))) == sorted(np.atleast_1d(full.within(limit)))
+
+
+@pytest.mark.parametrize("name", TOKENIZER_NAMES)
+def test_token_run_lengths_match_counting_characters(vocabularies, name):
+    """TokenTexts.runs (narrow classes step over the tokens still inside, wide ones scan every character)
+    gives each token's count of leading complete characters in the class, as a plain loop counts them."""
+    from formatenforcer.charset import ANY, CharSet
+    from formatenforcer.run_tables import TokenTexts
+
+    vocabulary = vocabularies[name]
+    texts = TokenTexts(enumerate(vocabulary.token_bytes))
+    classes = [CharSet.of("0123456789"), CharSet.of("x"), CharSet(), ANY, ANY - CharSet.of('"\\'),
+               CharSet.ranges(("a", "z"), ("A", "Z"), ("0", "9")) | CharSet.of("._%+-"),
+               CharSet.ranges(("a", "z"), ("à", "ÿ")), CharSet.ranges(("一", "鿿")), CharSet.of(" \n")]  # fmt: skip
+    for chars in classes:
+        expected = []
+        for text in texts.texts:
+            count = 0
+            for ch in text:
+                if ch not in chars:
+                    break
+                count += 1
+            expected.append(count)
+        assert texts.runs(chars).tolist() == expected, chars

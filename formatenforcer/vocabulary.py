@@ -74,6 +74,8 @@ class Vocabulary:
         self._first_bytes: dict[bytes, np.ndarray] = {}
         self._first_byte: np.ndarray | None = None
         self._longest: int | None = None
+        self.shared_groups: dict = {}
+        """What the children of a trie node add in one shared state, by node, class and exceptions (walk.py)."""
         self.lexeme_cache: dict = {}
         """Walks of inner string states keyed by value (``shared_lexeme_key``), shared by every enforcer."""
         self._texts: TokenTexts | None = None

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .charset import ANY, utf8_length
+from .charset import ANY, CharSet, utf8_length
 from .parser import CharacterParser, FreeRun, Lexeme, walk_lexeme
 from .run_tables import FreeRunTable, pack_ids
 from .trie import IDS, Trie, as_dict, ids_at
@@ -25,14 +25,33 @@ _BYTE = [bytes((b,)) for b in range(256)]
 _LENGTH = [utf8_length(b) for b in range(256)]
 _WIDE = 32
 """Trie nodes with more children than this are entered through a narrow set's own bytes (CharSet.narrow)."""
+_SHARED = 4
+_SHARED_GROUPS = 8192
+"""Cached shared-children groups per vocabulary (see _Walk._shared_children)."""
+"""Trie nodes with more children than this look for one state shared by most children (_Walk._shared_step)."""
 
 
+
+
+_SHARED_BYTES: dict[tuple, list[bool]] = {}
+
+
+def _shared_bytes(chars: CharSet, exceptions: bytes) -> list[bool]:
+    """Per ASCII byte, whether it is a class character off the exceptions (memoised: a few per schema)."""
+    key = (chars, exceptions)
+    hit = _SHARED_BYTES.get(key)
+    if hit is None:
+        member = chars.ascii
+        if len(_SHARED_BYTES) >= _SHARED_GROUPS:
+            _SHARED_BYTES.clear()
+        hit = _SHARED_BYTES[key] = [bool(member[b]) and b not in exceptions for b in range(128)]
+    return hit
 
 
 class _Walk:
     """One mask computation: collects allowed ids, plus precomputed masks to OR in."""
 
-    __slots__ = ("vocabulary", "out", "masks", "steps", "ends", "checked", "collects_ends")
+    __slots__ = ("vocabulary", "out", "masks", "steps", "ends", "checked", "collects_ends", "shared", "runs")
 
     def __init__(self, vocabulary: Vocabulary) -> None:
         self.vocabulary = vocabulary
@@ -44,12 +63,96 @@ class _Walk:
         self.ends: list[tuple[Trie, CharacterParser]] = []
         self.checked = False  # see _LexemeWalk
         self.collects_ends = False  # records ends inside runs (FreeRun.ends_inside): unchecked lexeme walks
+        # id(state) -> (state, its shared step or None): see _shared_step
+        self.shared: dict[int, tuple[CharacterParser, tuple[CharacterParser, list[bool], tuple] | None]] = {}
+        # id(state) -> (state, its free run): one FreeRun per state object, entered below many nodes
+        self.runs: dict[int, tuple[CharacterParser, FreeRun | None]] = {}
+
+    def _shared_step(self, state: CharacterParser) -> tuple[CharacterParser, list[bool], tuple] | None:
+        """For a state with a first-character split whose twin loops over a class (a key on the trie of
+        names in an open object: every character off the names leads to the same off-trie state), one state
+        that stands for ``state`` after any class character off the exceptions, and which ASCII bytes those
+        are: a wide trie node's children then share one state instead of one parser step and one new state
+        (and its free run, its allowed set) each. Used only when exact: the twin's ``after(1)`` must have
+        the key of a real step (a stand-in would drop tokens). The third item keys the shared children's
+        cached contribution (see _shared_children)."""
+        hit = self.shared.get(id(state))
+        if hit is not None and hit[0] is state:
+            return hit[1]
+        found = None
+        split = state.first_char_split()
+        if split is not None:
+            twin, exceptions = split
+            run = twin.free_run()
+            if run is not None and not run.ends_inside and (run.max_length is None or run.max_length >= 1):
+                ok = _shared_bytes(run.chars, exceptions)
+                probe = ok.index(True) if True in ok else -1
+                if probe >= 0:
+                    after, real = run.after(1), state.add_character(_CHR[probe])
+                    if real is not None and real.key() == after.key():
+                        found = (after, ok, (run.chars, exceptions))
+        self.shared[id(state)] = (state, found)  # holds ``state``: its id stays unique
+        return found
+
+    def _shared_children(
+        self, node: Trie, shared: CharacterParser, ok: list[bool], key: tuple
+    ) -> tuple[tuple[int, ...], tuple[np.ndarray, ...], tuple[FreeRunTable, ...], list] | None:
+        """What the children of ``node`` entered in the shared state add, as ``enter`` would add it: the ids
+        of their run tokens (from each child's subtree table), masks, the tables whose exits must still be
+        walked (from the shared state's run: they depend on the state past the run), and the other children
+        to walk one by one. Cached per vocabulary by node, class and exceptions: the same key position recurs
+        in every object of a schema, and the per-child tables are shared by every schema. None when the
+        shared state does not loop without bound (or may end there)."""
+        memo = self.runs.get(id(shared))
+        if memo is None or memo[0] is not shared:
+            memo = self.runs[id(shared)] = (shared, shared.free_run())
+        run = memo[1]
+        if run is None or run.max_length is not None or run.ends_inside or shared.can_end():
+            return None
+        cache = self.vocabulary.shared_groups
+        hit = cache.get((id(node), key))
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        vocabulary = self.vocabulary
+        ids: list[int] = []
+        masks: list[np.ndarray] = []
+        tables: list[FreeRunTable] = []
+        rest = []
+        for byte, child in node.items():
+            if byte == IDS or byte >= 128 or not ok[byte]:
+                rest.append((byte, child))
+            elif child.__class__ is int:
+                ids.append(child)
+            elif child.__class__ is not dict:
+                return None  # a merged copy (see _MergedNode): walked
+            else:
+                below = child.get(IDS)
+                if below is not None:
+                    ids.extend(ids_at(below))
+                if len(child) > (0 if below is None else 1):
+                    table = vocabulary.subtree_run_table(child, run.chars)
+                    if table.few is not None:
+                        ids.extend(table.few)
+                    else:
+                        masks.append(table.runs_upto(None))
+                    if table.exit_lengths:
+                        tables.append(table)
+        group = (tuple(ids), tuple(masks), tuple(tables), rest)
+        if len(cache) >= _SHARED_GROUPS:
+            cache.clear()  # rare; rebuilt on demand
+        cache[(id(node), key)] = (node, group)  # holds ``node``: its id stays unique
+        return group
 
     def enter(self, child: Trie, state: CharacterParser) -> None:
         """Continues below ``child`` (reached on a complete character) in ``state``: from the node's subtree
         free-run table when the state promises a run (built once per node and class, small ones as id
         lists), else by walking."""
-        run = state.free_run()
+        memo = self.runs.get(id(state))
+        if memo is not None and memo[0] is state:
+            run = memo[1]
+        else:
+            run = state.free_run()
+            self.runs[id(state)] = (state, run)
         if run is not None and child.__class__ is dict and not (run.ends_inside and self.checked):
             # (not a merged copy, see _MergedNode; a checked walk decides every end point on its own)
             table = self.vocabulary.subtree_run_table(child, run.chars)
@@ -96,10 +199,23 @@ class _Walk:
         charset = state.allowed_characters()
         ascii_ok = charset.ascii
         items = node.items()
+        shared = None
         if len(node) > _WIDE and not pending:
             narrow = charset.narrow
             if narrow is not None:  # a few ASCII characters: look them up rather than test every child
                 items = [(byte, node[byte]) for byte in narrow if byte in node]
+        if len(node) > _SHARED and not pending and charset.narrow is None:
+            shared = self._shared_step(state)
+        if shared is not None:
+            shared_state, shared_ok, group_key = shared
+            group = self._shared_children(node, shared_state, shared_ok, group_key)
+            if group is not None:  # the shared children's tokens at once; the others walked below
+                ids, masks, tables, items = group
+                out.extend(ids)
+                self.masks.extend(masks)
+                for table in tables:
+                    self.exits(table, self.runs[id(shared_state)][1])  # type: ignore[arg-type]
+                shared = None
         for byte, child in items:
             if byte == IDS:
                 continue
@@ -141,7 +257,9 @@ class _Walk:
                 if not ascii_ok[byte]:
                     continue
                 step = steps.get((id(state), byte))
-                if step is not None and step[0] is state:
+                if shared is not None and shared_ok[byte]:
+                    nxt = shared_state
+                elif step is not None and step[0] is state:
                     nxt = step[1]
                 else:
                     nxt = state.add_character(_CHR[byte])

@@ -113,6 +113,16 @@ CASES += [
 ]
 
 
+# keys of an open object on the trie of names: the children of a wide trie node that leave the names share
+# one state, and their tokens come from one cached group (walk._Walk._shared_children)
+INVOICE_KEYS = {"type": "object", "properties": {name: {"type": "integer"} for name in [
+    "id", "invoice_number", "issued", "status", "subtotal", "line_items", "currency", "total", "payment"]}}  # fmt: skip
+CASES += [
+    (JsonSchemaParser(INVOICE_KEYS), ['{"', '{"i', '{"in', '{"id":1,"', '{"id":1,"s', '{"x', '{"id":1,"inv',
+                                      '{"id":1,"issued":2,"i', '{"st']),  # fmt: skip
+]
+
+
 CUSTOMER = {"type": "object", "properties": {"id": {"type": "string", "pattern": "^cus_[A-Za-z0-9]{8}$"}}}
 CASES += [
     # a counted repeat entered part-way through tokens: one subtree table selected by run length
@@ -168,6 +178,14 @@ def test_unique_items_run_is_a_subset_missing_only_tokens_that_go_past_the_item(
         text = llama3_vocabulary.text_of(int(token))
         assert b'"' in text[1:-1], text  # run characters, the closing quote, then more
     assert len(missing) < 600
+
+
+def test_key_walks_share_one_state_below_wide_nodes(llama3_vocabulary):
+    """The shortcut is taken (else a key walk steps every child of every letter's node): after a mask at a
+    key start of an open object, the vocabulary holds shared-children groups."""
+    llama3_vocabulary.shared_groups.clear()
+    allowed_mask(llama3_vocabulary, JsonSchemaParser(INVOICE_KEYS).add_text('{"'), b"", False, {})
+    assert llama3_vocabulary.shared_groups
 
 
 def test_digit_runs_are_offered_where_digits_loop():

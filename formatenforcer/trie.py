@@ -45,8 +45,11 @@ def ids_at(value: int | tuple[int, ...]) -> tuple[int, ...]:
     return (value,) if value.__class__ is int else value
 
 
-def subtree_entries(node: Trie, token_bytes: Sequence[bytes | None]) -> list[tuple[int, bytes]]:
-    """(token id, bytes below ``node``) for every token in the subtree of ``node``.
+def subtree_entries(
+    node: Trie, token_bytes: Sequence[bytes | None], limit: int | None = None
+) -> list[tuple[int, bytes]] | None:
+    """(token id, bytes below ``node``) for every token in the subtree of ``node``; None as soon as there
+    are more than ``limit`` of them (a big subtree is read otherwise, see Vocabulary._subtree_source).
 
     Why depths and not paths: the bytes below a node at depth ``d`` are the token's last ``d`` bytes, so the
     visit carries one int per node instead of building a bytes path per node (a 58k-token subtree, the one
@@ -58,6 +61,8 @@ def subtree_entries(node: Trie, token_bytes: Sequence[bytes | None]) -> list[tup
     stack: list[tuple[Trie, int]] = [(node, 0)]
     pop, push = stack.pop, stack.append
     while stack:
+        if limit is not None and len(found) > limit:
+            return None
         current, depth = pop()
         below = depth + 1
         for byte, child in current.items():

@@ -31,12 +31,15 @@ from .charset import CharSet
 from .collector import freeze_existing, paused
 from .errors import VocabularyError
 from .run_tables import FreeRunTable, TokenTexts, pack_ids
-from .trie import IDS, Trie, insert, subtree_entries
+from .trie import IDS, Trie, ids_at, insert, subtree_entries
 
 __all__ = ["IDS", "Trie", "Vocabulary", "pack_ids"]
 
 _SMALL_SUBTREE = 24
 """Subtrees of at most this many tokens get their free-run tables from a plain loop (FreeRunTable.small)."""
+_SUFFIX_SUBTREE = 2048
+"""Subtrees of more tokens than this (below a path of whole characters) read their texts from the whole
+vocabulary's."""
 
 
 class Vocabulary:
@@ -91,18 +94,23 @@ class Vocabulary:
         key = bytes(sorted(set(lead)))
         hit = self._first_bytes.get(key)
         if hit is None:
+            wanted = np.zeros(257, dtype=np.bool_)  # index 256 (= -1): tokens left out of the trie
+            wanted[list(key)] = True
+            ids = np.flatnonzero(wanted[self._first_byte_array()])
+            hit = self._first_bytes[key] = pack_ids(ids, self.size)
+            hit.flags.writeable = False
+        return hit
+
+    def _first_byte_array(self) -> np.ndarray:
+        """Each token's first byte (-1 for tokens left out of the trie), built at the first call."""
+        if self._first_byte is None:
             with self._lock:
                 if self._first_byte is None:
                     self._first_byte = np.fromiter(
                         (data[0] if data else -1 for data in self.token_bytes), dtype=np.int16,
                         count=len(self.token_bytes),
                     )  # fmt: skip
-            wanted = np.zeros(257, dtype=np.bool_)  # index 256 (= -1): tokens left out of the trie
-            wanted[list(key)] = True
-            ids = np.flatnonzero(wanted[self._first_byte])
-            hit = self._first_bytes[key] = pack_ids(ids, self.size)
-            hit.flags.writeable = False
-        return hit
+        return self._first_byte
 
     @property
     def longest_token(self) -> int:
@@ -180,10 +188,48 @@ class Vocabulary:
         TokenTexts for the vectorized build, or for a small subtree its (id, bytes) pairs (``FreeRunTable.small``)."""
         source = self._subtexts.get(id(node))
         if source is None:
-            entries = subtree_entries(node, self.token_bytes)
-            source = tuple(entries) if len(entries) <= _SMALL_SUBTREE else TokenTexts(entries)
+            entries = subtree_entries(node, self.token_bytes, _SUFFIX_SUBTREE)
+            if entries is None:
+                source = self._suffix_source(node)
+                if source is None:
+                    entries = subtree_entries(node, self.token_bytes)
+            if entries is not None:
+                source = tuple(entries) if len(entries) <= _SMALL_SUBTREE else TokenTexts(entries)
             self._subtexts[id(node)] = source
         return source
+
+    def _suffix_source(self, node: Trie) -> TokenTexts | None:
+        """For a big subtree below a path of whole characters, its texts as a view of the whole vocabulary's
+        (``TokenTexts.suffixes``); None for other nodes. The path is read from a token below the node and
+        checked by following it from the root (a node of an exit trie, which is not the vocabulary's, has
+        no path)."""
+        depth, current = 0, node
+        while current.__class__ is not int:
+            below = current.get(IDS)
+            if below is not None:
+                current = ids_at(below)[0]
+                break
+            current = next(iter(current.values()))
+            depth += 1
+        data = self.token_bytes[current]  # type: ignore[index]
+        prefix = data[: len(data) - depth] if data else b""
+        if not prefix:
+            return None
+        found: Trie | int = self.trie
+        for byte in prefix:
+            found = found.get(byte) if found.__class__ is dict else None  # type: ignore[union-attr]
+        if found is not node:
+            return None
+        try:
+            chars = prefix.decode("utf-8")
+        except UnicodeDecodeError:
+            return None  # the path ends inside a character
+        texts = self._token_texts()
+        rows = np.arange(len(texts.ids))
+        for position, ch in enumerate(chars):  # the rows whose texts start with the path, narrowed per character
+            rows = rows[texts.lengths[rows] > position]
+            rows = rows[texts.code_points[texts.starts[rows] + position] == ord(ch)]
+        return texts.suffixes(rows, len(chars))
 
     def subtree_run_table(self, node: Trie, chars: CharSet) -> FreeRunTable:
         """A free-run table for the tokens below one trie node (say, every token starting with a quote),

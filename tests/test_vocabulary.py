@@ -195,3 +195,41 @@ def test_token_run_lengths_match_counting_characters(vocabularies, name):
                 count += 1
             expected.append(count)
         assert texts.runs(chars).tolist() == expected, chars
+
+
+@pytest.mark.parametrize("name", TOKENIZER_NAMES)
+def test_big_subtree_tables_from_the_whole_vocabulary_texts_equal_the_subtree_build(vocabularies, name):
+    """The texts below a big trie node (the space: 58k tokens of Llama 3) are read as a view of the whole
+    vocabulary's texts; the tables built on that view equal the tables built from the subtree's own texts."""
+    import numpy as np
+
+    from formatenforcer.charset import ANY, CharSet
+    from formatenforcer.run_tables import FreeRunTable, TokenTexts
+    from formatenforcer.trie import IDS, subtree_entries
+
+    vocabulary = vocabularies[name]
+    big = [(bytes((byte,)), child) for byte, child in vocabulary.trie.items()
+           if byte != IDS and child.__class__ is dict and subtree_entries(child, vocabulary.token_bytes, 2048) is None]  # fmt: skip
+    for path, node in list(big):  # and one level down: a space then a letter, say
+        big += [(path + bytes((b,)), c) for b, c in node.items() if b != IDS and c.__class__ is dict
+                and subtree_entries(c, vocabulary.token_bytes, 2048) is None]  # fmt: skip
+    if name == "llama3":
+        assert b" " in [path for path, _ in big]
+    for path, node in big:
+        view = vocabulary._suffix_source(node)
+        try:
+            path.decode("utf-8")
+        except UnicodeDecodeError:
+            assert view is None  # a path ending inside a character is read from the subtree
+            continue
+        own = TokenTexts(subtree_entries(node, vocabulary.token_bytes))
+        assert sorted(view.ids.tolist()) == sorted(own.ids.tolist()), path
+        for chars in [CharSet.of(" \t\n\r"), ANY - CharSet.of('"\\'), CharSet.ranges(("a", "z")), CharSet.of("0123456789")]:
+            a = FreeRunTable(view, chars, vocabulary.size, bucketed=False, root=node)
+            b = FreeRunTable(own, chars, vocabulary.size, bucketed=False, root=node)
+            assert a.longest_run == b.longest_run and a.exit_lengths == b.exit_lengths, (path, chars)
+            if a.few is None:
+                assert b.few is None and np.array_equal(a.runs_upto(None), b.runs_upto(None))
+            else:
+                assert sorted(a.few) == sorted(b.few)
+            assert _exit_set(a) == _exit_set(b), (path, chars)

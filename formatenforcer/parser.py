@@ -101,7 +101,7 @@ class CharacterParser:
 
     def first_char_split(self) -> tuple[CharacterParser, bytes] | None:
         """Optional: ``(twin, exceptions)`` such that for every first character whose UTF-8 lead byte is not
-        in ``exceptions`` (ASCII bytes), this state and ``twin`` go to states with equal keys. Inside a key
+        in ``exceptions`` (lead bytes), this state and ``twin`` go to states with equal keys. Inside a key
         of an open object, every character off the trie of names leads to the same state: the walk for
         ``twin`` is cached once and reused from every position in a name, and only the few exception
         characters are walked from here."""

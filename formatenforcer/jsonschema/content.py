@@ -341,15 +341,12 @@ class ExcludeContent(Content):
 
     def first_char_split(self, state: tuple[int, int]) -> tuple[tuple[int, int], bytes] | None:
         """Any first character off the trie of excluded strings leaves them all: the twin has left them
-        already; the trie's characters here are the exceptions (only when ASCII: a lead byte of another
-        character could be shared)."""
+        already; the lead bytes of the trie's characters here are the exceptions (characters sharing a lead
+        byte with one of them are walked from the real state: correct, only slower)."""
         count, node = state
         if node < 0:
             return None
-        chars = "".join(self.trie.children[node])
-        if not chars.isascii():
-            return None
-        return (count, -1), chars.encode()
+        return (count, -1), bytes(sorted({ch.encode("utf-8")[0] for ch in self.trie.children[node]}))
 
     def allowed(self, state: tuple[int, int]) -> CharSet:
         return ANY

@@ -116,15 +116,14 @@ class KeyContent(Content):
 
     def first_char_split(self, state: tuple) -> tuple[tuple, bytes] | None:
         """In the shared automaton of an open object, a character off the trie of names leads to the
-        off-trie state whatever name was being followed: that state is the twin, the trie's ASCII
-        characters here are the exceptions (none may be non-ASCII, whose lead bytes could be shared)."""
+        off-trie state whatever name was being followed: that state is the twin, and the lead bytes of the
+        trie's characters here are the exceptions. A lead byte is shared by many characters (``标`` leads
+        with E6 like most of a thousand CJK characters): they are walked from the real state, correct and
+        only slower, and every character with another lead byte is off the names."""
         node, extra, text = state
         if not self.shared or node < 0 or text is not None:
             return None
-        chars = "".join(self.ctx.trie.children[node])
-        if not chars.isascii():
-            return None
-        return (-1, extra, None), chars.encode()
+        return (-1, extra, None), bytes(sorted({ch.encode("utf-8")[0] for ch in self.ctx.trie.children[node]}))
 
     def charset_key(self, state: tuple) -> Hashable:
         text = state[2] if self.seen_extras and isinstance(self.seen_extras, frozenset) else None

@@ -117,9 +117,16 @@ CASES += [
 # one state, and their tokens come from one cached group (walk._Walk._shared_children)
 INVOICE_KEYS = {"type": "object", "properties": {name: {"type": "integer"} for name in [
     "id", "invoice_number", "issued", "status", "subtotal", "line_items", "currency", "total", "payment"]}}  # fmt: skip
+CLOSED_KEYS = {"type": "object", "properties": {"a": {"type": "integer"}, "ab": {"type": "string"},
+                                                "b": {"type": "boolean"}}, "additionalProperties": False}  # fmt: skip
 CASES += [
     (JsonSchemaParser(INVOICE_KEYS), ['{"', '{"i', '{"in', '{"id":1,"', '{"id":1,"s', '{"x', '{"id":1,"inv',
                                       '{"id":1,"issued":2,"i', '{"st']),  # fmt: skip
+    # after a comma: whitespace, quote and key walked alone (ObjectParser._key_start_lexeme), names checked
+    (JsonSchemaParser(INVOICE_KEYS), ['{"id": 1,', '{"id": 1,\n  ', '{"id": 1, "', '{"id": 1,\n  "is',
+                                      '{"id": 1, "issued": 2,\n    ']),  # fmt: skip
+    (JsonSchemaParser(CLOSED_KEYS), ['{"a": 1,', '{"a": 1,\n  ', '{"a": 1, "', '{"a": 1, "ab": "x",\n  ',
+                                     '{"b": true,"a']),  # fmt: skip
 ]
 
 

@@ -426,6 +426,8 @@ class ObjectParser(CharacterParser):
             return Lexeme(self._child, key_resume, checked_ends=self._child._content.shared)
         if phase == BEFORE:
             return self._value_start_lexeme()
+        if phase == NEXT:
+            return self._key_start_lexeme()
         if phase != VALUE:
             return None
         ctx, seen, extras, pending = self._ctx, self._seen, self._extras, self._pending
@@ -445,6 +447,26 @@ class ObjectParser(CharacterParser):
             return None
         ctx, seen, extras, pending = self._ctx, self._seen, self._extras, self._pending
         return nested_first_char_split(self._child, lambda c: ObjectParser(ctx, VALUE, seen, extras, 0, c, pending))
+
+    def _key_start_lexeme(self) -> Lexeme | None:
+        """After ``,``, the whitespace, the quote and the key alone (see spaced.py): in an indented layout
+        every member after the first starts with a newline-and-spaces token, and walking those with the
+        whole object state was more than half of an ``indent=2`` document's time. The key's end is
+        checked here as in the KEY phase (a name already used, or not allowed yet, is refused)."""
+        start = self._key_start()
+        if start is None:
+            return None
+        ctx, seen, extras = self._ctx, self._seen, self._extras
+        finish, unavailable = self._finish_key, self._names_unavailable
+
+        def resume(inner: CharacterParser) -> CharacterParser | None:
+            if isinstance(inner, SpacedValue):
+                return ObjectParser(ctx, NEXT, seen, extras, inner.run, None, None)
+            if not inner.can_end():
+                return ObjectParser(ctx, KEY, seen, extras, 0, inner, None)
+            return None if unavailable(inner) else finish(inner)
+
+        return Lexeme(SpacedValue(ctx.ws, self._ws, start), resume, checked_ends=start._content.shared)
 
     def _value_start_lexeme(self) -> Lexeme | None:
         """After ``"key":``, the whitespace and the value's start alone (see spaced.py)."""

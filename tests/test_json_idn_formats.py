@@ -1,4 +1,4 @@
-"""``idn-hostname`` and ``idn-email`` (formatenforcer/jsonschema/formats_idn.py, formats_idn_email.py).
+"""``idn-hostname`` and ``idn-email`` (formatenforcer/jsonschema/formats_idn*.py, formats_idn_email.py).
 
 Finished strings are judged by an independent reference built on the ``idna`` package (``idna.alabel`` per
 label, RFC 5893's rule across labels, the 253-octet name); seeded random walks pick allowed characters
@@ -18,14 +18,10 @@ import numpy as np
 import pytest
 
 from formatenforcer import JsonSchemaParser, TokenEnforcer
-from formatenforcer.jsonschema.formats_idn import (
-    IdnHostnameContent,
-    a_length,
-    a_length_appended,
-    a_lengths_with_basics,
-    idn_hostname_ok,
-)
+from formatenforcer.jsonschema.formats_idn import IdnHostnameContent
 from formatenforcer.jsonschema.formats_idn_email import IdnEmailContent, idn_email_ok
+from formatenforcer.jsonschema.formats_idn_label import idn_hostname_ok
+from formatenforcer.jsonschema.formats_idn_length import a_length, a_length_appended, a_lengths_with_basics
 from formatenforcer.jsonschema.formats_idn_tables import DOTS
 
 from .json_checks import accepts_tokens

@@ -1,0 +1,156 @@
+"""Free runs of the ``idn-hostname`` automaton (the ``Content.free`` promise, formats_idn.py) and their stand-ins.
+
+A run is a class of characters that may come any number of times in a row up to a limit, so the token walk
+can take a token made of them without stepping through each character. Three kinds:
+
+- ASCII letters and digits in a left-to-right label: they all count the same in the A-label's length (basic
+  code points) and follow the same rules there, so the state after ``n`` of them is the label with ``n``
+  ``a``s, *blind* to NFC composition (no composing character may follow), allowed while that label stays
+  viable (``ascii_room``).
+- Mixed runs, far from the limit: ASCII letters and digits with every non-ASCII character each left-to-right
+  label allows by class (``mixed_chars``); the state after one is a *vague* stand-in (``VAGUE``) whose label
+  holds ``REP`` for the run, judged by the generic length bound (``ends_vague``).
+- LDH characters inside an ``xn--`` label while formats_idna.py's witnesses fit (``a_label_run``).
+
+Each stand-in accepts a subset of what the real state accepts (the FreeRun contract).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Callable
+from functools import cache, lru_cache
+
+from ..charset import EMPTY, CharSet
+from .content import FreeContent
+from .formats_idn_classes import KERAIA, MIDDLE_DOT, zwnj_pending
+from .formats_idn_label import LABEL_MAX, NAME_MAX, Domain, after_label, label_end, label_ends, viable
+from .formats_idn_length import a_lengths_with_basics, basic_count, far_by_counts, most_digits
+from .formats_idn_tables import tables
+from .formats_idna import Budget, witness_fits
+
+VAGUE = "vague"  # the blind flag of a stand-in after a mixed run (see mixed_run)
+REP = "\u10d0"  # GEORGIAN LETTER AN: left-to-right, not joining, no kana or Han, composes with nothing
+_RUN = CharSet.ranges(("a", "z"), ("0", "9"))
+_RUN_CAPITALS = CharSet.ranges(("a", "z"), ("A", "Z"), ("0", "9"))
+_A_LABEL_RUN = _RUN_CAPITALS | CharSet.of("-")
+_LETTERS = CharSet.ranges(("a", "z"))
+_RUN_CAP = 24
+_MIXED_CAP = 32
+
+
+def free_run(state: tuple, nfc: bool, mixed_fits: Callable[[tuple], bool]) -> FreeContent | None:
+    """The run offered at ``state`` (an ``IdnHostnameContent`` state), or None. ``mixed_fits(state)`` says
+    whether every character of ``mixed_chars`` is allowed there (the automaton's own masks decide it)."""
+    done, domain, label, blind = state
+    room = min(LABEL_MAX, NAME_MAX - done)
+    if not label:  # letters only: a digit first makes a label of another bidi kind
+        chars = _LETTERS if viable("a", done, domain, nfc) else None
+        limit = room
+    elif label[-1] in (MIDDLE_DOT, KERAIA) or zwnj_pending(label):
+        return None
+    elif label.isascii():
+        if label[:4].lower() == "xn--":
+            return a_label_run(state)
+        # once a capital is in, no non-ASCII character may follow: capitals change nothing more
+        chars = _RUN if label.islower() or not any(c.isalpha() for c in label) else _RUN_CAPITALS
+        limit = room - len(label) if viable(label + "a", done, domain, nfc) else 0
+    elif unicodedata.bidirectional(label[0]) in ("R", "AL"):
+        return None
+    else:
+        mixed = mixed_run(state, room, mixed_fits)
+        if mixed is not None:
+            return mixed
+        if blind == VAGUE:
+            chars, limit = _RUN, ascii_room(label, done, domain, nfc, room, far_only=True)
+        else:
+            chars, limit = _RUN, ascii_room(label, done, domain, nfc, room)
+    if chars is None or limit <= 0:
+        return None
+    marker = VAGUE if blind == VAGUE else True
+    return chars, limit, lambda n: state if n == 0 else (done, domain, label + "a" * n, marker)
+
+
+def a_label_run(state: tuple) -> FreeContent | None:
+    """Inside an ``xn--`` label, while the witness of any text of the length reached fits (formats_idna),
+    every LDH character is allowed whatever it spells, so they run; the state after the run inside a
+    token is a stand-in of the same length whose text (``?``) is no A-label: it refuses ending the label,
+    so a token such as ``ab.`` is left out of that mask (``ab`` and then ``.`` are still offered)."""
+    done, domain, label, _ = state
+    if domain[0]:
+        return None
+    length = len(label) - 4
+    budget = Budget(done + 4, 0, NAME_MAX)
+    room = 0
+    while witness_fits(length + room + 1, budget):
+        room += 1
+    if room == 0:
+        return None
+    return _A_LABEL_RUN, room, lambda n: state if n == 0 else (done, domain, "xn--" + "?" * (length + n), True)
+
+
+def mixed_run(state: tuple, room: int, mixed_fits: Callable[[tuple], bool]) -> FreeContent | None:
+    """Far from the limit in a left-to-right label: runs of ASCII letters and digits mixed with the
+    non-ASCII characters every such label allows by class (``mixed_chars``), as long as the label stays
+    far whatever they are (each counted as non-basic). The state after a run cannot know its A-label
+    length: it is a stand-in (``VAGUE``) whose label holds ``REP`` for the run, judged by the generic
+    length bound (``ends_vague``) and refusing everything but a dot or the end once past the far bound;
+    its summary is as strict as any real one's (left-to-right, not joining, no kana, blind to NFC
+    composition), so it accepts a subset of what the real state accepts (the FreeRun contract)."""
+    done, domain, label, _ = state
+    basic = basic_count(label)
+    other = len(label) - basic
+    limit = 0
+    while limit < _MIXED_CAP and far_by_counts(basic, other + limit, room):
+        limit += 1
+    if limit < 4 or not mixed_fits(state):
+        return None
+    return mixed_chars(), limit, lambda n: state if n == 0 else (done, domain, label + REP * n, VAGUE)
+
+
+@lru_cache(maxsize=65536)
+def ascii_room(label: str, done: int, domain: Domain, nfc: bool, room: int, far_only: bool = False) -> int:
+    """How many ASCII letters and digits may follow ``label`` (non-ASCII, left-to-right or neutral) in a row:
+    all of them count as basic code points, so the label with ``n`` of them has the A-label length of the
+    label with ``n`` ``a``s. While the far bound allows 16 or more, that bound; else the exact A-label
+    lengths up to ``_RUN_CAP`` (longer runs are left out of the mask, an approximation), counted up while
+    the label could end after each one (so no run dead-ends; the rules other than the length are the same
+    after every ``a``)."""
+    basic = basic_count(label)
+    limit = 0
+    while far_by_counts(basic + limit + 1, len(label) - basic, room):
+        limit += 1
+    if limit >= 16 or far_only or label_ends(label + "a", done, domain, nfc) is None:
+        return limit
+    # not monotone: one more basic code point can shorten the punycode digits (the bias moves), so every
+    # length is checked in turn and the run stops at the first that does not fit
+    lengths = a_lengths_with_basics(label, min(room - len(label), _RUN_CAP), room)
+    while limit + 1 < len(lengths) and lengths[limit + 1] <= room:
+        limit += 1
+    return limit
+
+
+@cache
+def mixed_chars() -> CharSet:
+    """ASCII lowercase letters and digits, and the non-ASCII characters any left-to-right label far from the
+    limit allows by class: PVALID, bidi L, no mark, no combining class, none that may compose with what
+    precedes (NFC quick check Maybe), none with a rule of its own."""
+    t = tables()
+    out = t.bidi.get("L", EMPTY) & t.allowed
+    out = out - t.special - t.marks - t.composing - t.ccc_below(256)
+    return out | _RUN
+
+
+def ends_vague(label: str, done: int, domain: Domain, nfc: bool) -> tuple[int, Domain] | None:
+    """``label_ends`` for a stand-in label (see ``mixed_run``): the rules read on its text, the length taken
+    as the generic bound (``xn--``, the basic characters and their delimiter, the most digits per other
+    character), which no label with as many basic and other characters exceeds."""
+    end = label_end(label, nfc)
+    if end is None:
+        return None
+    basic = basic_count(label)
+    octets = 5 + basic + (len(label) - basic) * most_digits(len(label))
+    if octets > LABEL_MAX or done + octets > NAME_MAX:
+        return None
+    after = after_label(domain, end[1], end[2])
+    return None if after is None else (octets, after)

@@ -8,8 +8,9 @@ stand-ins (formats_idn_runs.py). This module puts them together.
 
 A character may come next only when the label can still end validly after it (``viable``: at once, or after
 one witness character), so a state reached through allowed characters always has a way on: no dead end.
-Most characters are judged by class (``generic``). That is exact while the A-label of the label plus any two
-more characters is sure to fit (``far_from_limit``). Nearer the limit, only characters in the 64-code-point
+Most characters are judged by class (``generic``). That is exact while the A-label of the label plus any one
+more character and a witness is sure to fit (``label_far``: a bound by counts, then one on the label's own code
+points, formats_idn_length.py). Nearer the limit, only characters in the 64-code-point
 blocks of the label's own non-ASCII characters (and the witnesses) are offered, each checked exactly; other
 valid labels are refused there (documented in docs/json-schema.md).
 """
@@ -42,8 +43,8 @@ from .formats_idn_label import (
     label_ends,
     viable,
 )
-from .formats_idn_length import a_length_appended, far_from_limit
-from .formats_idn_runs import VAGUE, ends_vague, free_run, mixed_chars
+from .formats_idn_length import a_length_appended, bound_fits
+from .formats_idn_runs import VAGUE, ends_vague, free_run, label_far, mixed_chars
 from .formats_idn_tables import DOTS, tables
 
 _MISSING = object()
@@ -95,8 +96,8 @@ class IdnHostnameContent(Content):
         return after if viable(text, done, domain, self.nfc) else None
 
     def _far(self, state: tuple) -> bool:
-        done, _, label, _ = state
-        return far_from_limit(label, min(LABEL_MAX, NAME_MAX - done))
+        done, _, label, blind = state
+        return label_far(label, blind == VAGUE, min(LABEL_MAX, NAME_MAX - done))
 
     def accepting(self, state: tuple) -> bool:
         done, domain, label, blind = state
@@ -155,11 +156,14 @@ class IdnHostnameContent(Content):
             generic = composing_cut(generic, refused)
         picked = tuple(c for c in exact.chars() if backward_ok(label, c) and viable(label + c, done, domain, self.nfc))
         room = min(LABEL_MAX, NAME_MAX - done)
-        if far_from_limit(label, room):
+        if self._far(state):
             return union_of(ascii_part, generic, picked)
         blocks = {ord(ch) >> 6 for ch in label if not ch.isascii()}
         near = generic & CharSet([(b << 6, (b << 6) + 63) for b in blocks] + [(ord(w), ord(w)) for w in WITNESSES[2:]])
-        picked += tuple(c for c in near.chars() if self._near_ok(state, c, room))
+        candidates = list(near.chars())
+        # one bound for them all: when any one of them surely fits, no A-label length is computed per character
+        fits = bool(candidates) and bound_fits(label, (max(map(ord, candidates)),), room)
+        picked += tuple(c for c in candidates if self._near_ok(state, c, room, fits))
         return CharSet.of(ascii_part + "".join(picked))
 
     def _generic(self, label: str, domain: Domain) -> CharSet:
@@ -170,12 +174,13 @@ class IdnHostnameContent(Content):
         first, numbers = summary(label)[:2]
         return generic_set((first, numbers if first in ("R", "AL") else None), nfc_ccc)
 
-    def _near_ok(self, state: tuple, ch: str, room: int) -> bool:
+    def _near_ok(self, state: tuple, ch: str, room: int, fits: bool) -> bool:
         """A character the class rules allow after the label, near the length limit: the A-label with it
-        must fit, and when the label cannot end right after it (a witness is needed), the exact check."""
+        must fit (known when ``fits``), and when the label cannot end right after it (a witness is needed),
+        the exact check."""
         done, domain, label, _ = state
         text = label + ch
-        if a_length_appended(label, ch) > room:
+        if not fits and a_length_appended(label, ch) > room:
             return False
         return ends_by_class(text, domain) or viable(text, done, domain, self.nfc)
 

@@ -74,7 +74,7 @@ def zwnj_pending(label: str) -> bool:
 @lru_cache(maxsize=65536)
 def summary(label: str) -> tuple:
     """What the characters allowed after ``label`` (nonempty, lowercase when ASCII) depend on while it is far
-    from the length limit (``far_from_limit``): a key under which their set is computed once. The last
+    from the length limit (formats_idn_runs.label_far): a key under which their set is computed once. The last
     starter and what follows it count only when a later character could compose with it under NFC."""
     t = tables()
     first = unicodedata.bidirectional(label[0])

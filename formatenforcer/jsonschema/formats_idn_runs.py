@@ -9,7 +9,7 @@ can take a token made of them without stepping through each character. Three kin
   viable (``ascii_room``).
 - Mixed runs, far from the limit: ASCII letters and digits with every non-ASCII character each left-to-right
   label allows by class (``mixed_chars``); the state after one is a *vague* stand-in (``VAGUE``) whose label
-  holds ``REP`` for the run, judged by the generic length bound (``ends_vague``).
+  holds ``REP`` for the run, its length bounded from its known part (``ends_vague``, ``label_far``).
 - LDH characters inside an ``xn--`` label while formats_idna.py's witnesses fit (``a_label_run``).
 
 Each stand-in accepts a subset of what the real state accepts (the FreeRun contract).
@@ -24,8 +24,25 @@ from functools import cache, lru_cache
 from ..charset import EMPTY, CharSet
 from .content import FreeContent
 from .formats_idn_classes import KERAIA, MIDDLE_DOT, zwnj_pending
-from .formats_idn_label import LABEL_MAX, NAME_MAX, Domain, after_label, label_end, label_ends, viable
-from .formats_idn_length import a_lengths_with_basics, basic_count, far_by_counts, most_digits
+from .formats_idn_label import (
+    LABEL_MAX,
+    NAME_MAX,
+    WITNESSES,
+    Domain,
+    after_label,
+    label_end,
+    label_ends,
+    viable,
+)
+from .formats_idn_length import (
+    a_length_bound,
+    a_lengths_with_basics,
+    basic_count,
+    bound_fits,
+    far_by_counts,
+    far_from_limit,
+    most_digits,
+)
 from .formats_idn_tables import tables
 from .formats_idna import Budget, witness_fits
 
@@ -37,6 +54,75 @@ _A_LABEL_RUN = _RUN_CAPITALS | CharSet.of("-")
 _LETTERS = CharSet.ranges(("a", "z"))
 _RUN_CAP = 24
 _MIXED_CAP = 32
+_RUN_MIN = 4  # a shorter mixed run leaves out too many tokens (every longer run of its characters)
+_WITNESS_CAP = max(map(ord, WITNESSES))
+
+
+def known_part(label: str, vague: bool) -> tuple[str, int]:
+    """(the characters of ``label`` known for what they are, how many follow them): in a stand-in after a
+    mixed run, everything from the first ``REP`` on may be any character (a real ``REP`` before the run
+    only makes that part longer, which is still sound)."""
+    at = label.find(REP) if vague else -1
+    return (label, 0) if at < 0 else (label[:at], len(label) - at)
+
+
+def _fits_with(known: str, more: int, room: int) -> bool:
+    """Whether ``known`` followed by any ``more`` characters and then a witness surely fits in ``room``
+    octets of A-label (``a_length_bound``)."""
+    caps = (tables().max_code_point,) * more + (_WITNESS_CAP,)
+    return bound_fits(known, caps, room)
+
+
+def _room_after(known: str, room: int, least: int) -> int:
+    """The most characters (up to ``_MIXED_CAP`` plus a stand-in's) that may follow ``known``, then a
+    witness, surely within ``room`` octets; 0 when fewer than ``least`` may. Found by halving, each answer
+    checked (sound whether or not the bound grows with the count; tests check that it does)."""
+    if not _fits_with(known, least, room):
+        return 0
+    low, high = least, 2 * _MIXED_CAP
+    while low < high:
+        middle = (low + high + 1) // 2
+        if _fits_with(known, middle, room):
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+@lru_cache(maxsize=65536)
+def run_room(label: str, vague: bool, room: int) -> int:
+    """How many characters of any kind surely fit after ``label`` (then a witness), by the bound on code
+    points (``a_length_bound``), for mixed runs and for judging characters by class (``label_far``).
+
+    A stand-in counts from its known part. A real label counts from an *anchor*: a prefix whose remaining
+    characters a mixed run could have written (``mixed_chars``), which had room for ``_RUN_MIN`` of them or
+    more: what is left of that room. So every state inside a mixed run (reached by reading the run's
+    characters one by one, as a token is accepted) still has room after the prefix where the run began, and
+    is far like it (its allowed characters hold the run's). Without the anchors a state inside a run could
+    be judged near the limit from its own code points and refuse the next character of a token the mask
+    offered."""
+    known, unknown = known_part(label, vague)
+    if vague:
+        return max(0, _room_after(known, room, unknown + 1) - unknown)
+    best = 0
+    for back in range(min(len(label), 2 * _MIXED_CAP)):
+        if back and label[len(label) - back] not in mixed_chars():
+            break
+        anchor = label[: len(label) - back]
+        best = max(best, _room_after(anchor, room, max(_RUN_MIN, back + 1)) - back)
+    return best
+
+
+def label_far(label: str, vague: bool, room: int) -> bool:
+    """Whether the label (a stand-in's when ``vague``) is far from the limit, so the characters allowed after
+    it can be judged by class: its A-label plus any one more character and then a witness surely fits in
+    ``room`` octets. The bound by counts (``far_from_limit``, any two more characters) first: it is cheap.
+    Then ``run_room``, on the label's own code points, which keeps longer labels far as long as a mixed run
+    has room (a real label far without room for a run would have every token walked character by character,
+    each new label computing its bound: slower than the near-limit masks it gets instead)."""
+    if far_from_limit(label, room):
+        return True
+    return run_room(label, vague, room) >= 1
 
 
 def free_run(state: tuple, nfc: bool, mixed_fits: Callable[[tuple], bool]) -> FreeContent | None:
@@ -93,17 +179,24 @@ def mixed_run(state: tuple, room: int, mixed_fits: Callable[[tuple], bool]) -> F
     """Far from the limit in a left-to-right label: runs of ASCII letters and digits mixed with the
     non-ASCII characters every such label allows by class (``mixed_chars``), as long as the label stays
     far whatever they are (each counted as non-basic). The state after a run cannot know its A-label
-    length: it is a stand-in (``VAGUE``) whose label holds ``REP`` for the run, judged by the generic
-    length bound (``ends_vague``) and refusing everything but a dot or the end once past the far bound;
+    length: it is a stand-in (``VAGUE``) whose label holds ``REP`` for the run, its length bounded as the
+    known part followed by that many unknown characters (``ends_vague``, ``label_far``), refusing everything
+    but a dot, the end or a witness once not far;
     its summary is as strict as any real one's (left-to-right, not joining, no kana, blind to NFC
     composition), so it accepts a subset of what the real state accepts (the FreeRun contract)."""
-    done, domain, label, _ = state
+    done, domain, label, blind = state
     basic = basic_count(label)
     other = len(label) - basic
     limit = 0
     while limit < _MIXED_CAP and far_by_counts(basic, other + limit, room):
         limit += 1
-    if limit < 4 or not mixed_fits(state):
+    vague = blind == VAGUE
+    # by the label's own code points (run_room): inside a run begun by that bound, what is left of it, even
+    # below _RUN_MIN (the state is far there and would otherwise have every token walked)
+    spare = min(_MIXED_CAP, run_room(label, vague, room))
+    least = _RUN_MIN if vague or limit >= spare else 1
+    limit = max(limit, spare)
+    if limit < least or not mixed_fits(state):
         return None
     return mixed_chars(), limit, lambda n: state if n == 0 else (done, domain, label + REP * n, VAGUE)
 
@@ -143,13 +236,17 @@ def mixed_chars() -> CharSet:
 
 def ends_vague(label: str, done: int, domain: Domain, nfc: bool) -> tuple[int, Domain] | None:
     """``label_ends`` for a stand-in label (see ``mixed_run``): the rules read on its text, the length taken
-    as the generic bound (``xn--``, the basic characters and their delimiter, the most digits per other
-    character), which no label with as many basic and other characters exceeds."""
+    as the smaller of two bounds no label it stands for exceeds: the generic one (``xn--``, the basic
+    characters and their delimiter, the most digits per other character) and ``a_length_bound`` of its known
+    part followed by as many unknown characters as the rest."""
     end = label_end(label, nfc)
     if end is None:
         return None
     basic = basic_count(label)
     octets = 5 + basic + (len(label) - basic) * most_digits(len(label))
+    if octets > min(LABEL_MAX, NAME_MAX - done):
+        known, unknown = known_part(label, True)
+        octets = min(octets, a_length_bound(known, (tables().max_code_point,) * unknown))
     if octets > LABEL_MAX or done + octets > NAME_MAX:
         return None
     after = after_label(domain, end[1], end[2])

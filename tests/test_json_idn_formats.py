@@ -237,6 +237,8 @@ def _walk(content, rng: random.Random, check, prefix: str = ""):  # noqa: ANN001
             word = "".join(rng.choice([c for c in pool if c in chars]) for _ in range(n))
             real = state
             for ch in word:
+                # a token is read through the allowed sets too (its UTF-8 lead bytes), not only by stepping
+                assert ch in content.allowed(real), f"run {word!r} not allowed after {''.join(out)!r}"
                 real = content.step(real, ch)
                 assert real is not None, f"run {word!r} refused after {''.join(out)!r}"
             out.append(word)

@@ -158,10 +158,13 @@ def a_lengths_with_basics(label: str, most: int, room: int | None = None) -> lis
 # the number of code points, so the bias lies between two adapt values and the digits are the most over that
 # range. After an insertion of X the bias is unknown: the most digits over every bias.
 # The deltas of X's own insertions: (c_x - c_pred) * (l + 1) + p_x - p_pred - 1 <= (gap + 1) * K with
-# K = len(L) + j + 1, and their code point gaps add up to at most the highest code point less 128 (the gaps of
-# the merged order add up to its last code point less 128). The most digits over every bias, D(q), is a step
-# function with a concave majorant F (linear between the points where it steps), so by Jensen's inequality
-# the j insertions of X take at most j * F(budget / j) digits.
+# K = len(L) + j + 1. Those between L's insertions t - 1 and t (slot t) have gaps within g_t and make t a case
+# B insertion; those after L's last insertion (the tail) have gaps adding up to at most the highest cap less
+# L's highest code point. The most digits over every bias, D(q), is a step function with a concave majorant F
+# (linear between the points where it steps), so by Jensen's inequality r insertions whose deltas add up to
+# at most Q take at most r * F(Q / r) digits. The bound takes the worst split of X between the tail and the
+# slots, or, if smaller, lets all of X share the budget of the highest code point less 128 (the gaps of the
+# merged order add up to its last code point less 128) plus the extras of the j worst case B insertions.
 
 
 @cache

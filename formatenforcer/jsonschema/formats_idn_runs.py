@@ -74,19 +74,14 @@ def _fits_with(known: str, more: int, room: int) -> bool:
 
 
 def _room_after(known: str, room: int, least: int) -> int:
-    """The most characters (up to ``_MIXED_CAP`` plus a stand-in's) that may follow ``known``, then a
-    witness, surely within ``room`` octets; 0 when fewer than ``least`` may. Found by halving, each answer
-    checked (sound whether or not the bound grows with the count; tests check that it does)."""
-    if not _fits_with(known, least, room):
-        return 0
-    low, high = least, 2 * _MIXED_CAP
-    while low < high:
-        middle = (low + high + 1) // 2
-        if _fits_with(known, middle, room):
-            low = middle
-        else:
-            high = middle - 1
-    return low
+    """The most characters (up to ``2 * _MIXED_CAP``) that may follow ``known``, then a witness, surely
+    within ``room`` octets, every count from ``least`` on checked; 0 when fewer than ``least`` may. (Counted
+    up one by one: the bound is used where it is small, and the checks are memoised, so an anchor's room is
+    found again from any ``least`` within it.)"""
+    count = least - 1
+    while count < 2 * _MIXED_CAP and _fits_with(known, count + 1, room):
+        count += 1
+    return count if count >= least else 0
 
 
 @lru_cache(maxsize=65536)
@@ -190,12 +185,14 @@ def mixed_run(state: tuple, room: int, mixed_fits: Callable[[tuple], bool]) -> F
     limit = 0
     while limit < _MIXED_CAP and far_by_counts(basic, other + limit, room):
         limit += 1
-    vague = blind == VAGUE
-    # by the label's own code points (run_room): inside a run begun by that bound, what is left of it, even
-    # below _RUN_MIN (the state is far there and would otherwise have every token walked)
-    spare = min(_MIXED_CAP, run_room(label, vague, room))
-    least = _RUN_MIN if vague or limit >= spare else 1
-    limit = max(limit, spare)
+    least = _RUN_MIN
+    if limit < _RUN_MIN:
+        # by the label's own code points (run_room): inside a run begun by that bound, what is left of it,
+        # even below _RUN_MIN (the state is far there and would otherwise have every token walked)
+        vague = blind == VAGUE
+        spare = min(_MIXED_CAP, run_room(label, vague, room))
+        if spare > limit:
+            limit, least = spare, _RUN_MIN if vague else 1
     if limit < least or not mixed_fits(state):
         return None
     return mixed_chars(), limit, lambda n: state if n == 0 else (done, domain, label + REP * n, VAGUE)

@@ -6,10 +6,18 @@ yardstick.
 
     python benchmarks/idn_masks.py
 
-Figures of 22 Nov 2026 (2 shared cores, another test run alongside; first / later mask): plain string
+Figures of 22 Nov 2026, after the bound on code points (formats_idn_length.a_length_bound; same machine,
+before -> after, first masks): a 10-letter Greek label 1988 -> 280 ms (27051 -> 35045 tokens: a mixed run of
+6 where no run was offered), a 20-letter one 2.3 s (measured apart with the same procedure) -> 1382 ms (a
+run of 4), a 42-letter one (printed cut to 24 letters) 4533 -> 3297 ms (near the limit: one bound for the
+candidates instead of an A-label length each), `δοκιμή@παρά` 559 -> 149 ms; the others unchanged in tokens,
+within the machine's noise in time (start 678 -> 1047 ms, `exa` 478 -> 579 ms, `mün` 247 -> 334 ms, with a
+load of 1 -> 2). The "after" figures come from a run of the idn-hostname and idn-email parts only.
+
+Earlier figures of 22 Nov 2026 (2 shared cores, another test run alongside; first / later mask): plain string
 107 ms at the start (its free-run table), then 2 ms; idn-hostname at the start 1.2 s (tables of the letter
 and mixed runs, built once per process), `exa` 0.6 s, `mün` 0.3 s, `example.`, `Host`, `실례`, `xn--`,
-`क्` 20-110 ms, a 10-letter Greek label 2.0 s and a 24-letter one 4.2 s (past the mixed runs' bound every
+`क्` 20-110 ms, a 10-letter Greek label 2.0 s and a 42-letter one 4.2 s (past the mixed runs' bound every
 token is walked and checked near the limit); idn-email 0.15-0.2 s in the local part and the domain, 0.7 s
 at its start and after a long Greek domain label, 1.8 s inside a quoted local part (no run there). Every
 later mask of a position: under 0.2 ms (cached). Before these changes: 1.2-6.5 s for the first masks of

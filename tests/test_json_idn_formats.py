@@ -252,6 +252,7 @@ def _walk(content, rng: random.Random, check, prefix: str = ""):  # noqa: ANN001
                     break
                 lo, hi = offered.intervals[rng.randrange(len(offered.intervals))]
                 ch = chr(rng.randint(lo, hi))
+                assert ch in content.allowed(real), ("".join(out), ch)  # as a token is read
                 stand_in, real = content.step(stand_in, ch), content.step(real, ch)
                 assert stand_in is not None and real is not None, ("".join(out), ch)
                 out.append(ch)

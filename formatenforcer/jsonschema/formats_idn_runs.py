@@ -89,20 +89,18 @@ def run_room(label: str, vague: bool, room: int) -> int:
     """How many characters of any kind surely fit after ``label`` (then a witness), by the bound on code
     points (``a_length_bound``), for mixed runs and for judging characters by class (``label_far``).
 
-    A stand-in counts from its known part. A real label counts from an *anchor*: a prefix whose remaining
-    characters a mixed run could have written (``mixed_chars``), which had room for ``_RUN_MIN`` of them or
-    more: what is left of that room. So every state inside a mixed run (reached by reading the run's
-    characters one by one, as a token is accepted) still has room after the prefix where the run began, and
-    is far like it (its allowed characters hold the run's). Without the anchors a state inside a run could
-    be judged near the limit from its own code points and refuse the next character of a token the mask
-    offered."""
+    A stand-in counts from its known part. A real label counts from an *anchor*: a prefix (of the last
+    ``2 * _MIXED_CAP`` characters) which had room for ``_RUN_MIN`` characters or more: what is left of that
+    room after the rest. So every state inside a mixed run, or after one and the characters a stand-in
+    accepted after it (reached by reading a token one character at a time), still has room after the
+    prefix where the run began, and is far whenever the stand-in was (its allowed characters hold what the
+    stand-in allowed). Without the anchors such a state could be judged near the limit from its own code
+    points and refuse the next character of a token the mask offered."""
     known, unknown = known_part(label, vague)
     if vague:
         return max(0, _room_after(known, room, unknown + 1) - unknown)
     best = 0
     for back in range(min(len(label), 2 * _MIXED_CAP)):
-        if back and label[len(label) - back] not in mixed_chars():
-            break
         anchor = label[: len(label) - back]
         best = max(best, _room_after(anchor, room, max(_RUN_MIN, back + 1)) - back)
     return best
@@ -185,15 +183,12 @@ def mixed_run(state: tuple, room: int, mixed_fits: Callable[[tuple], bool]) -> F
     limit = 0
     while limit < _MIXED_CAP and far_by_counts(basic, other + limit, room):
         limit += 1
-    least = _RUN_MIN
     if limit < _RUN_MIN:
-        # by the label's own code points (run_room): inside a run begun by that bound, what is left of it,
-        # even below _RUN_MIN (the state is far there and would otherwise have every token walked)
-        vague = blind == VAGUE
-        spare = min(_MIXED_CAP, run_room(label, vague, room))
-        if spare > limit:
-            limit, least = spare, _RUN_MIN if vague else 1
-    if limit < least or not mixed_fits(state):
+        # by the label's own code points (run_room); a run shorter than _RUN_MIN is not offered, even where
+        # what is left of an anchor's room is shorter: it would leave out every token with a longer run
+        # (such as a 3-letter Greek token 24 letters into a label), which walking still finds
+        limit = max(limit, min(_MIXED_CAP, run_room(label, blind == VAGUE, room)))
+    if limit < _RUN_MIN or not mixed_fits(state):
         return None
     return mixed_chars(), limit, lambda n: state if n == 0 else (done, domain, label + REP * n, VAGUE)
 

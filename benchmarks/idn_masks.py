@@ -7,12 +7,16 @@ yardstick.
     python benchmarks/idn_masks.py
 
 Figures of 22 Nov 2026, after the bound on code points (formats_idn_length.a_length_bound; same machine,
-before -> after, first masks): a 10-letter Greek label 1988 -> 280 ms (27051 -> 35045 tokens: a mixed run of
-6 where no run was offered), a 20-letter one 2.3 s (measured apart with the same procedure) -> 1382 ms (a
-run of 4), a 42-letter one (printed cut to 24 letters) 4533 -> 3297 ms (near the limit: one bound for the
-candidates instead of an A-label length each), `δοκιμή@παρά` 559 -> 149 ms; the others unchanged in tokens,
-within the machine's noise in time (start 678 -> 1047 ms, `exa` 478 -> 579 ms, `mün` 247 -> 334 ms, with a
-load of 1 -> 2). The "after" figures come from a run of the idn-hostname and idn-email parts only.
+first masks, before -> after): Greek labels of 5-6 letters 10.6-14.2 s -> 0.3-0.7 s (mixed runs of 6 where
+every token was walked), 10 letters 1988 -> 280-360 ms (27051 -> 35045 tokens), 20 letters 2.3 s -> 0.8-1.4 s
+(a run of 4), 22-24 letters 2.3 s -> 7.7-8.0 s (slower: far inside the room of a run begun at 21 letters, but
+no run of 4 left, so every token is walked, as at 5-6 letters before), 26 letters 1.6 s, 42 letters (printed
+cut to 24) 4533 -> 3297 ms (one bound for the near-limit candidates instead of an A-label length each),
+`δοκιμή@παρά` 559 -> 149 ms; the other prefixes unchanged in tokens and within the machine's noise in time
+(start 678 -> 640-1047 ms, `exa` 478 -> 579 ms, `mün` 247 -> 334 ms, load 1 -> 2). The two full runs allowed
+were spent before the last change (runs shorter than 4 inside an anchor's room, dropped: they cost the
+suite's 52-letter label its 3-letter tokens), so the after figures for the Greek labels were measured apart
+with this procedure; the others come from a run of the idn-hostname and idn-email parts.
 
 Earlier figures of 22 Nov 2026 (2 shared cores, another test run alongside; first / later mask): plain string
 107 ms at the start (its free-run table), then 2 ms; idn-hostname at the start 1.2 s (tables of the letter

@@ -239,8 +239,9 @@ Refused elsewhere, by the same rule (none in the suite's required files):
 - `idn-hostname`/`idn-email`: near the 63-octet A-label limit only characters from the 64-code-point
   blocks of the label's own non-ASCII characters are offered (each checked exactly); capitals are refused
   in labels with non-ASCII characters; an `xn--` label after a right-to-left label is refused. Masks leave
-  out some tokens a character-by-character check would accept: mixed runs of letters longer than the far
-  bound, what follows such a run inside a token once the length bound no longer surely fits, ASCII runs
+  out some tokens a character-by-character check would accept: mixed runs of letters longer than the
+  length bound allows (down to 1-3 characters inside a run begun near the end of that room), what follows
+  such a run inside a token once the length bound no longer surely fits, ASCII runs
   longer than 24 after non-ASCII characters near the limit, and an `xn--` token that also ends its label
   (`ab.`). See docs/json-schema.md, Formats.
 - Patterns are read as ECMA-262 in unicode mode (`\\d`, `\\w` ASCII; `\\s` with U+FEFF and the line

@@ -1,4 +1,4 @@
-"""``idn-hostname`` and ``idn-email`` (formatenforcer/jsonschema/formats_idn.py, formats_idn_email.py).
+"""``idn-hostname`` and ``idn-email`` (formatenforcer/jsonschema/formats_idn*.py, formats_idn_email.py).
 
 Finished strings are judged by an independent reference built on the ``idna`` package (``idna.alabel`` per
 label, RFC 5893's rule across labels, the 253-octet name); seeded random walks pick allowed characters
@@ -18,15 +18,16 @@ import numpy as np
 import pytest
 
 from formatenforcer import JsonSchemaParser, TokenEnforcer
-from formatenforcer.jsonschema.formats_idn import (
-    IdnHostnameContent,
+from formatenforcer.jsonschema.formats_idn import IdnHostnameContent
+from formatenforcer.jsonschema.formats_idn_email import IdnEmailContent, idn_email_ok
+from formatenforcer.jsonschema.formats_idn_label import idn_hostname_ok
+from formatenforcer.jsonschema.formats_idn_length import (
     a_length,
     a_length_appended,
+    a_length_bound,
     a_lengths_with_basics,
-    idn_hostname_ok,
 )
-from formatenforcer.jsonschema.formats_idn_email import IdnEmailContent, idn_email_ok
-from formatenforcer.jsonschema.formats_idn_tables import DOTS
+from formatenforcer.jsonschema.formats_idn_tables import DOTS, tables
 
 from .json_checks import accepts_tokens
 
@@ -118,10 +119,106 @@ def test_a_lengths_with_basics_replay_a_length():
             assert a_lengths_with_basics(text, 25) == [a_length(text + "a" * k) for k in range(26)], text
 
 
-def _walk(content, rng: random.Random, check):  # noqa: ANN001
-    """A seeded walk over the content automaton: allowed characters (favourites half of the time, free runs
-    a fifth of it); no dead end, every offered character accepted. Returns the text or None if unfinished."""
-    state, out = content.start(), []
+def test_a_length_bound_holds_for_every_completion():
+    # completions meant to hurt: code points between and equal to the label's own, the lowest, the highest
+    # allowed, basic ones; the bound must hold for each (and be exact with nothing appended)
+    rng = random.Random(12)
+    highest, witness = tables().max_code_point, 0x3041
+    starts = [0xE0, 0x3B1, 0x5D0, 0x4E00, 0xAC00, 0x1F600, 0x20000, 0x300, 0x400, 0x3040]
+    for _ in range(1500):
+        label = "".join(chr(rng.choice(starts) + rng.randrange(120)) if rng.random() < 0.8 else rng.choice("ab0")
+                        for _ in range(rng.randint(0, 30)))  # fmt: skip
+        count = rng.randint(0, 6)
+        caps = (highest,) * count + ((witness,) if rng.random() < 0.5 else ())
+        bound = a_length_bound(label, caps)
+        if label and not label.isascii():
+            assert a_length_bound(label, ()) == a_length(label), label
+        own = [ord(c) for c in label if not c.isascii()] or [0x100]
+        for _ in range(8):
+            picks = []
+            for cap in caps[: rng.randint(0, len(caps))]:
+                near = rng.choice(own) + rng.randint(-2, 2)
+                cp = rng.choice([128, 129, cap, cap - 1, near, rng.randrange(128, cap + 1), 97])
+                picks.append(chr(cp if cp == 97 else min(max(cp, 128), cap)))
+            assert a_length(label + "".join(picks)) <= bound, (label, picks, bound)
+
+
+def test_a_length_bound_grows_with_the_unknown_characters():
+    # the anchors of the mixed runs (formats_idn_runs.run_room) rest on it: room for n characters is room
+    # for fewer
+    rng = random.Random(21)
+    highest, witness = tables().max_code_point, 0x3041
+    for _ in range(300):
+        label = "".join(chr(0x3B1 + rng.randrange(25)) if rng.random() < 0.7 else chr(0x4E00 + rng.randrange(9000))
+                        for _ in range(rng.randint(1, 30)))  # fmt: skip
+        bounds = [a_length_bound(label, (highest,) * n + (witness,)) for n in range(12)]
+        assert bounds == sorted(bounds), (label, bounds)
+
+
+def test_long_greek_label_offers_a_mixed_run():
+    # 20 Greek letters (29 octets of A-label): the bound by counts stopped the mixed runs after 4 non-ASCII
+    # characters; the bound on the label's own code points keeps them (a run of 4) and class-based masks
+    content = IdnHostnameContent()
+    state = content.start()
+    for ch in "παράδειγμα" * 2:
+        state = content.step(state, ch)
+    run = content.free(state)
+    assert run is not None and run[1] >= 4 and "\u4e00" in run[0] and "\u03b1" in run[0] and "a" in run[0]
+    # a token of the run is read one character at a time, each checked against the allowed set (the UTF-8
+    # lead bytes): every state inside the run must allow every character of the run
+    rng = random.Random(4)
+    pool = [chr(c) for lo, hi in run[0].intervals for c in (lo, hi, (lo + hi) // 2)] + list("αβγ十五中a7")
+    for _ in range(200):
+        inside = state
+        for ch in rng.choices(pool, k=rng.randint(1, run[1])):
+            assert ch in content.allowed(inside), (ch, inside)
+            inside = content.step(inside, ch)
+            assert inside is not None
+            follow = content.free(inside)  # what is left of the run inside it is offered there too
+            assert follow is None or not (follow[0] - content.allowed(inside))
+    finished = [t for t in (_walk(content, rng, reference, "παράδειγμα" * 2) for _ in range(15)) if t is not None]
+    assert len(finished) >= 8
+
+
+def test_long_greek_label_token_walks_end_valid(llama3_tokenizer, llama3_vocabulary):
+    # token by token from inside a 20-letter Greek label: every mask non-empty, every pick accepted, every
+    # finished walk a valid idn-hostname (idna's verdict), some of them through the mixed run's tokens
+    enforcer = TokenEnforcer(llama3_vocabulary, JsonSchemaParser({"type": "string", "format": "idn-hostname"}))
+    prefix = '"' + "παράδειγμα" * 2
+    start = llama3_tokenizer.encode(prefix, add_special_tokens=False)
+    endings = 0
+    for seed in range(6):
+        rng = random.Random(seed)
+        matcher = enforcer.matcher()
+        for token in start:
+            assert matcher.accept_token(token)
+        pieces = []
+        for _ in range(10):
+            allowed = np.array(matcher.allowed_token_ids())
+            assert allowed.size
+            # favour tokens that end the string, so walks finish
+            enders = [t for t in allowed.tolist() if llama3_vocabulary.text_of(t).endswith(b'"')]
+            token = int(rng.choice(enders) if enders and rng.random() < 0.3 else allowed[rng.randrange(allowed.size)])
+            if token in llama3_vocabulary.eos_token_ids:
+                break
+            assert matcher.accept_token(token)
+            pieces.append(llama3_vocabulary.text_of(token))
+            if matcher.is_finished():
+                break
+        text = (prefix.encode() + b"".join(pieces)).decode("utf-8", "replace")
+        if text.endswith('"') and len(text) > 1:
+            endings += 1
+            assert reference(json.loads(text)), text
+    assert endings >= 3
+
+
+def _walk(content, rng: random.Random, check, prefix: str = ""):  # noqa: ANN001
+    """A seeded walk over the content automaton from ``prefix``: allowed characters (favourites half of the
+    time, free runs a fifth of it); no dead end, every offered character accepted. Returns the text or None
+    if unfinished."""
+    state, out = content.start(), [prefix]
+    for ch in prefix:
+        state = content.step(state, ch)
     for _ in range(300):
         allowed = content.allowed(state)
         assert allowed or content.accepting(state), f"dead end after {''.join(out)!r}"
@@ -140,6 +237,8 @@ def _walk(content, rng: random.Random, check):  # noqa: ANN001
             word = "".join(rng.choice([c for c in pool if c in chars]) for _ in range(n))
             real = state
             for ch in word:
+                # a token is read through the allowed sets too (its UTF-8 lead bytes), not only by stepping
+                assert ch in content.allowed(real), f"run {word!r} not allowed after {''.join(out)!r}"
                 real = content.step(real, ch)
                 assert real is not None, f"run {word!r} refused after {''.join(out)!r}"
             out.append(word)
@@ -153,6 +252,7 @@ def _walk(content, rng: random.Random, check):  # noqa: ANN001
                     break
                 lo, hi = offered.intervals[rng.randrange(len(offered.intervals))]
                 ch = chr(rng.randint(lo, hi))
+                assert ch in content.allowed(real), ("".join(out), ch)  # as a token is read
                 stand_in, real = content.step(stand_in, ch), content.step(real, ch)
                 assert stand_in is not None and real is not None, ("".join(out), ch)
                 out.append(ch)

@@ -22,8 +22,8 @@ from functools import cache, lru_cache
 from pathlib import Path
 
 from ..regex import CompiledRegex, _from_disk, _to_disk, compile_regex
-from .formats_idn import idn_hostname_ok
 from .formats_idn_email import idn_email_ok
+from .formats_idn_label import idn_hostname_ok
 from .formats_idna import hostname_labels_ok
 from .formats_time import date_time_dfa, dfa_fullmatch, time_dfa
 from .formats_uri import IPV4, IPV6, JSON_POINTER, RELATIVE_JSON_POINTER, URI_TEMPLATE, uri_patterns

@@ -3,9 +3,9 @@ tables and Python's ``unicodedata`` (the same sources ``idna.check_label`` reads
 
 The content automaton of ``idn-hostname`` (formats_idn.py) answers "which characters may come next" for a whole
 class at a time: most characters differ only by bidi class, by being a mark, and by their canonical combining
-class, so the allowed set is a few set operations on these classes. The characters whose effect depends on more
-(the CONTEXTJ/CONTEXTO ones, and the ones that can compose with a preceding character under NFC) are listed
-apart (``SPECIAL``, ``COMPOSING``) and checked one by one.
+class, so the allowed set is a few set operations on these classes (formats_idn_classes.py). The characters
+whose effect depends on more (the CONTEXTJ/CONTEXTO ones, and the ones that can compose with a preceding
+character under NFC) are listed apart (``SPECIAL``, ``COMPOSING``) and checked one by one.
 """
 
 from __future__ import annotations

@@ -123,7 +123,7 @@ def _suffixes() -> dict[tuple[int, tuple[int, int]], str]:
     for length in range(_LABEL_MAX - len(_PREFIX) + 1):
         for before, after in _WITNESS_SHAPES:
             encoded = (_FILLER * before + "a" * length + _FILLER * after).encode("punycode").decode("ascii")
-            table[(length, (before, after))] = encoded[length + (1 if length else 0):]
+            table[(length, (before, after))] = encoded[length + (1 if length else 0) :]
     return table
 
 

@@ -208,11 +208,12 @@ def test_big_subtree_tables_from_the_whole_vocabulary_texts_equal_the_subtree_bu
     from formatenforcer.trie import IDS, subtree_entries
 
     vocabulary = vocabularies[name]
-    big = [(bytes((byte,)), child) for byte, child in vocabulary.trie.items()
-           if byte != IDS and child.__class__ is dict and subtree_entries(child, vocabulary.token_bytes, 2048) is None]  # fmt: skip
+    def is_big(node) -> bool:
+        return node.__class__ is dict and subtree_entries(node, vocabulary.token_bytes, 2048) is None
+
+    big = [(bytes((byte,)), child) for byte, child in vocabulary.trie.items() if byte != IDS and is_big(child)]
     for path, node in list(big):  # and one level down: a space then a letter, say
-        big += [(path + bytes((b,)), c) for b, c in node.items() if b != IDS and c.__class__ is dict
-                and subtree_entries(c, vocabulary.token_bytes, 2048) is None]  # fmt: skip
+        big += [(path + bytes((b,)), c) for b, c in node.items() if b != IDS and is_big(c)]
     if name == "llama3":
         assert b" " in [path for path, _ in big]
     for path, node in big:
@@ -224,7 +225,8 @@ def test_big_subtree_tables_from_the_whole_vocabulary_texts_equal_the_subtree_bu
             continue
         own = TokenTexts(subtree_entries(node, vocabulary.token_bytes))
         assert sorted(view.ids.tolist()) == sorted(own.ids.tolist()), path
-        for chars in [CharSet.of(" \t\n\r"), ANY - CharSet.of('"\\'), CharSet.ranges(("a", "z")), CharSet.of("0123456789")]:
+        classes = [CharSet.of(" \t\n\r"), ANY - CharSet.of('"\\'), CharSet.ranges(("a", "z")), CharSet.of("0123456789")]
+        for chars in classes:
             a = FreeRunTable(view, chars, vocabulary.size, bucketed=False, root=node)
             b = FreeRunTable(own, chars, vocabulary.size, bucketed=False, root=node)
             assert a.longest_run == b.longest_run and a.exit_lengths == b.exit_lengths, (path, chars)

@@ -58,11 +58,10 @@ class TokenTexts:
             try:  # most tokens are whole characters: one decode, no helper calls
                 text, tail = data.decode("utf-8"), b""
             except UnicodeDecodeError:
-                if utf8_length(data[0]) == 0:
-                    continue  # starts inside a character
-                text, tail = split_complete(data)
-                if not text and tail == data and len(data) >= utf8_length(data[0]):
-                    continue  # invalid UTF-8 inside the token: the walk refuses it at the bad byte
+                split = _walkable_split(data)
+                if split is None:
+                    continue
+                text, tail = split
             add_id(token_id)
             add_text(text)
             add_tail(tail)
@@ -316,11 +315,10 @@ class FreeRunTable:
             try:
                 text, tail = data.decode("utf-8"), b""
             except UnicodeDecodeError:
-                if utf8_length(data[0]) == 0:
-                    continue  # starts inside a character
-                text, tail = split_complete(data)
-                if not text and tail == data and len(data) >= utf8_length(data[0]):
-                    continue  # invalid UTF-8 inside the token: the walk refuses it at the bad byte
+                split = _walkable_split(data)
+                if split is None:
+                    continue
+                text, tail = split
             run = 0
             for ch in text:
                 if ch not in chars:
@@ -402,6 +400,17 @@ def _exit_groups(texts: TokenTexts, rows: np.ndarray, runs: np.ndarray) -> dict[
         key = int(keys[start])
         groups.setdefault(key >> 8, {})[key & 0xFF] = rows[start:stop]
     return groups
+
+
+def _walkable_split(data: bytes) -> tuple[str, bytes] | None:
+    """``split_complete`` for a token that does not decode whole; None for a token no walk can accept: one
+    starting inside a character, or with invalid UTF-8 inside (the walk refuses it at the bad byte)."""
+    if utf8_length(data[0]) == 0:
+        return None
+    text, tail = split_complete(data)
+    if not text and tail == data and len(data) >= utf8_length(data[0]):
+        return None
+    return text, tail
 
 
 def split_complete(data: bytes) -> tuple[str, bytes]:

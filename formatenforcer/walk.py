@@ -256,14 +256,15 @@ class _Walk:
             elif byte < 128:
                 if not ascii_ok[byte]:
                     continue
-                step = steps.get((id(state), byte))
                 if shared is not None and shared_ok[byte]:
                     nxt = shared_state
-                elif step is not None and step[0] is state:
-                    nxt = step[1]
                 else:
-                    nxt = state.add_character(_CHR[byte])
-                    steps[(id(state), byte)] = (state, nxt)  # holds ``state``: its id stays unique
+                    step = steps.get((id(state), byte))
+                    if step is not None and step[0] is state:
+                        nxt = step[1]
+                    else:
+                        nxt = state.add_character(_CHR[byte])
+                        steps[(id(state), byte)] = (state, nxt)  # holds ``state``: its id stays unique
                 if nxt is None:
                     continue
                 if self.checked and nxt.can_end():

@@ -14,10 +14,16 @@ and ``indent=2``), tokenized naturally with the Llama 3 tokenizer, and fed to ea
 Each engine runs in its own worker process, one engine after another; the parent enforces a per-case time
 limit and restarts a killed or crashed worker at the next case, so one engine cannot sink the run.
 
+This machine's speed drifts by ±30% within minutes, and engines that run one after another see different
+spells. ``--rounds N`` runs every engine N times in fresh processes, alternating the order (A B, B A, A B, ...),
+pools the rounds in the main table and reports each round's head-to-head ratios with their median, so a ratio
+is read from engines that ran back to back.
+
     pip install -e '.[bench]'
     python benchmarks/maskbench.py                      # full run: writes docs/performance.md + docs/maskbench.png
     python benchmarks/maskbench.py --quick              # a quarter of the cases, compact only, prints the table
     python benchmarks/maskbench.py --engines formatenforcer,llguidance --cases invoice,tree_ref_recursion
+    python benchmarks/maskbench.py --engines formatenforcer,llguidance,lm-format-enforcer --rounds 3
 """
 
 from __future__ import annotations
@@ -604,6 +610,28 @@ def run_engine(
     return report
 
 
+def merge_rounds(reports: list[dict[str, Any]]) -> dict[str, Any]:
+    """One engine's report over its rounds: the first round's fields, every round's cases under "rounds",
+    setup figures as the median over rounds (each round loads the vocabulary in a fresh process)."""
+    if len(reports) == 1:
+        return reports[0]
+    merged = dict(reports[0])
+    merged["rounds"] = [report["cases"] for report in reports]
+    merged["restarts"] = sum(report["restarts"] for report in reports)
+    merged["peak_rss_mb"] = max(report.get("peak_rss_mb", 0) for report in reports)
+    merged["log"] = ", ".join(report["log"] for report in reports)
+    if any(report.get("setup_failure") for report in reports):
+        merged["setup_failure"] = next(r["setup_failure"] for r in reports if r.get("setup_failure"))
+    setups = [report["setup"] for report in reports if report.get("setup")]
+    if setups:
+        merged["setup"] = dict(setups[0])
+        for field, value in setups[0].items():
+            values = [s.get(field) for s in setups]
+            if isinstance(value, float) and all(isinstance(v, float) for v in values):
+                merged["setup"][field] = statistics.median(values)
+    return merged
+
+
 # --------------------------------------------------------------------------------------------------------------
 # summary
 
@@ -615,20 +643,30 @@ def percentile(sorted_values: list[float], q: float) -> float:
     return sorted_values[k]
 
 
-def summarize(report: dict[str, Any], styles: list[str], only: set[int] | None = None) -> dict[str, Any]:
+def rounds_of(report: dict[str, Any]) -> list[dict[int, Any]]:
+    """The per-round case results of an engine's report (one round unless ``--rounds`` was given)."""
+    return report.get("rounds") or [report["cases"]]
+
+
+def summarize(
+    report: dict[str, Any], styles: list[str], only: set[int] | None = None, round_index: int | None = None
+) -> dict[str, Any]:
+    """Counts and TBM/TTFM figures of one engine: every round pooled, or the round ``round_index``."""
     counts = {"ok": 0, "compile_error": 0, "rejected": 0, "timeout": 0, "crash": 0}
     tbm: list[float] = []
     ttfm: list[float] = []
-    for index, data in report["cases"].items():
-        if only is not None and index not in only:
-            continue
-        for style in styles:
-            r = data["results"].get(style, {"status": "crash"})
-            counts[r["status"]] = counts.get(r["status"], 0) + 1
-            if r["status"] == "ok":
-                tbm.extend(r["tbm_us"])
-            if "ttfm_us" in r:
-                ttfm.append(r["ttfm_us"])
+    rounds = rounds_of(report)
+    for cases in rounds if round_index is None else [rounds[round_index]]:
+        for index, data in cases.items():
+            if only is not None and index not in only:
+                continue
+            for style in styles:
+                r = data["results"].get(style, {"status": "crash"})
+                counts[r["status"]] = counts.get(r["status"], 0) + 1
+                if r["status"] == "ok":
+                    tbm.extend(r["tbm_us"])
+                if "ttfm_us" in r:
+                    ttfm.append(r["ttfm_us"])
     tbm.sort()
     ttfm.sort()
     return {
@@ -663,9 +701,11 @@ def render(
     reports: list[dict[str, Any]], styles: list[str], n_cases: int, command: str, elapsed: float, when: str
 ) -> str:
     n_runs = n_cases * len(styles)
+    n_rounds = max(len(rounds_of(report)) for report in reports) if reports else 1
+    pooled = f" × {n_rounds} rounds in fresh processes (pooled below)" if n_rounds > 1 else ""
     lines = [
         f"Command: `{command}`  ",
-        f"{n_cases} cases × {len(styles)} serializations ({', '.join(styles)}) = {n_runs} runs per engine; "
+        f"{n_cases} cases × {len(styles)} serializations ({', '.join(styles)}) = {n_runs} runs per engine{pooled}; "
         f"Llama 3 tokenizer (128,256 tokens); wall time {elapsed / 60:.1f} min; "
         f"{when} (2 shared cores: figures under load are noisy).",
         "",
@@ -681,8 +721,9 @@ def render(
             continue
         s = summarize(report, styles)
         c = s["counts"]
+        runs = sum(len(cases) for cases in rounds_of(report)) * len(styles)
         lines.append(
-            f"| {report['engine']} | {setup.get('version', '?')} | {c['ok']}/{len(report['cases']) * len(styles)}"
+            f"| {report['engine']} | {setup.get('version', '?')} | {c['ok']}/{runs}"
             f"{_not_run(report, styles)} | {c['compile_error']} "
             f"| {c['rejected']} | {c['timeout'] + c['crash']} | {fmt_us(s['ttfm_p50'])} | {fmt_us(s['ttfm_p99'])} "
             f"| {fmt_us(s['tbm_mean'])} | {fmt_us(s['tbm_p50'])} | {fmt_us(s['tbm_p90'])} | {fmt_us(s['tbm_p99'])} "
@@ -706,9 +747,12 @@ def _ratio_table(reports: list[dict[str, Any]], styles: list[str]) -> str:
         return ""
 
     def clean(report: dict[str, Any]) -> set[int]:
-        return {
-            i for i, d in report["cases"].items() if all(d["results"].get(s, {}).get("status") == "ok" for s in styles)
-        }
+        """The cases every round of ``report`` passed in every serialization."""
+        passed = [
+            {i for i, d in cases.items() if all(d["results"].get(s, {}).get("status") == "ok" for s in styles)}
+            for cases in rounds_of(report)
+        ]
+        return set.intersection(*passed)
 
     rows = [
         "Head to head, on the cases both engines pass (ratio = formatenforcer / peer; below 1 is faster):",
@@ -731,6 +775,36 @@ def _ratio_table(reports: list[dict[str, Any]], styles: list[str]) -> str:
             f"| {fmt_us(a['tbm_p99'])} / {fmt_us(b['tbm_p99'])} | {a['tbm_p99'] / b['tbm_p99']:.2f} "
             f"| {fmt_us(a['ttfm_p50'])} / {fmt_us(b['ttfm_p50'])} |"
         )
+    rounds = min(len(rounds_of(r)) for r in reports if not r.get("setup_failure"))
+    if rounds > 1:
+        rows += ["", _round_ratios(ours, [r for r in reports if r is not ours], styles, rounds, clean)]
+    return "\n".join(rows)
+
+
+def _round_ratios(ours: dict[str, Any], peers: list[dict[str, Any]], styles: list[str], rounds: int, clean: Any) -> str:
+    """Each round's ratios: the engines of one round ran back to back, so a ratio within a round is not
+    skewed by the machine's drift between rounds; the median over rounds is the figure to quote."""
+    rows = [
+        f"Per round ({rounds} rounds, engine order alternating; ratio = formatenforcer / peer, same cases as above):",
+        "",
+        "| peer | figure | " + " | ".join(f"round {k + 1}" for k in range(rounds)) + " | median |",
+        "|---|---|" + "---|" * (rounds + 1),
+    ]
+    for peer in peers:
+        if peer.get("setup_failure"):
+            continue
+        common = clean(ours) & clean(peer)
+        if not common:
+            continue
+        figures: dict[str, list[float]] = {"TBM mean": [], "TBM p50": [], "TBM p99": [], "TTFM p50": []}
+        for k in range(rounds):
+            a, b = summarize(ours, styles, common, k), summarize(peer, styles, common, k)
+            for name, field in (("TBM mean", "tbm_mean"), ("TBM p50", "tbm_p50"), ("TBM p99", "tbm_p99"),
+                                ("TTFM p50", "ttfm_p50")):  # fmt: skip
+                figures[name].append(a[field] / b[field])
+        for name, values in figures.items():
+            cells = " | ".join(f"{v:.2f}" for v in values)
+            rows.append(f"| {peer['engine']} | {name} | {cells} | **{statistics.median(values):.2f}** |")
     return "\n".join(rows)
 
 
@@ -739,12 +813,15 @@ def _failure_list(reports: list[dict[str, Any]], styles: list[str]) -> str:
     lines = ["Failures by engine (case/serialization: status):", ""]
     for report in reports:
         bad = []
-        for index, data in sorted(report["cases"].items()):
-            for style in styles:
-                r = data["results"].get(style, {})
-                if r.get("status") not in ("ok", None):
-                    where = f" at token {r['rejected_at']}" if "rejected_at" in r else ""
-                    bad.append(f"{_case_name(cases, report, index)}/{style}: {r['status']}{where}")
+        rounds = rounds_of(report)
+        for k, results in enumerate(rounds):
+            for index, data in sorted(results.items()):
+                for style in styles:
+                    r = data["results"].get(style, {})
+                    if r.get("status") not in ("ok", None):
+                        where = f" at token {r['rejected_at']}" if "rejected_at" in r else ""
+                        where += f" (round {k + 1})" if len(rounds) > 1 else ""
+                        bad.append(f"{_case_name(cases, report, index)}/{style}: {r['status']}{where}")
         lines.append(f"- **{report['engine']}** ({len(bad)}): " + ("; ".join(bad) if bad else "none"))
     return "\n".join(lines)
 
@@ -814,6 +891,9 @@ def main() -> None:
     parser.add_argument(
         "--budget", type=float, default=180.0, help="seconds of case work per engine; cases left are not run"
     )
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="run every engine this many times, alternating the order (see above)"
+    )
     parser.add_argument("--write", action="store_true", help="write docs/ even with --quick or --cases")
     parser.add_argument("--json", default="", help="also save the raw results to this file")
     parser.add_argument("--from-json", default="", help="re-render the table and plot from a --json file")
@@ -833,6 +913,8 @@ def main() -> None:
         reports, meta = saved["reports"], saved["meta"]
         for report in reports:
             report["cases"] = {int(k): v for k, v in report["cases"].items()}
+            if "rounds" in report:
+                report["rounds"] = [{int(k): v for k, v in cases.items()} for cases in report["rounds"]]
         markdown = render(reports, meta["styles"], meta["n_cases"], meta["command"], meta["elapsed"], meta["when"])
         print(markdown)
         if args.write:
@@ -844,16 +926,21 @@ def main() -> None:
     unknown = set(engines) - set(ENGINES)
     if unknown:
         raise SystemExit(f"unknown engine(s): {', '.join(sorted(unknown))}")
+    if args.rounds < 1:
+        raise SystemExit("--rounds must be at least 1")
     n_cases = len(load_cases(names))
     started = time.monotonic()
-    reports = []
-    for engine in engines:
-        t0 = time.monotonic()
-        print(f"[{engine}] {n_cases} cases ...", file=sys.stderr, flush=True)
-        report = run_engine(engine, n_cases, names, styles, args.case_limit, args.setup_limit, args.budget)
-        report["names"] = names
-        reports.append(report)
-        print(f"[{engine}] done in {time.monotonic() - t0:.0f} s (log: {report['log']})", file=sys.stderr)
+    runs: dict[str, list[dict[str, Any]]] = {engine: [] for engine in engines}
+    for k in range(args.rounds):
+        for engine in engines if k % 2 == 0 else engines[::-1]:
+            t0 = time.monotonic()
+            label = f"[{engine}]" + (f" round {k + 1}/{args.rounds}:" if args.rounds > 1 else "")
+            print(f"{label} {n_cases} cases ...", file=sys.stderr, flush=True)
+            report = run_engine(engine, n_cases, names, styles, args.case_limit, args.setup_limit, args.budget)
+            report["names"] = names
+            runs[engine].append(report)
+            print(f"{label} done in {time.monotonic() - t0:.0f} s (log: {report['log']})", file=sys.stderr)
+    reports = [merge_rounds(runs[engine]) for engine in engines]
     command = "python benchmarks/maskbench.py " + " ".join(sys.argv[1:])
     meta = {
         "styles": styles,

@@ -83,6 +83,9 @@ def utf8_length(lead: int) -> int:
     return 0
 
 
+_OF_MEMO: dict[object, CharSet] = {}
+_OF_MEMO_SIZE = 8192
+
 _NARROW = 24
 """At most this many ASCII characters (and nothing else) make a set ``narrow``."""
 
@@ -136,8 +139,28 @@ class CharSet:
 
     @classmethod
     def of(cls, chars: Iterable[str]) -> CharSet:
-        """The set of the given characters."""
-        return cls((ord(c), ord(c)) for c in chars)
+        """The set of the given characters. Memoised by the characters as given: parsers ask for the same
+        small sets at every trie node they walk (a key's next letters, a few structural characters), and a
+        set's construction costs more than the walk step that wants it."""
+        key = chars if chars.__class__ is str else tuple(chars)
+        made = _OF_MEMO.get(key)
+        if made is None:
+            points = sorted({ord(c) for c in key})
+            if points and (points[-1] >= _SURROGATES[0] and any(_SURROGATES[0] <= p <= _SURROGATES[1] for p in points)):
+                made = cls((p, p) for p in points)  # a lone surrogate in a Python string: dropped by _normalize
+            else:
+                merged: list[tuple[int, int]] = []
+                for point in points:
+                    if merged and point == merged[-1][1] + 1:
+                        merged[-1] = (merged[-1][0], point)
+                    else:
+                        merged.append((point, point))
+                made = cls._normalized(tuple(merged))
+            if len(key) <= 64:  # small sets recur; a long list of characters is rare and would hold memory
+                if len(_OF_MEMO) >= _OF_MEMO_SIZE:
+                    _OF_MEMO.clear()  # rare: rebuilt on demand
+                _OF_MEMO[key] = made
+        return made
 
     @classmethod
     def ranges(cls, *pairs: tuple[str, str]) -> CharSet:
@@ -167,7 +190,22 @@ class CharSet:
         return cached
 
     def __or__(self, other: CharSet) -> CharSet:
-        return CharSet(self.intervals + other.intervals)
+        a, b = self.intervals, other.intervals
+        if not b or a == b:
+            return self
+        if not a:
+            return other
+        # both are normalized: sort and merge, with no clipping to do
+        merged: list[tuple[int, int]] = []
+        for lo, hi in sorted(a + b):
+            if merged and lo <= merged[-1][1] + 1:
+                if hi > merged[-1][1]:
+                    merged[-1] = (merged[-1][0], hi)
+            else:
+                merged.append((lo, hi))
+        if len(merged) == len(a) and merged == list(a):
+            return self
+        return CharSet._normalized(tuple(merged))
 
     def complement(self) -> CharSet:
         """Every character not in this set (computed once per set: patterns complement the same classes)."""

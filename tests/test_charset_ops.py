@@ -53,3 +53,19 @@ def test_edge_sets() -> None:
     assert ANY - ANY == EMPTY and ANY & EMPTY == EMPTY and EMPTY - ANY == EMPTY
     assert (ANY - CharSet.of("a")).complement() == CharSet.of("a")
     assert "\ud7ff" in ANY.complement().complement() and "\ue000" in ANY
+
+
+def test_of_matches_the_normalizing_constructor() -> None:
+    """``CharSet.of`` merges runs itself and is memoised by its argument: the same sets as the constructor,
+    whatever the order, repeats, runs or lone surrogates of the characters."""
+    rng = random.Random(11)
+    for _ in range(300):
+        points = [rng.choice([rng.randint(0, 200), rng.choice(_EDGES), rng.randint(0xD7F0, 0xE010)])
+                  for _ in range(rng.randint(0, 12))]  # fmt: skip
+        chars = [chr(p) for p in points]
+        expected = CharSet((p, p) for p in points)
+        for given in (chars, "".join(chars), tuple(reversed(chars)), iter(chars)):
+            made = CharSet.of(given)
+            _same_as_normalized(made)
+            assert made == expected
+    assert CharSet.of("abc") is CharSet.of("abc")

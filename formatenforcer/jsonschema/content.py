@@ -33,13 +33,14 @@ class Content:
 
     __slots__ = ("_body",)
 
-    def body_charset(self, state: Hashable, compute: Callable[[], CharSet]) -> CharSet:
-        """The raw characters allowed in a string body at ``state``, memoised per automaton (they repeat)."""
+    def body_charset(self, state: Hashable, compute: Callable[[], CharSet], phase: Hashable = None) -> CharSet:
+        """The raw characters allowed in a string body at ``state``, memoised per automaton (they repeat).
+        ``phase``: the string parser's phase and escape progress when inside an escape (None in the body)."""
         try:
             memo = self._body
         except AttributeError:
             memo = self._body = {}
-        key = self.charset_key(state)
+        key = self.charset_key(state) if phase is None else (phase, self.charset_key(state))
         hit = memo.get(key)
         if hit is None:
             hit = memo[key] = compute()

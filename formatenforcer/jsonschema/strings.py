@@ -124,7 +124,16 @@ class StringParser(CharacterParser):
             return EMPTY
         if phase == BODY:
             return content.body_charset(self._state, self._body_charset)
-        decodable = content.allowed(self._state)
+        if phase == LOW_BACKSLASH:
+            return _BACKSLASH
+        if phase == LOW_U:
+            return _U
+        return content.body_charset(self._state, self._escape_charset, (phase, self._aux, self._escapable))
+
+    def _escape_charset(self) -> CharSet:
+        """The characters allowed inside an escape (after the backslash, or a ``\\u`` hex digit)."""
+        phase = self._phase
+        decodable = self._content.allowed(self._state)
         if phase == ESCAPE:
             out = [c for c, decoded in _SIMPLE.items() if decoded in decodable]
             return CharSet.of(out + (["u"] if decodable & self._escapable else []))
@@ -138,10 +147,6 @@ class StringParser(CharacterParser):
                 if _unit_allowed(decodable, lo, lo + width - 1):
                     ok.append(c)
             return CharSet.of(ok)
-        if phase == LOW_BACKSLASH:
-            return _BACKSLASH
-        if phase == LOW_U:
-            return _U
         high, value, count = self._aux
         width = 16 ** (3 - count)
         ok = []

@@ -96,8 +96,8 @@ def main() -> int:
         table = vocabulary.free_run_table(chars)
         fast = time.perf_counter() - t0
         same = (
-            len(masks) == len(table._upto)
-            and all(np.array_equal(a, b) for a, b in zip(masks, table._upto))
+            len(masks) == table.longest_run + 1
+            and all(np.array_equal(a, table.runs_upto(k)) for k, a in enumerate(masks))
             and {e for e in flatten(table.all_exits()) if walkable(vocabulary.token_bytes[e[2]])} == exits
         )
         failures += not same

@@ -27,7 +27,7 @@ def pack_ids(ids: Iterable[int], size: int) -> np.ndarray:
         for token_id in ids:
             words[token_id >> 5] |= 1 << (token_id & 31)
         return words.view(np.int32)
-    index = np.fromiter(ids, dtype=np.int64)
+    index = ids.astype(np.int64, copy=False) if isinstance(ids, np.ndarray) else np.fromiter(ids, dtype=np.int64)
     if index.size < _FEW_TO_PACK:
         words = np.zeros((size + 31) // 32, dtype=np.uint32)
         if index.size:
@@ -121,7 +121,11 @@ class TokenTexts:
         step = 0
         while active.size:
             if step == 1 and active.size * 4 > len(lengths):
-                return self._runs_everywhere(member)
+                # many tokens start inside: a wide class keeps them going (one pass over every character is
+                # then cheaper), a class like whitespace lets them go at the next character
+                kept = member[cps[np.minimum(starts[active] + 1, len(cps) - 1)]] & (lengths[active] > 1)
+                if kept.sum() * 2 > active.size:
+                    return self._runs_everywhere(member)
             active = active[member[cps[starts[active] + step]]]
             step += 1
             run[active] = step
@@ -215,40 +219,42 @@ class FreeRunTable:
         ids = texts.ids[whole]
         lengths = (run + texts.has_tail)[whole]
         self.longest_run = int(lengths.max()) if len(lengths) else 0
-        upto: list[np.ndarray] = []
         self._size = size
         self._within: dict[int, tuple[int, ...] | np.ndarray] = {}
-        self._run_ids, self._run_lengths = (None, None) if bucketed else (ids, lengths)
+        self._by_length: dict[int, np.ndarray] = {}
         self.few: tuple[int, ...] | None = None
         """Unbucketed tables of small subtrees keep their run tokens as a tuple of ids (cheaper than a packed mask)."""
-        if not bucketed and len(ids) <= _FEW_IDS:
-            self.few = tuple(ids.tolist())
-            self._upto: tuple[np.ndarray, ...] = ()
-            return
-        flags = np.zeros(((size + 31) // 32) * 32, dtype=np.bool_)
-        if bucketed:
+        if bucketed:  # sorted by run length: ``runs_upto`` packs a prefix, on demand
             order = np.argsort(lengths, kind="stable")
             ids, lengths = ids[order], lengths[order]
-            done = 0
-            for cut in np.searchsorted(lengths, np.arange(self.longest_run + 1), side="right").tolist():
-                flags[ids[done:cut]] = True
-                done = cut
-                upto.append(np.packbits(flags, bitorder="little").view(np.int32))
-        else:
-            flags[ids] = True
-            upto.append(np.packbits(flags, bitorder="little").view(np.int32))
-        self._upto = tuple(upto)
-        for mask in self._upto:
-            mask.flags.writeable = False
+        self._run_ids, self._run_lengths = ids, lengths
+        self._full: np.ndarray | None = None
+        if not bucketed and len(ids) <= _FEW_IDS:
+            self.few = tuple(ids.tolist())
+            return
+        flags = np.zeros(((size + 31) // 32) * 32, dtype=np.bool_)
+        flags[ids] = True
+        self._full = np.packbits(flags, bitorder="little").view(np.int32)
+        self._full.flags.writeable = False
 
     def runs_upto(self, max_length: int | None) -> np.ndarray | None:
         """Packed mask of the tokens made of at most ``max_length`` class characters (None: any length);
-        None when this table is not bucketed and a limit is asked for. (Not for tables with ``few``.)"""
+        None when this table is not bucketed and a limit is asked for. (Not for tables with ``few``.)
+        A bounded mask is packed at its first use and kept: a table is asked for a handful of lengths (a
+        ``maxLength``, the room left), where packing one per run length up front cost a mask for each of
+        the 100+ lengths of the longest tokens."""
         if max_length is None or max_length >= self.longest_run:
-            return self._upto[-1]
+            return self._full
         if not self.bucketed:
             return None
-        return self._upto[max(max_length, 0)]
+        max_length = max(max_length, 0)
+        mask = self._by_length.get(max_length)
+        if mask is None:
+            cut = int(np.searchsorted(self._run_lengths, max_length, side="right"))
+            mask = pack_ids(self._run_ids[:cut], self._size)
+            mask.flags.writeable = False
+            self._by_length[max_length] = mask
+        return mask
 
     def within(self, max_length: int) -> tuple[int, ...] | np.ndarray:
         """Unbucketed tables: the run tokens made of at most ``max_length`` class characters, as a tuple of ids
@@ -343,7 +349,8 @@ class FreeRunTable:
         table._run_ids = np.array(run_ids, dtype=np.int64)
         table._run_lengths = np.array(run_lengths, dtype=np.int64)
         table.few = tuple(run_ids)
-        table._upto = ()
+        table._full = None
+        table._by_length = {}
         return table
 
 

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from .charset import CharSet
 
 
-@dataclass(frozen=True)
 class FreeRun:
     """A promise about a parser state ``s``: every string ``w`` of characters from ``chars`` with
     ``len(w) <= max_length`` (None: no limit) is accepted from ``s`` — and every longer run of them is refused,
@@ -30,15 +29,23 @@ class FreeRun:
     ``s.add_text(w)``: it has the same key, or — when the real state depends on *which* characters were read
     (a JSON key that might name a known property) — it is a stand-in that accepts a subset of what the real
     state accepts. The enforcer uses ``after`` only to check what follows the run inside a token, so a
-    stand-in can make a mask smaller, never admit a token that ``add_character`` would refuse."""
+    stand-in can make a mask smaller, never admit a token that ``add_character`` would refuse.
 
-    chars: CharSet
-    max_length: int | None
-    after: Callable[[int], CharacterParser]
-    ends_inside: bool = False
-    """True when the state may end part-way through the run (a number's digits: ``12`` may be followed by
-    ``,``). A lexeme walk then records an end at every exit of the run, and a checked one (where every end
-    is decided by the full state, tokens ending there included) walks instead of taking the run."""
+    ``ends_inside`` is True when the state may end part-way through the run (a number's digits: ``12`` may be
+    followed by ``,``). A lexeme walk then records an end at every exit of the run, and a checked one (where
+    every end is decided by the full state, tokens ending there included) walks instead of taking the run.
+
+    Read-only by convention: a plain class with slots, because a walk makes one for every state it enters and
+    a frozen dataclass's ``__init__`` costs twice as much."""
+
+    __slots__ = ("chars", "max_length", "after", "ends_inside")
+
+    def __init__(self, chars: CharSet, max_length: int | None, after: Callable[[int], CharacterParser],
+                 ends_inside: bool = False) -> None:  # fmt: skip
+        self.chars, self.max_length, self.after, self.ends_inside = chars, max_length, after, ends_inside
+
+    def __repr__(self) -> str:
+        return f"FreeRun({self.chars!r}, max_length={self.max_length}, ends_inside={self.ends_inside})"
 
 
 @dataclass(frozen=True)

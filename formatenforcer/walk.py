@@ -155,6 +155,12 @@ class _Walk:
             self.runs[id(state)] = (state, run)
         if run is not None and child.__class__ is dict and not (run.ends_inside and self.checked):
             # (not a merged copy, see _MergedNode; a checked walk decides every end point on its own)
+            narrow = run.chars.narrow
+            if narrow is not None and not any(byte in child for byte in narrow):
+                # no token below starts the run (whitespace after a value, mostly): every one leaves it at
+                # once, so the table would only hand the whole subtree back to a walk from this state
+                self.walk(child, state, b"")
+                return
             table = self.vocabulary.subtree_run_table(child, run.chars)
             # subtree tables are not bucketed by length: a bounded run below the longest run of the subtree
             # (a counted repeat such as {1,30}) selects its tokens by length (memoised per bound)
@@ -169,19 +175,21 @@ class _Walk:
                     self.out.extend(within)
                 else:
                     self.masks.append(within)
-            self.exits(table, run)
+            self.exits(table, run, state)
             return
         self.walk(child, state, b"")
 
-    def exits(self, table: FreeRunTable, run: FreeRun) -> None:
+    def exits(self, table: FreeRunTable, run: FreeRun, start: CharacterParser) -> None:
         """Walks the tokens that leave the run's class, each from the state after its run; runs longer than
-        the bound are refused (the FreeRun promise), so their tokens are skipped."""
+        the bound are refused (the FreeRun promise), so their tokens are skipped. ``start`` is the state
+        whose run this is: after no run character it is its own state (no new state, so the steps walked
+        from it are shared)."""
         limit = run.max_length
         record = run.ends_inside and self.collects_ends
         for length in table.exit_lengths:
             if limit is not None and length > limit:
                 break
-            state = run.after(length)
+            state = run.after(length) if length else start
             if record and length and state.can_end():
                 # the value may end here, and these tokens go on past it: the full state reads what follows
                 # (run length 0 is the entry node, recorded by _LexemeWalk.enter)
@@ -214,7 +222,7 @@ class _Walk:
                 out.extend(ids)
                 self.masks.extend(masks)
                 for table in tables:
-                    self.exits(table, self.runs[id(shared_state)][1])  # type: ignore[arg-type]
+                    self.exits(table, self.runs[id(shared_state)][1], shared_state)  # type: ignore[arg-type]
                 shared = None
         for byte, child in items:
             if byte == IDS:
@@ -316,7 +324,7 @@ def _collect(walker: _Walk, state: CharacterParser, pending: bytes, at_start: bo
     if run is not None and not (run.ends_inside and walker.checked):
         table = vocabulary.free_run_table(run.chars)
         walker.masks.append(table.runs_upto(run.max_length))
-        walker.exits(table, run)
+        walker.exits(table, run, state)
     else:
         walker.walk(vocabulary.trie, state, pending)
         if at_start and vocabulary.strip_leading_space:

@@ -116,6 +116,8 @@ class ArrayContext:
             self.max_items = -1  # unsatisfiable, start() reports it
         self._items: dict[tuple, CharacterParser | None] = {}
         self.unions: dict[tuple[CharSet, ...], CharSet] = {}
+        # per (phase, index, ws, extra) between items: the structural characters allowed (see ArrayParser)
+        self.structural: dict[tuple, CharSet] = {}
         self._tracker = compiler.start(node.contains) if self.track else None
         self._trackers: tuple[CharacterParser | None, ...] = ()
         if self.also:
@@ -347,6 +349,16 @@ class ArrayParser(CharacterParser):
             if done is None:
                 return self._child.allowed_characters()
             return union_memo(ctx.unions, (self._child.allowed_characters(), done.allowed_characters()))
+        ident = (phase, self._index, self._ws, self._extra)
+        done = ctx.structural.get(ident)
+        if done is None:
+            done = ctx.structural[ident] = self._structural_allowed()
+        return done
+
+    def _structural_allowed(self) -> CharSet:
+        """The characters allowed between items: whitespace, brackets, a comma, an item's start (memoised
+        in the context: every whitespace state of a position asks)."""
+        phase, ctx = self._phase, self._ctx
         parts = [ctx.ws.allowed(self._ws)]
         if ctx.ws.can_stop(self._ws):
             if phase in (FIRST, AFTER) and self._closable(self._index):

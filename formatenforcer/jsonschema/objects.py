@@ -117,6 +117,12 @@ class ObjectContext:
         self._value_starts: dict[int, CharacterParser | None] = {}
         self.key_contents: dict[tuple, KeyContent | None] = {}
         self.unions: dict[tuple[CharSet, ...], CharSet] = {}
+        # per (seen, extras): the key start, and whether the object may close. Every state of a position
+        # (each whitespace count, each character of its value) asks, and a walk makes thousands of states
+        self.key_starts: dict[tuple, StringParser | None] = {}
+        self.closable: dict[tuple, bool] = {}
+        # per (phase, seen, extras, ws, pending) outside a key or value: the structural characters allowed
+        self.structural: dict[tuple, CharSet] = {}
 
     # The trie of the names and its masks are read only once a key of this object is being read: built on
     # first use, so compiling a schema (the time to first mask) does not pay for objects not reached yet.
@@ -251,6 +257,15 @@ class ObjectParser(CharacterParser):
         return ctx.max_properties is None or self._count() + 1 + bin(missing).count("1") <= ctx.max_properties
 
     def _key_start(self) -> StringParser | None:
+        """The start of a key here (None when no key may come): memoised per (seen, extras) in the context."""
+        memo, ident = self._ctx.key_starts, (self._seen, self._extras)
+        try:
+            return memo[ident]
+        except KeyError:
+            start = memo[ident] = self._new_key_start()
+            return start
+
+    def _new_key_start(self) -> StringParser | None:
         ctx = self._ctx
         available = self._available()
         extras = ctx.extras if self._extras_open() else None
@@ -286,7 +301,11 @@ class ObjectParser(CharacterParser):
         return name is not None and not self._available() >> name & 1
 
     def _closable(self) -> bool:
-        return not self._missing(self._seen) and self._count() >= self._ctx.min_properties
+        memo, ident = self._ctx.closable, (self._seen, self._extras)
+        done = memo.get(ident)
+        if done is None:
+            done = memo[ident] = not self._missing(self._seen) and self._count() >= self._ctx.min_properties
+        return done
 
     def _finish_key(self, key_state: StringParser) -> ObjectParser:
         content: KeyContent = key_state._content  # type: ignore[assignment]
@@ -371,6 +390,15 @@ class ObjectParser(CharacterParser):
             if not self._child.can_end():
                 return self._child.allowed_characters()
             return union_memo(ctx.unions, (self._child.allowed_characters(), self._finish_value().allowed_characters()))
+        ident = (phase, self._seen, self._extras, self._ws, self._pending)
+        done = ctx.structural.get(ident)
+        if done is None:
+            done = ctx.structural[ident] = self._structural_allowed()
+        return done
+
+    def _structural_allowed(self) -> CharSet:
+        """The characters allowed between a key and a value: whitespace and the structure (memoised)."""
+        phase, ctx = self._phase, self._ctx
         parts = [ctx.ws.allowed(self._ws)]
         if ctx.ws.can_stop(self._ws):
             if phase in (FIRST, AFTER) and self._closable():

@@ -24,6 +24,9 @@ _QUOTE = CharSet.of('"')
 _BACKSLASH = CharSet.of("\\")
 _U = CharSet.of("u")
 _BODY_EXTRA = CharSet.of('"\\')
+_BODY_SETS: dict[tuple[CharSet, bool, CharSet], CharSet] = {}
+"""(decoded characters allowed, may close, escapable) -> the raw body characters: contents built per schema
+position (a key's next letters) ask for the same few sets, each three set operations to build."""
 NON_ASCII_ESCAPES = ANY - CharSet([(0x20, 0x7E)])
 """What ``\\uXXXX`` may spell by default: everything but printable ASCII (see JsonConfig.ascii_escapes)."""
 
@@ -158,11 +161,17 @@ class StringParser(CharacterParser):
 
     def _body_charset(self) -> CharSet:
         decodable = self._content.allowed(self._state)
-        out = decodable & JSON_STRING_CHARS
-        if self._content.accepting(self._state):
-            out = out | _QUOTE
-        if decodable & self._escapable or any(d in decodable for d in _SIMPLE.values()):
-            out = out | _BACKSLASH
+        ident = (decodable, self._content.accepting(self._state), self._escapable)
+        out = _BODY_SETS.get(ident)
+        if out is None:
+            out = decodable & JSON_STRING_CHARS
+            if ident[1]:
+                out = out | _QUOTE
+            if decodable & self._escapable or any(d in decodable for d in _SIMPLE.values()):
+                out = out | _BACKSLASH
+            if len(_BODY_SETS) >= 4096:
+                _BODY_SETS.clear()  # rare: rebuilt on demand
+            _BODY_SETS[ident] = out
         return out
 
     def can_end(self) -> bool:

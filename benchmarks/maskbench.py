@@ -693,6 +693,11 @@ def fmt_us(value: float) -> str:
     return f"{value:.1f} µs"
 
 
+def fmt_ratio(value: float) -> str:
+    """A ratio with two decimals, or three significant digits below 0.1 (formatenforcer / a much slower peer)."""
+    return f"{value:.3g}" if value < 0.1 else f"{value:.2f}"
+
+
 def fmt_s(value: float | None) -> str:
     return "–" if value is None else f"{value:.2f} s"
 
@@ -771,8 +776,8 @@ def _ratio_table(reports: list[dict[str, Any]], styles: list[str]) -> str:
         a, b = summarize(ours, styles, common), summarize(peer, styles, common)
         rows.append(
             f"| {peer['engine']} | {len(common)} | {fmt_us(a['tbm_mean'])} / {fmt_us(b['tbm_mean'])} "
-            f"| {a['tbm_mean'] / b['tbm_mean']:.2f} | {a['tbm_p50'] / b['tbm_p50']:.2f} "
-            f"| {fmt_us(a['tbm_p99'])} / {fmt_us(b['tbm_p99'])} | {a['tbm_p99'] / b['tbm_p99']:.2f} "
+            f"| {fmt_ratio(a['tbm_mean'] / b['tbm_mean'])} | {fmt_ratio(a['tbm_p50'] / b['tbm_p50'])} "
+            f"| {fmt_us(a['tbm_p99'])} / {fmt_us(b['tbm_p99'])} | {fmt_ratio(a['tbm_p99'] / b['tbm_p99'])} "
             f"| {fmt_us(a['ttfm_p50'])} / {fmt_us(b['ttfm_p50'])} |"
         )
     rounds = min(len(rounds_of(r)) for r in reports if not r.get("setup_failure"))
@@ -803,8 +808,8 @@ def _round_ratios(ours: dict[str, Any], peers: list[dict[str, Any]], styles: lis
                                 ("TTFM p50", "ttfm_p50")):  # fmt: skip
                 figures[name].append(a[field] / b[field])
         for name, values in figures.items():
-            cells = " | ".join(f"{v:.2f}" for v in values)
-            rows.append(f"| {peer['engine']} | {name} | {cells} | **{statistics.median(values):.2f}** |")
+            cells = " | ".join(fmt_ratio(v) for v in values)
+            rows.append(f"| {peer['engine']} | {name} | {cells} | **{fmt_ratio(statistics.median(values))}** |")
     return "\n".join(rows)
 
 
@@ -812,16 +817,21 @@ def _failure_list(reports: list[dict[str, Any]], styles: list[str]) -> str:
     cases = load_cases()
     lines = ["Failures by engine (case/serialization: status):", ""]
     for report in reports:
-        bad = []
         rounds = rounds_of(report)
+        seen: dict[str, list[int]] = {}  # each failure once, with the rounds it happened in
         for k, results in enumerate(rounds):
             for index, data in sorted(results.items()):
                 for style in styles:
                     r = data["results"].get(style, {})
                     if r.get("status") not in ("ok", None):
                         where = f" at token {r['rejected_at']}" if "rejected_at" in r else ""
-                        where += f" (round {k + 1})" if len(rounds) > 1 else ""
-                        bad.append(f"{_case_name(cases, report, index)}/{style}: {r['status']}{where}")
+                        text = f"{_case_name(cases, report, index)}/{style}: {r['status']}{where}"
+                        seen.setdefault(text, []).append(k)
+        bad = []
+        for text, ks in seen.items():
+            if len(rounds) > 1 and len(ks) < len(rounds):
+                text += " (round " + ", ".join(str(k + 1) for k in ks) + ")"
+            bad.append(text)
         lines.append(f"- **{report['engine']}** ({len(bad)}): " + ("; ".join(bad) if bad else "none"))
     return "\n".join(lines)
 

@@ -32,8 +32,13 @@ def _normalize(intervals: Iterable[tuple[int, int]]) -> tuple[tuple[int, int], .
         else:
             clipped.append((lo, hi))
     clipped.sort()
+    return _merge_sorted(clipped)
+
+
+def _merge_sorted(intervals: Iterable[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    """Merges sorted, clipped, surrogate-free intervals that overlap or touch."""
     merged: list[tuple[int, int]] = []
-    for lo, hi in clipped:
+    for lo, hi in intervals:
         if merged and lo <= merged[-1][1] + 1:
             if hi > merged[-1][1]:
                 merged[-1] = (merged[-1][0], hi)
@@ -145,17 +150,11 @@ class CharSet:
         key = chars if chars.__class__ is str else tuple(chars)
         made = _OF_MEMO.get(key)
         if made is None:
-            points = sorted({ord(c) for c in key})
-            if points and (points[-1] >= _SURROGATES[0] and any(_SURROGATES[0] <= p <= _SURROGATES[1] for p in points)):
-                made = cls((p, p) for p in points)  # a lone surrogate in a Python string: dropped by _normalize
+            points = [(p, p) for p in sorted({ord(c) for c in key})]
+            if any(_SURROGATES[0] <= p <= _SURROGATES[1] for p, _ in points):
+                made = cls(points)  # a lone surrogate in a Python string: dropped by _normalize
             else:
-                merged: list[tuple[int, int]] = []
-                for point in points:
-                    if merged and point == merged[-1][1] + 1:
-                        merged[-1] = (merged[-1][0], point)
-                    else:
-                        merged.append((point, point))
-                made = cls._normalized(tuple(merged))
+                made = cls._normalized(_merge_sorted(points))
             if len(key) <= 64:  # small sets recur; a long list of characters is rare and would hold memory
                 if len(_OF_MEMO) >= _OF_MEMO_SIZE:
                     _OF_MEMO.clear()  # rare: rebuilt on demand
@@ -195,17 +194,8 @@ class CharSet:
             return self
         if not a:
             return other
-        # both are normalized: sort and merge, with no clipping to do
-        merged: list[tuple[int, int]] = []
-        for lo, hi in sorted(a + b):
-            if merged and lo <= merged[-1][1] + 1:
-                if hi > merged[-1][1]:
-                    merged[-1] = (merged[-1][0], hi)
-            else:
-                merged.append((lo, hi))
-        if len(merged) == len(a) and merged == list(a):
-            return self
-        return CharSet._normalized(tuple(merged))
+        merged = _merge_sorted(sorted(a + b))  # both are normalized: no clipping to do
+        return self if merged == a else CharSet._normalized(merged)
 
     def complement(self) -> CharSet:
         """Every character not in this set (computed once per set: patterns complement the same classes)."""

@@ -120,13 +120,12 @@ class TokenTexts:
         active = np.flatnonzero(lengths > 0)
         step = 0
         while active.size:
-            if step == 1 and active.size * 4 > len(lengths):
-                # many tokens start inside: a wide class keeps them going (one pass over every character is
-                # then cheaper), a class like whitespace lets them go at the next character
-                kept = member[cps[np.minimum(starts[active] + 1, len(cps) - 1)]] & (lengths[active] > 1)
-                if kept.sum() * 2 > active.size:
-                    return self._runs_everywhere(member)
-            active = active[member[cps[starts[active] + step]]]
+            inside = member[cps[starts[active] + step]]  # (every active token has a character at ``step``)
+            if step == 1 and active.size * 4 > len(lengths) and inside.sum() * 2 > active.size:
+                # many tokens start inside and most stay (a wide class): one pass over every character is
+                # cheaper; a class like whitespace, which they leave at once, goes on step by step
+                return self._runs_everywhere(member)
+            active = active[inside]
             step += 1
             run[active] = step
             active = active[lengths[active] > step]

@@ -368,20 +368,41 @@ def lexeme_result(
         _collect(walker, inner, b"", False)
     mask = _packed(walker)
     mask.flags.writeable = False
+    return mask, _end_groups(walker, checked)
+
+
+def _end_groups(walker: _LexemeWalk, checked: bool) -> list[tuple[CharacterParser, list[int], Trie]]:
+    """A lexeme walk's end points grouped by end state: (state, ids decided there, merged continuations).
+
+    A group of one end point whose children all go on is that vocabulary node itself, not a copy: its
+    continuation walks are then cached by a node that every walk ending there shares (the node after
+    ``name"`` for a key ``name``, whichever position or schema the key closes in)."""
     groups: dict = {}
     for node, state in walker.ends:
         group = groups.get(state.key())
         if group is None:
-            group = groups[state.key()] = (state, [], {}, set(), state.allowed_characters().ascii)
-        _, ids, merged, owned, skip = group
-        node = as_dict(node)
+            group = groups[state.key()] = (state, [], [])
+        group[2].append(as_dict(node))
+    out = []
+    for state, ids, nodes in groups.values():
+        skip = state.allowed_characters().ascii
         if checked:
-            ids.extend(ids_at(node.get(IDS, ())))
-        for byte, child in node.items():
-            if byte != IDS and (byte >= 128 or not skip[byte]):  # what the inner value reads was walked
-                _merge_child(merged, byte, child, owned)
-    # ends with nothing past them (a number's every digit token, say) need no full-state walk: dropped
-    return mask, [(state, ids, merged) for state, ids, merged, _, _ in groups.values() if ids or merged]
+            for node in nodes:
+                ids.extend(ids_at(node.get(IDS, ())))
+        if len(nodes) == 1 and nodes[0].__class__ is dict and not any(
+            byte < 128 and skip[byte] for byte in nodes[0] if byte != IDS
+        ):
+            merged: Trie = nodes[0]
+        else:
+            merged, owned = _MergedNode(), set()
+            for node in nodes:
+                for byte, child in node.items():
+                    if byte != IDS and (byte >= 128 or not skip[byte]):  # what the inner value reads was walked
+                        _merge_child(merged, byte, child, owned)
+        # ends with nothing past them (a number's every digit token, say) need no full-state walk: dropped
+        if ids or len(merged) > (1 if IDS in merged else 0):
+            out.append((state, ids, merged))
+    return out
 
 
 class _MergedNode(dict):
@@ -427,12 +448,17 @@ def _cached_lexeme(
 
 
 def _resumed(walker: _Walk, lexeme: Lexeme, result: LexemeResult, memo: dict) -> np.ndarray:
-    """Walks the full state from a lexeme result's end states into ``walker``; returns its inside mask.
+    """Walks the full state from a lexeme result's end states into ``walker``; returns its inside mask."""
+    _resume_groups(walker, lexeme, result[1], memo)
+    return result[0]
+
+
+def _resume_groups(walker: _Walk, lexeme: Lexeme, groups: list, memo: dict) -> None:
+    """Walks the full state from the end states of a lexeme walk (see ``_end_groups``) into ``walker``.
 
     The walk past an end depends on the full state there and the merged trie only, and the full state past
     an end repeats (every position inside one string value resumes into the same container state once the
     string closes), so each is memoised in ``memo`` by (trie, state key)."""
-    inside, groups = result
     for inner, ids, merged in groups:
         outer = lexeme.resume(inner)
         if outer is None:
@@ -441,12 +467,43 @@ def _resumed(walker: _Walk, lexeme: Lexeme, result: LexemeResult, memo: dict) ->
         key = ("resumed", id(merged), outer.key())
         hit = memo.get(key)
         if hit is None or hit[0] is not merged:  # (an id reused after the lexeme result was dropped)
-            sub = _Walk(walker.vocabulary)
-            sub.walk(merged, outer, b"")
-            hit = memo[key] = (merged, sub.out, sub.masks)
+            hit = memo[key] = (merged, *_walk_below(walker.vocabulary, merged, outer, memo))
         walker.out.extend(hit[1])
         walker.masks.extend(hit[2])
-    return inside
+
+
+def _walk_below(
+    vocabulary: Vocabulary, node: Trie, state: CharacterParser, lexemes: dict
+) -> tuple[list[int], list[np.ndarray]]:
+    """The tokens below ``node`` (ids and masks) that ``state`` accepts, where ``state`` is a full state
+    resumed past the end of an inner value. When its next characters go to an inner state of their own
+    that reads at least one character (an object's colon and value after a key: ``":"``, ``":{"``), that
+    inner state walks ``node`` alone, cached by its key and the node, and the full state resumes only where
+    it ends: the continuation is then shared by every position that resumes into the same inner state,
+    whatever keys the object has seen and whatever containers surround it. (The inner state must read a
+    character before it may end, so each resumption is below a deeper node: the recursion ends.)"""
+    lexeme = state.lexeme()
+    sub = _Walk(vocabulary)
+    if lexeme is None or lexeme.inner.can_end():
+        sub.walk(node, state, b"")
+        return sub.out, sub.masks
+    inner, checked = lexeme.inner, lexeme.checked_ends
+    horizon = vocabulary.longest_token
+    # below a vocabulary node (not a merged copy) with an inner state alike across schemas: shared by all
+    shared = inner.shared_lexeme_key(horizon) if node.__class__ is dict else None
+    cache = lexemes if shared is None else vocabulary.lexeme_cache
+    key = ("below", id(node), inner.lexeme_key(horizon) if shared is None else shared, checked)
+    hit = cache.get(key)
+    if hit is None or hit[0] is not node:  # (holds ``node``: its id stays unique while cached)
+        walker = _LexemeWalk(vocabulary, checked)
+        walker.walk(node, inner, b"")
+        if len(cache) >= _LEXEME_CACHE_SIZE:
+            cache.clear()
+        hit = cache[key] = (node, walker.out, walker.masks, _end_groups(walker, checked))
+    sub.out.extend(hit[1])
+    sub.masks.extend(hit[2])
+    _resume_groups(sub, lexeme, hit[3], lexemes)
+    return sub.out, sub.masks
 
 
 def allowed_mask(

@@ -10,7 +10,7 @@ from collections.abc import Hashable
 import numpy as np
 import pytest
 
-from formatenforcer import JsonSchemaParser, RegexParser
+from formatenforcer import JsonConfig, JsonSchemaParser, RegexParser
 from formatenforcer.charset import CharSet
 from formatenforcer.parser import CharacterParser
 from formatenforcer.walk import allowed_mask
@@ -136,6 +136,26 @@ CJK_NAMES = ["标题", "标签", "作者", "正文", "é"]
 CJK_KEYS = {"type": "object", "properties": {name: {"type": "string"} for name in CJK_NAMES}}
 CASES += [
     (JsonSchemaParser(CJK_KEYS), ['{"', '{"标', '{"标题":"x","', '{"作', '{"x', '{"标题":"x","标']),
+]
+
+
+# a token that closes a key goes on into the colon and the value (``name":"``, ``id":[``): that continuation
+# is walked by the colon-and-value state alone (ObjectParser._member_lexeme), cached below the vocabulary node
+# after the quote and shared across positions and schemas whose values start alike (walk._walk_below)
+MEMBER_A = {"type": "object", "properties": {"name": {"type": "string"}, "id": {"type": "integer"},
+                                             "tags": {"type": "array", "items": {"type": "string"}}}}  # fmt: skip
+MEMBER_B = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 2}, "id": {"type": "string"},
+                                             "tags": {"type": "object"}}, "additionalProperties": False}  # fmt: skip
+MEMBER_C = {"type": "array", "items": {"type": "object", "properties": {"user": MEMBER_A, "name": {"enum": ["x"]}},
+                                       "required": ["user"]}}  # fmt: skip
+CASES += [
+    (JsonSchemaParser(MEMBER_A), ['{"', '{"na', '{"name"', '{"name" ', '{"id":1,"', '{"id": 1, "name"', '{"x"',
+                                  '{"tags":["a"],"']),  # fmt: skip
+    (JsonSchemaParser(MEMBER_B), ['{"', '{"na', '{"name"', '{"id":"1","', '{"name":"ab","t', '{"tags"']),
+    (JsonSchemaParser(MEMBER_C), ['[{"', '[{"user":{"', '[{"user":{"name"', '[{"user":{},"', '[{"name":"x","us',
+                                  '[{"user":{"id":2}},{"']),  # fmt: skip
+    (JsonSchemaParser(MEMBER_A, config=JsonConfig(whitespace="compact")), ['{"', '{"name"', '{"id":1,"']),
+    (JsonSchemaParser(MEMBER_A, config=JsonConfig(whitespace_pattern=r"[ ]?")), ['{"', '{"name"', '{"name" ']),
 ]
 
 

@@ -25,7 +25,7 @@ from .ir import AnyValue, Never, Node, Object, String, Union, deref
 from .key_content import KeyContent
 from .keys import extra_keys
 from .merge import Unsupported
-from .spaced import SpacedValue
+from .spaced import SpacedMember, SpacedValue
 from .strings import StringParser
 from .validate import accepts, value_schemas
 from .whitespace import JSON_WHITESPACE
@@ -454,6 +454,8 @@ class ObjectParser(CharacterParser):
             return Lexeme(self._child, key_resume, checked_ends=self._child._content.shared)
         if phase == BEFORE:
             return self._value_start_lexeme()
+        if phase == COLON:
+            return self._member_lexeme()
         if phase == NEXT:
             return self._key_start_lexeme()
         if phase != VALUE:
@@ -495,6 +497,23 @@ class ObjectParser(CharacterParser):
             return None if unavailable(inner) else finish(inner)
 
         return Lexeme(SpacedValue(ctx.ws, self._ws, start), resume, checked_ends=start._content.shared)
+
+    def _member_lexeme(self) -> Lexeme | None:
+        """After a key's closing quote, the colon, the whitespace and the value's start alone (see
+        ``SpacedMember``): the same continuation for every position where this key closes."""
+        ctx, seen, extras, pending = self._ctx, self._seen, self._extras, self._pending
+        start = ctx.value_start(pending)
+        if start is None:
+            return None
+
+        def resume(inner: CharacterParser) -> ObjectParser:
+            if isinstance(inner, SpacedMember):
+                return ObjectParser(ctx, COLON, seen, extras, inner.run, None, pending)
+            if isinstance(inner, SpacedValue):
+                return ObjectParser(ctx, BEFORE, seen, extras, inner.run, None, pending)
+            return ObjectParser(ctx, VALUE, seen, extras, 0, inner, pending)
+
+        return Lexeme(SpacedMember(ctx.ws, self._ws, start), resume)
 
     def _value_start_lexeme(self) -> Lexeme | None:
         """After ``"key":``, the whitespace and the value's start alone (see spaced.py)."""

@@ -170,7 +170,9 @@ class FormatEnforcerEngine(Engine):
         return self.fe.JsonSchemaParser(schema)
 
     def session(self, compiled: Any) -> Any:
-        # a new enforcer per sequence: its mask cache starts cold (the conservative choice)
+        # a new enforcer per sequence, as a server makes one per request: its caches are those of the
+        # compiled schema object, so the second layout of a case reuses the first one's walks (the compact
+        # pass, run first, is the one with every cache cold: see --styles compact)
         matcher = self.fe.TokenEnforcer(self.vocabulary, compiled).matcher()
         bitmask = self.bitmask
 

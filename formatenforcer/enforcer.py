@@ -1,7 +1,9 @@
 """TokenEnforcer: one per (vocabulary, format). Answers "which tokens may come next" and makes matchers.
 
-Objects by lifetime: the Vocabulary is per tokenizer, the TokenEnforcer per format (it owns the result cache,
-shared by every sequence generated in that format), and a Matcher per sequence.
+Objects by lifetime: the Vocabulary is per tokenizer, the TokenEnforcer per format, and a Matcher per sequence.
+The result caches belong to the (vocabulary, parser object) pair, not to one enforcer: every TokenEnforcer made
+for the same JsonSchemaParser or RegexParser object shares them for as long as that object lives, so a server
+or a script that makes an enforcer per request from one compiled schema pays each first walk once.
 
 Masks are cached by ``(parser state key, pending bytes, at start)`` in a bounded least-recently-used cache,
 so a state seen before costs one dict look-up. A state from which no token can continue (a dead end) never
@@ -63,9 +65,10 @@ class TokenEnforcer:
         self.vocabulary = vocabulary
         self.parser = parser
         self.config = config or EnforcerConfig()
-        self._cache: OrderedDict[Hashable, np.ndarray] = OrderedDict()
-        self._lexemes: dict[Hashable, object] = {}  # inner string/number walks, see walk.allowed_mask
-        self._lock = threading.Lock()
+        caches = _shared_caches(vocabulary, parser)
+        self._cache: OrderedDict[Hashable, np.ndarray] = caches.masks
+        self._lexemes: dict[Hashable, object] = caches.lexemes  # inner string/number walks, see walk.allowed_mask
+        self._lock = caches.lock
         self._start = Position(parser)
         self._root = _PrefixNode(self._start)
         self._finished_mask = vocabulary.eos_mask if vocabulary.eos_token_ids else pack_ids((), vocabulary.size)
@@ -153,6 +156,33 @@ class TokenEnforcer:
     def matcher(self) -> Matcher:
         """A new stateful matcher at the start of the format."""
         return Matcher(self)
+
+
+class _Caches:
+    """What a TokenEnforcer caches: masks by position key (least recently used first), the walks of inner
+    values (walk.allowed_mask) and the lock that guards the masks. Keys hold ``id()``s of the parser's
+    compiled parts, so a cache is only valid while its parser object lives."""
+
+    __slots__ = ("masks", "lexemes", "lock")
+
+    def __init__(self) -> None:
+        self.masks: OrderedDict[Hashable, np.ndarray] = OrderedDict()
+        self.lexemes: dict[Hashable, object] = {}
+        self.lock = threading.Lock()
+
+
+def _shared_caches(vocabulary: Vocabulary, parser: CharacterParser) -> _Caches:
+    """The caches of ``parser`` over ``vocabulary``, shared with every other enforcer of the same parser
+    object and dropped with it (a weak reference); a parser that cannot be weakly referenced (a state
+    in the middle of a format) gets caches of its own."""
+    try:
+        with vocabulary._lock:
+            caches = vocabulary.format_caches.get(parser)
+            if caches is None:
+                caches = vocabulary.format_caches[parser] = _Caches()
+        return caches
+    except TypeError:
+        return _Caches()
 
 
 class _PrefixNode:

@@ -424,7 +424,7 @@ def _timed(label: str, build):  # noqa: ANN001, ANN202 - interegular's FSM type
 class RegexParser(CharacterParser):
     """Accepts exactly the strings that ``re.fullmatch(pattern, s)`` accepts (see the module notes)."""
 
-    __slots__ = ("_dfa", "_state")
+    __slots__ = ("_dfa", "_state", "__weakref__")  # weakly referable: see TokenEnforcer
 
     def __init__(self, pattern: str | CompiledRegex, _state: int = 0) -> None:
         if not isinstance(pattern, (str, CompiledRegex)):

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -81,6 +82,9 @@ class Vocabulary:
         """What the children of a trie node add in one shared state, by node, class and exceptions (walk.py)."""
         self.lexeme_cache: dict = {}
         """Walks of inner string states keyed by value (``shared_lexeme_key``), shared by every enforcer."""
+        self.format_caches: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        """The mask and walk caches of each parser object enforced over this vocabulary (enforcer.py), kept
+        as long as the parser lives: every TokenEnforcer made for the same parser object shares them."""
         self._texts: TokenTexts | None = None
         self._subtexts: dict[int, TokenTexts | tuple[tuple[int, bytes], ...]] = {}
         self._lock = threading.Lock()

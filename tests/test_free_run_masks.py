@@ -13,6 +13,7 @@ import pytest
 from formatenforcer import JsonConfig, JsonSchemaParser, RegexParser
 from formatenforcer.charset import CharSet
 from formatenforcer.parser import CharacterParser
+from formatenforcer.trie import as_dict
 from formatenforcer.walk import allowed_mask
 
 
@@ -307,6 +308,30 @@ def test_number_and_value_start_walks_are_shared_between_schemas(llama3_vocabula
             plain = allowed_mask(llama3_vocabulary, WalkOnly(state), b"", False)
             assert (fast == plain).all(), prefix
         assert (key, False, None) in llama3_vocabulary.lexeme_cache
+
+
+def test_key_close_continuations_are_shared_between_schemas(llama3_vocabulary):
+    """A token that closes a key and goes on (``":``, ``":"``) is walked past the quote by the colon-and-value
+    state alone, cached below the vocabulary node of the quote: a second schema whose ``id`` value starts
+    alike reuses that walk from the vocabulary's cache, and both masks still equal their plain walks."""
+    integer = {"type": "integer", "minimum": 0}
+    first = JsonSchemaParser({"type": "object", "properties": {"id": integer, "name": {"type": "string"}}})
+    second = JsonSchemaParser({"type": "array", "items": {"type": "object", "properties": {"id": integer},
+                                                          "additionalProperties": False}})  # fmt: skip
+    quote = id(as_dict(llama3_vocabulary.trie[ord('"')]))
+
+    def below_quote() -> set:
+        return {key for key in llama3_vocabulary.lexeme_cache if key[0] == "below" and key[1] == quote}
+
+    found = []
+    for parser, prefix in [(first, '{"name":"x","id'), (second, '[{"id":1},{"id')]:
+        state = parser.add_text(prefix)
+        fast = allowed_mask(llama3_vocabulary, state, b"", False, {})
+        plain = allowed_mask(llama3_vocabulary, WalkOnly(state), b"", False)
+        assert (fast == plain).all(), prefix
+        found.append(below_quote())
+    assert found[0], "the continuation past the key's quote was not cached by value"
+    assert found[1] == found[0], "the second schema walked again what the first had cached"
 
 
 def test_integers_below_a_maximum_share_walks_by_digit_room():

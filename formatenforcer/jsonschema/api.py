@@ -24,9 +24,10 @@ from .normalize import Normalizer, load_schema
 
 
 class _Document(CharacterParser):
-    """A JSON document: delegates to the start state of its root value."""
+    """A JSON document: delegates to the start state of its root value. Weakly referable: the enforcers
+    made for one document share its caches for as long as it lives (see TokenEnforcer)."""
 
-    __slots__ = ("_start", "compiler")
+    __slots__ = ("_start", "compiler", "__weakref__")
 
     def _setup(self, compiler: Compiler, root: Node) -> None:
         self.compiler = compiler

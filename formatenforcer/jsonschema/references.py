@@ -43,6 +43,10 @@ _NAME_MAPS = frozenset({"$defs", "definitions", "properties", "patternProperties
 _NOT_SCHEMAS = frozenset({"enum", "const", "examples", "default"})
 
 
+_MARKS = frozenset({"$id", "id", "$anchor", "$dynamicAnchor"})
+"""Keywords by which ``_scan`` records a resource or a location (see ``References._unmarked``)."""
+
+
 Scope = tuple[tuple[str, str], ...]
 """A dynamic scope, reduced to what ``$dynamicRef`` can observe: sorted (anchor name, outermost resource URI
 declaring it) pairs."""
@@ -84,9 +88,37 @@ class References:
         """``<resource uri>#<name>`` of every ``$dynamicAnchor`` met so far."""
         self._declared: dict[str, set[str]] = {}
         """resource URI -> the names of the ``$dynamicAnchor``s it declares."""
-        self._scan(root, "#", "", document=True)
+        if self._unmarked(root):
+            # nothing in the root document names a resource or a location: every schema in it has the base
+            # "" and the root's dialect, exactly what the lookups below return for a pointer not recorded, so
+            # the scan (which builds a pointer for every sub-schema) is skipped
+            self._resources.setdefault("", (root, "#"))
+        else:
+            self._scan(root, "#", "", document=True)
         self.scope: Scope = self.enter((), self._bases.get("#", ""))
         """The dynamic scope the schema being normalized is read under (see ``enter``)."""
+
+    def _unmarked(self, schema: Any, names: bool = False) -> bool:
+        """Whether no schema that ``_scan`` would visit below ``schema`` holds an identifier (``$id``, ``id``)
+        or an anchor; also sets ``track`` as ``_scan`` does, for the schemas it visits before it stops.
+        Then ``_scan`` would only record base "" and the root's dialect for each pointer, which are the
+        defaults of ``_bases``/``_dialects`` lookups (``base_of`` is only asked where an ``$id`` is, which
+        is then a place the scan does not visit either)."""
+        if isinstance(schema, list) or names:
+            items = schema if isinstance(schema, list) else schema.values() if isinstance(schema, dict) else ()
+            return all(self._unmarked(item) for item in items)
+        if not isinstance(schema, dict):
+            return True
+        if not _MARKS.isdisjoint(schema):
+            return False
+        if "unevaluatedProperties" in schema or "unevaluatedItems" in schema:
+            self.track = True
+        for key, value in schema.items():
+            if key in _NOT_SCHEMAS or not isinstance(value, (dict, list)):
+                continue
+            if not self._unmarked(value, key in _NAME_MAPS):
+                return False
+        return True
 
     def _scan(self, schema: Any, pointer: str, base: str, document: bool = False, names: bool = False,
               dialect: str | None = None) -> None:

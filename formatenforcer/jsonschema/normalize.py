@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import replace
+from fractions import Fraction
 from typing import Any
 
 from ..errors import Problem, SchemaError
@@ -41,6 +42,7 @@ from .ir import (
 )  # fmt: skip
 from .merge import Merger, Unsupported, checked_array, union_of
 from .metaschemas import is_metaschema_uri
+from .numbers import bounds_satisfiable
 from .references import CYCLE, References, Scope, _escape, _join
 from .validate import accepts, to_fraction
 
@@ -88,6 +90,9 @@ _COMBINING = frozenset(
     (*(keyword for keyword, _ in _STEPS), "unevaluatedProperties", "unevaluatedItems", "enum", "const")
 )
 """Every keyword ``_read`` handles after the per-kind split."""
+_BOUNDS = (("minimum", True, False), ("exclusiveMinimum", True, True), ("maximum", False, False),
+           ("exclusiveMaximum", False, True))  # fmt: skip
+"""Number bounds: (keyword, whether it is a lower bound, whether it is open), in the order they are merged."""
 _RANGES = (("minimum", "maximum"), ("minLength", "maxLength"), ("minItems", "maxItems"),
            ("minProperties", "maxProperties"))  # fmt: skip
 
@@ -398,20 +403,31 @@ class Normalizer(References):
         return union_of(options)
 
     def _number(self, schema: dict, integer: bool) -> Node:
-        node = Number(integer=integer)
-        bounds = []
-        for key, low, open_ in (("minimum", True, False), ("exclusiveMinimum", True, True),
-                                ("maximum", False, False), ("exclusiveMaximum", False, True)):  # fmt: skip
+        """``Number(integer)`` intersected with each bound in turn (minimum, exclusiveMinimum, maximum,
+        exclusiveMaximum, multipleOf), as ``Merger.intersect`` merges two numbers, without building a node per
+        bound: each step keeps the tighter end and asks whether a number is left (the first step that leaves
+        none gives the Never that intersecting with the remaining bounds would keep)."""
+        low: Fraction | None = None
+        high: Fraction | None = None
+        low_open = high_open = False
+        for key, is_low, open_ in _BOUNDS:
             value = schema.get(key)
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 point = to_fraction(value)
-                bounds.append(Number(low=point, low_open=open_) if low else Number(high=point, high_open=open_))
+                if is_low:
+                    if low is None or point > low or (point == low and open_):
+                        low, low_open = point, open_
+                elif high is None or point < high or (point == high and open_):
+                    high, high_open = point, open_
+                if not bounds_satisfiable(integer, low, low_open, high, high_open, None):
+                    return Never("no number satisfies the bounds")
         multiple = schema.get("multipleOf")
+        step = None
         if isinstance(multiple, (int, float)) and not isinstance(multiple, bool):
-            bounds.append(Number(multiple_of=to_fraction(multiple)))
-        for bound in bounds:
-            node = self.merger.intersect(node, bound)
-        return node
+            step = to_fraction(multiple)
+            if not bounds_satisfiable(integer, low, low_open, high, high_open, step):
+                return Never("no number satisfies the bounds")
+        return Number(integer, low, low_open, high, high_open, step)
 
     def _string(self, schema: dict, pointer: str) -> Node:
         formats: tuple[str, ...] = ()

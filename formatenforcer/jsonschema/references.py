@@ -98,26 +98,29 @@ class References:
         self.scope: Scope = self.enter((), self._bases.get("#", ""))
         """The dynamic scope the schema being normalized is read under (see ``enter``)."""
 
-    def _unmarked(self, schema: Any, names: bool = False) -> bool:
-        """Whether no schema that ``_scan`` would visit below ``schema`` holds an identifier (``$id``, ``id``)
-        or an anchor; also sets ``track`` as ``_scan`` does, for the schemas it visits before it stops.
+    def _unmarked(self, root: Any) -> bool:
+        """Whether no schema that ``_scan`` would visit in the document ``root`` holds an identifier (``$id``,
+        ``id``) or an anchor; also sets ``track`` as ``_scan`` does, for the schemas it visits before it stops.
         Then ``_scan`` would only record base "" and the root's dialect for each pointer, which are the
         defaults of ``_bases``/``_dialects`` lookups (``base_of`` is only asked where an ``$id`` is, which
-        is then a place the scan does not visit either)."""
-        if isinstance(schema, list) or names:
-            items = schema if isinstance(schema, list) else schema.values() if isinstance(schema, dict) else ()
-            return all(self._unmarked(item) for item in items)
-        if not isinstance(schema, dict):
-            return True
-        if not _MARKS.isdisjoint(schema):
-            return False
-        if "unevaluatedProperties" in schema or "unevaluatedItems" in schema:
-            self.track = True
-        for key, value in schema.items():
-            if key in _NOT_SCHEMAS or not isinstance(value, (dict, list)):
+        is then a place the scan does not visit either). Same walk as ``_scan``, without the pointers."""
+        todo: list[tuple[Any, bool]] = [(root, False)]
+        while todo:
+            schema, names = todo.pop()
+            if isinstance(schema, list):
+                todo.extend((item, False) for item in schema)
+            elif not isinstance(schema, dict):
                 continue
-            if not self._unmarked(value, key in _NAME_MAPS):
+            elif names:
+                todo.extend((item, False) for item in schema.values())
+            elif not _MARKS.isdisjoint(schema):
                 return False
+            else:
+                if "unevaluatedProperties" in schema or "unevaluatedItems" in schema:
+                    self.track = True
+                for key, value in schema.items():
+                    if isinstance(value, (dict, list)) and key not in _NOT_SCHEMAS:
+                        todo.append((value, key in _NAME_MAPS))
         return True
 
     def _scan(self, schema: Any, pointer: str, base: str, document: bool = False, names: bool = False,

@@ -131,6 +131,19 @@ def regex_syntax_content(node: String) -> Content | None:
     return RegexSyntaxContent(node.min_length, node.excluded, node.max_length)
 
 
+_CONTEXTS: dict[type, Callable] = {}
+"""Array and Object -> their context classes, loaded on first use: arrays.py and objects.py import this
+module (an import statement inside ``_build`` would run the import machinery for every container node)."""
+
+
+def _load_contexts() -> dict[type, Callable]:
+    from .arrays import ArrayContext
+    from .objects import ObjectContext
+
+    _CONTEXTS.update({Array: ArrayContext, Object: ObjectContext})
+    return _CONTEXTS
+
+
 class Compiler:
     """Start states by node, plus the contexts they share. Per schema; never shared between schemas."""
 
@@ -176,9 +189,7 @@ class Compiler:
             content = string_content(node)
             return None if content is None else StringParser(content, escapable=self.escapable)
         if isinstance(node, Object):
-            from .objects import ObjectContext  # (arrays.py and objects.py import this module)
-
-            return ObjectContext(node, self).start()
+            return (_CONTEXTS or _load_contexts())[Object](node, self).start()
         if isinstance(node, Number):
             return NumberParser(NumberContext(node))
         if isinstance(node, Union):
@@ -187,9 +198,7 @@ class Compiler:
                 return None
             return starts[0] if len(starts) == 1 else UnionParser(starts)
         if isinstance(node, Array):
-            from .arrays import ArrayContext
-
-            return ArrayContext(node, self).start()
+            return (_CONTEXTS or _load_contexts())[Array](node, self).start()
         if isinstance(node, Boolean):
             words = tuple(sorted("true" if v else "false" for v in node.values))
             return ChoiceParser(_literal_trie(words) if words else words)  # (no value: ChoiceParser refuses it)

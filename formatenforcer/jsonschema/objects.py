@@ -52,6 +52,19 @@ def _string_part(node: Node | None) -> String | None | bool:
     return node if isinstance(node, String) else None
 
 
+def _named_value_schemas(node: Object, names: tuple[str, ...]) -> list[list[Node]]:
+    """``value_schemas(node, name)`` for each of ``names``: by one dict per side when no side has patterns
+    (a property, else the side's ``additionalProperties``), instead of a scan of every side's properties per
+    name."""
+    tables = []
+    for side in node.sides:
+        table = dict(side.properties)
+        if side.patterns or len(table) != len(side.properties):
+            return [value_schemas(node, name) for name in names]
+        tables.append((table, side.additional))
+    return [[table.get(name, additional) for table, additional in tables] for name in names]
+
+
 class _ExtraKey:
     """The pending key of an extra property whose text is not kept (see ``ObjectContext.track_extra_text``)."""
 
@@ -83,9 +96,10 @@ class ObjectContext:
         merger = compiler.merger
         self.values: list[Node] = []
         usable = 0
-        for i, name in enumerate(self.names):
-            schema: Node = AnyValue()
-            for part in value_schemas(node, name):
+        for i, (name, parts) in enumerate(zip(self.names, _named_value_schemas(node, self.names))):
+            # AnyValue() and the first part are the first part (as lazy_and gives it); no side: any value
+            schema: Node = parts[0] if parts else AnyValue()
+            for part in parts[1:]:
                 schema = merger.lazy_and(schema, part)
             self.values.append(schema)
             name_ok = key_rule is True or (key_rule is not None and accepts(key_rule, name))

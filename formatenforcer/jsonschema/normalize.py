@@ -175,8 +175,8 @@ class Normalizer(References):
         if not isinstance(schema, dict):
             raise SchemaError(f"a schema must be an object or a boolean, not {type(schema).__name__}", pointer)
         dialect = self.dialect_at(pointer)
-        unknown = unknown_keywords(dialect) & schema.keys()
-        if unknown:  # keywords of later drafts: annotations in this resource's dialect
+        unknown = unknown_keywords(dialect)
+        if unknown and not unknown.isdisjoint(schema):  # keywords of later drafts: annotations in this dialect
             schema = {key: value for key, value in schema.items() if key not in unknown}
         ident = schema.get("$id")
         if isinstance(ident, str) and pointer != "#" and not (is_legacy(dialect) and "$ref" in schema):
@@ -382,7 +382,7 @@ class Normalizer(References):
 
     def _kinds(self, schema: dict, pointer: str, base: str) -> Node:
         declared = schema.get("type")
-        if declared is None and not _KIND_KEYWORDS & schema.keys():
+        if declared is None and _KIND_KEYWORDS.isdisjoint(schema):
             return AnyValue()  # keeps a bare {"$ref": ...} a plain reference
         types = set(declared if isinstance(declared, list) else [declared]) if declared is not None else set(_TYPES)
         if schema.get("nullable") is True:

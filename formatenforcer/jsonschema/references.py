@@ -104,23 +104,34 @@ class References:
         Then ``_scan`` would only record base "" and the root's dialect for each pointer, which are the
         defaults of ``_bases``/``_dialects`` lookups (``base_of`` is only asked where an ``$id`` is, which
         is then a place the scan does not visit either). Same walk as ``_scan``, without the pointers."""
-        todo: list[tuple[Any, bool]] = [(root, False)]
-        while todo:
-            schema, names = todo.pop()
-            if isinstance(schema, list):
-                todo.extend((item, False) for item in schema)
-            elif not isinstance(schema, dict):
-                continue
-            elif names:
-                todo.extend((item, False) for item in schema.values())
-            elif not _MARKS.isdisjoint(schema):
+        if not isinstance(root, dict):
+            return not isinstance(root, list) or self._unmarked_items(root)
+        schemas: list[dict] = [root]  # schema objects still to look at
+        while schemas:
+            schema = schemas.pop()
+            if not _MARKS.isdisjoint(schema):
                 return False
-            else:
-                if "unevaluatedProperties" in schema or "unevaluatedItems" in schema:
-                    self.track = True
-                for key, value in schema.items():
-                    if isinstance(value, (dict, list)) and key not in _NOT_SCHEMAS:
-                        todo.append((value, key in _NAME_MAPS))
+            if "unevaluatedProperties" in schema or "unevaluatedItems" in schema:
+                self.track = True
+            for key, value in schema.items():
+                if isinstance(value, dict):
+                    if key in _NAME_MAPS:
+                        for item in value.values():
+                            if isinstance(item, dict):
+                                schemas.append(item)
+                            elif isinstance(item, list) and not self._unmarked_items(item):
+                                return False
+                    elif key not in _NOT_SCHEMAS:
+                        schemas.append(value)
+                elif isinstance(value, list) and key not in _NOT_SCHEMAS and not self._unmarked_items(value):
+                    return False
+        return True
+
+    def _unmarked_items(self, items: list) -> bool:
+        """``_unmarked`` of each item of a list (``_scan`` reads every item as a schema, lists included)."""
+        for item in items:
+            if isinstance(item, (dict, list)) and not self._unmarked(item):
+                return False
         return True
 
     def _scan(self, schema: Any, pointer: str, base: str, document: bool = False, names: bool = False,

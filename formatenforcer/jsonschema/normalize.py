@@ -384,6 +384,20 @@ class Normalizer(References):
         declared = schema.get("type")
         if declared is None and _KIND_KEYWORDS.isdisjoint(schema):
             return AnyValue()  # keeps a bare {"$ref": ...} a plain reference
+        if type(declared) is str and declared in _TYPES and schema.get("nullable") is not True:
+            # one kind (most schemas): the general path below with one option, whose union is that option
+            # (a Never one rebuilt by union_of, as there)
+            if declared == "string":
+                node = self._string(schema, pointer)
+            elif declared == "object":
+                node = self._object(schema, pointer, base)
+            elif declared == "integer" or declared == "number":
+                node = self._number(schema, integer=declared == "integer")
+            elif declared == "array":
+                node = self._array(schema, pointer, base)
+            else:
+                node = Boolean() if declared == "boolean" else Null()
+            return union_of([node]) if isinstance(node, Never) else node
         types = set(declared if isinstance(declared, list) else [declared]) if declared is not None else set(_TYPES)
         if schema.get("nullable") is True:
             types.add("null")

@@ -50,6 +50,11 @@ def string_content(node: String) -> Content | None:
     combinations that could dead-end or whose automaton is too large."""
     if node.values is not None:
         return TrieContent(node.values)
+    if not (node.patterns or node.formats or node.not_patterns or node.not_formats):  # lengths, excluded values
+        if not node.excluded:
+            return LengthContent(node.min_length, node.max_length)
+        if node.max_length is None:
+            return ExcludeContent(node.excluded, node.min_length)
     if "regex" in node.formats or "regex" in node.not_formats:
         return regex_syntax_content(node)
     if any(f in IDN_FORMATS for f in node.formats + node.not_formats):
@@ -126,6 +131,19 @@ def regex_syntax_content(node: String) -> Content | None:
     return RegexSyntaxContent(node.min_length, node.excluded, node.max_length)
 
 
+_CONTEXTS: dict[type, Callable] = {}
+"""Array and Object -> their context classes, loaded on first use: arrays.py and objects.py import this
+module (an import statement inside ``_build`` would run the import machinery for every container node)."""
+
+
+def _load_contexts() -> dict[type, Callable]:
+    from .arrays import ArrayContext
+    from .objects import ObjectContext
+
+    _CONTEXTS.update({Array: ArrayContext, Object: ObjectContext})
+    return _CONTEXTS
+
+
 class Compiler:
     """Start states by node, plus the contexts they share. Per schema; never shared between schemas."""
 
@@ -166,6 +184,26 @@ class Compiler:
         return state
 
     def _build(self, node: Node) -> CharacterParser | None:
+        # the most frequent kinds first (the node classes of ir.py have no subclasses, so order is free)
+        if isinstance(node, String):
+            content = string_content(node)
+            return None if content is None else StringParser(content, escapable=self.escapable)
+        if isinstance(node, Object):
+            return (_CONTEXTS or _load_contexts())[Object](node, self).start()
+        if isinstance(node, Number):
+            return NumberParser(NumberContext(node))
+        if isinstance(node, Union):
+            starts = [s for s in (self.start(option) for option in node.options) if s is not None]
+            if not starts:
+                return None
+            return starts[0] if len(starts) == 1 else UnionParser(starts)
+        if isinstance(node, Array):
+            return (_CONTEXTS or _load_contexts())[Array](node, self).start()
+        if isinstance(node, Boolean):
+            words = tuple(sorted("true" if v else "false" for v in node.values))
+            return ChoiceParser(_literal_trie(words) if words else words)  # (no value: ChoiceParser refuses it)
+        if isinstance(node, Null):
+            return ChoiceParser(_literal_trie(_NULL))
         if isinstance(node, Never):
             return None
         if isinstance(node, AnyValue):
@@ -174,29 +212,6 @@ class Compiler:
                 self._keep.extend(kinds)
                 self._any_value = UnionParser([s for s in (self.start(k) for k in kinds) if s is not None])
             return self._any_value
-        if isinstance(node, Null):
-            return ChoiceParser(_literal_trie(_NULL))
-        if isinstance(node, Boolean):
-            words = tuple(sorted("true" if v else "false" for v in node.values))
-            return ChoiceParser(_literal_trie(words) if words else words)  # (no value: ChoiceParser refuses it)
-        if isinstance(node, Number):
-            return NumberParser(NumberContext(node))
-        if isinstance(node, String):
-            content = string_content(node)
-            return None if content is None else StringParser(content, escapable=self.escapable)
-        if isinstance(node, Array):
-            from .arrays import ArrayContext  # (arrays.py and objects.py import this module)
-
-            return ArrayContext(node, self).start()
-        if isinstance(node, Object):
-            from .objects import ObjectContext
-
-            return ObjectContext(node, self).start()
-        if isinstance(node, Union):
-            starts = [s for s in (self.start(option) for option in node.options) if s is not None]
-            if not starts:
-                return None
-            return starts[0] if len(starts) == 1 else UnionParser(starts)
         raise SchemaError(f"internal: unknown schema node {node!r}")
 
     def check_all(self, root: Node, lenient: bool = False) -> list[Problem]:
@@ -206,10 +221,16 @@ class Compiler:
         seen: set[int] = set()
         todo = [root]
         while todo:
-            node = deref(todo.pop())
+            node = todo.pop()
+            if type(node) is Ref:
+                node = deref(node)
             if id(node) in seen:
                 continue
             seen.add(id(node))
+            if isinstance(node, AnyValue):
+                # nothing in "any value" can be unsupported, and it has no sub-schemas: its union of the six
+                # kinds (a third of a small schema's build) is built when a value first needs it
+                continue
             try:
                 self.start(node)
             except UnsupportedSchemaError as error:
@@ -263,11 +284,6 @@ def relax(node: Node) -> Node:
 
 def children(node: Node) -> list[Node]:
     """The sub-schemas a node refers to (for the build-time walk)."""
-    if isinstance(node, Union):
-        return list(node.options)
-    if isinstance(node, Array):
-        out = [*node.prefix, node.items]
-        return out + ([node.contains] if node.contains is not None else []) + [c for c, _ in node.also_contains]
     if isinstance(node, Object):
         out = []
         for side in node.sides:
@@ -275,6 +291,11 @@ def children(node: Node) -> list[Node]:
             out.extend(schema for _, schema in side.patterns)
             out.append(side.additional)
         return out + ([node.property_names] if node.property_names is not None else [])
+    if isinstance(node, Union):
+        return list(node.options)
+    if isinstance(node, Array):
+        out = [*node.prefix, node.items]
+        return out + ([node.contains] if node.contains is not None else []) + [c for c, _ in node.also_contains]
     if isinstance(node, Ref):
         return [node.get()]
     return []

@@ -123,6 +123,10 @@ class LengthContent(Content):
         return JSON_STRING_CHARS, room, lambda n: min(state + n, cap)
 
 
+_SATISFIABLE: dict[tuple[Hashable, int, int | None], bool] = {}
+"""(automaton ident, low, high) -> ``RegexContent.satisfiable``, shared by every schema (bounded)."""
+
+
 class RegexContent(Content):
     """A DFA (pattern or format) plus lengths: a character is allowed when a final state stays reachable
     within the remaining length budget (checked by breadth-first layers, memoised)."""
@@ -172,7 +176,18 @@ class RegexContent(Content):
         """Whether some text within the lengths matches (asked once, at build time). With only an upper
         length this is a breadth-first search from the start that stops at the first final state, not
         ``distances()`` over the whole automaton: that table is for the mask, built when a mask first needs
-        it (a large format automaton's takes milliseconds, and the time to first mask should not pay it)."""
+        it (a large format automaton's takes milliseconds, and the time to first mask should not pay it).
+        Memoised by the automaton's language (``dfa.ident``) and the lengths: schemas repeat formats."""
+        key = (self.dfa.ident, self.low, self.high)
+        hit = _SATISFIABLE.get(key)
+        if hit is None:
+            hit = self._satisfiable()
+            if len(_SATISFIABLE) >= 1024:
+                _SATISFIABLE.clear()
+            _SATISFIABLE[key] = hit
+        return hit
+
+    def _satisfiable(self) -> bool:
         low, high = max(self.low, 0), self.high
         if low > 0 or high is None:
             return self._can_finish(0, low, high)

@@ -22,15 +22,27 @@ from ..regex import StandIns
 from .ecma import EcmaUnsupported, parse
 from .ecma_classes import SURROGATES
 
+_CHECKED: dict[str, str | None] = {}
+"""pattern -> ``check_pattern``'s answer for a valid pattern (each is asked twice per schema, and schemas
+repeat patterns; bounded)."""
+_UNCHECKED = object()
+
 
 def check_pattern(pattern: str) -> str | None:
     """For ``pattern``/``patternProperties``: raises EcmaSyntaxError for an invalid pattern; returns what is
     not supported (None when the pattern translates)."""
+    hit = _CHECKED.get(pattern, _UNCHECKED)
+    if hit is not _UNCHECKED:
+        return hit  # type: ignore[return-value]
+    problem: str | None = None
     try:
         _search_parts(parse(pattern, True))
-    except EcmaUnsupported as problem:
-        return str(problem)
-    return None
+    except EcmaUnsupported as unsupported:
+        problem = str(unsupported)
+    if len(_CHECKED) >= 1024:
+        _CHECKED.clear()
+    _CHECKED[pattern] = problem
+    return problem
 
 
 def _splice(node: tuple) -> list[tuple]:

@@ -45,6 +45,8 @@ def patterns_of(node: Object) -> list[str]:
 def bad_matches(node: Object, merger: Merger) -> list[frozenset[str]] | None:
     """The sets of matched patterns for which an extra key could have no value (None: too many patterns)."""
     patterns = patterns_of(node)
+    if not patterns:  # the usual object: one combination, no pattern matched
+        return [] if _value_ok(node, frozenset(), merger) else [frozenset()]
     if len(patterns) > MAX_PATTERNS:
         return None
     out = []

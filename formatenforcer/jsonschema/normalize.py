@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import replace
+from fractions import Fraction
 from typing import Any
 
 from ..errors import Problem, SchemaError
@@ -41,6 +42,7 @@ from .ir import (
 )  # fmt: skip
 from .merge import Merger, Unsupported, checked_array, union_of
 from .metaschemas import is_metaschema_uri
+from .numbers import bounds_satisfiable
 from .references import CYCLE, References, Scope, _escape, _join
 from .validate import accepts, to_fraction
 
@@ -70,6 +72,27 @@ _CHECKED = KNOWN_UNSUPPORTED | frozenset(
      "items", "dependentRequired")
 )  # fmt: skip
 """The keywords whose values ``Normalizer._check_keywords`` checks."""
+_UNSUPPORTED, _COUNT, _NUMBER, _SCHEMA, _SCHEMA_LIST, _SCHEMA_MAP, _OTHER = (object() for _ in range(7))
+_CHECK_OF: dict[str, object] = {
+    **{key: _OTHER for key in _CHECKED}, **{key: _SCHEMA_MAP for key in _SCHEMA_MAPS},
+    **{key: _SCHEMA_LIST for key in _SCHEMA_LISTS}, **{key: _SCHEMA for key in _SCHEMAS},
+    **{key: _NUMBER for key in _NUMBERS}, **{key: _COUNT for key in _COUNTS},
+    **{key: _UNSUPPORTED for key in KNOWN_UNSUPPORTED},
+}  # fmt: skip
+"""Which check ``_check_keywords`` applies to each keyword of ``_CHECKED`` (the first group it belongs to)."""
+_STEPS = (
+    ("allOf", "_all_of"), ("$ref", "_ref_sibling"), ("$dynamicRef", "_dynamic_ref"), ("anyOf", "_any_of"),
+    ("oneOf", "_one_of"), ("not", "_not"), ("if", "_if"), ("dependentSchemas", "_dependent_schemas"),
+    ("dependencies", "_dependent_schemas"),
+)  # fmt: skip
+"""The keywords ``Normalizer._read`` applies after the per-kind split, in order, with the method for each."""
+_COMBINING = frozenset(
+    (*(keyword for keyword, _ in _STEPS), "unevaluatedProperties", "unevaluatedItems", "enum", "const")
+)
+"""Every keyword ``_read`` handles after the per-kind split."""
+_BOUNDS = (("minimum", True, False), ("exclusiveMinimum", True, True), ("maximum", False, False),
+           ("exclusiveMaximum", False, True))  # fmt: skip
+"""Number bounds: (keyword, whether it is a lower bound, whether it is open), in the order they are merged."""
 _RANGES = (("minimum", "maximum"), ("minLength", "maxLength"), ("minItems", "maxItems"),
            ("minProperties", "maxProperties"))  # fmt: skip
 
@@ -152,8 +175,8 @@ class Normalizer(References):
         if not isinstance(schema, dict):
             raise SchemaError(f"a schema must be an object or a boolean, not {type(schema).__name__}", pointer)
         dialect = self.dialect_at(pointer)
-        unknown = unknown_keywords(dialect) & schema.keys()
-        if unknown:  # keywords of later drafts: annotations in this resource's dialect
+        unknown = unknown_keywords(dialect)
+        if unknown and not unknown.isdisjoint(schema):  # keywords of later drafts: annotations in this dialect
             schema = {key: value for key, value in schema.items() if key not in unknown}
         ident = schema.get("$id")
         if isinstance(ident, str) and pointer != "#" and not (is_legacy(dialect) and "$ref" in schema):
@@ -168,16 +191,12 @@ class Normalizer(References):
         if "$ref" in schema and is_legacy(self.dialect_at(pointer)):
             return self._reference(schema["$ref"], base, f"{pointer}/$ref")
         node = self._kinds(schema, pointer, base)
-        steps = [
-            ("allOf", self._all_of), ("$ref", self._ref_sibling), ("$dynamicRef", self._dynamic_ref),
-            ("anyOf", self._any_of), ("oneOf", self._one_of),
-            ("not", self._not), ("if", self._if), ("dependentSchemas", self._dependent_schemas),
-            ("dependencies", self._dependent_schemas),
-        ]  # fmt: skip
-        for keyword, apply in steps:
+        if _COMBINING.isdisjoint(schema):
+            return node  # most schemas: only keywords of the kinds (nothing below applies)
+        for keyword, method in _STEPS:
             if keyword in schema:
                 try:
-                    node = apply(node, schema, pointer, base)
+                    node = getattr(self, method)(node, schema, pointer, base)
                 except Unsupported as problem:
                     self.report(f"{pointer}/{keyword}", problem.keyword, problem.reason)
                 except CycleError:
@@ -192,7 +211,7 @@ class Normalizer(References):
         return node
 
     def _sub(self, schema: dict, keyword: str, pointer: str, base: str) -> Node:
-        return self.node(schema[keyword], f"{pointer}/{_escape(keyword)}", base)
+        return self.node(schema[keyword], f"{pointer}/{keyword}", base)  # (no keyword holds "~" or "/")
 
     def _subs(self, schema: dict, keyword: str, pointer: str, base: str) -> list[Node]:
         return [self.node(s, f"{pointer}/{keyword}/{i}", base) for i, s in enumerate(schema[keyword])]
@@ -288,45 +307,61 @@ class Normalizer(References):
 
     # --- keyword checks and the per-kind split ------------------------------------------------------------
     def _check_keywords(self, schema: dict, pointer: str) -> None:
+        # one dict lookup per key picks its check; the key's pointer is only built for an error or a report
+        # (every checked keyword is free of "~" and "/", so its pointer token is the keyword itself)
         for key, value in schema.items():
-            if key not in _CHECKED:
+            check = _CHECK_OF.get(key)
+            if check is None:
                 continue  # most keys of a schema (titles, descriptions, "type"-free annotations) need no check
-            where = f"{pointer}/{_escape(key)}"
-            if key in KNOWN_UNSUPPORTED:
-                self.report(where, key, "draft 2019-09's recursive references are not implemented; "
-                                        "2020-12's $dynamicRef/$dynamicAnchor are")
-            elif key in _COUNTS:
+            if check is _UNSUPPORTED:
+                self.report(f"{pointer}/{key}", key, "draft 2019-09's recursive references are not implemented; "
+                                                    "2020-12's $dynamicRef/$dynamicAnchor are")
+            elif check is _COUNT:
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or value != int(value):
-                    raise SchemaError(f"'{key}' must be a non-negative integer", where)
-            elif key in _NUMBERS:
+                    raise SchemaError(f"'{key}' must be a non-negative integer", f"{pointer}/{key}")
+            elif check is _NUMBER:
                 if key.startswith("exclusive") and isinstance(value, bool):
-                    self.report(where, key, "draft-04's boolean form (a flag on minimum/maximum) is not implemented")
+                    self.report(f"{pointer}/{key}", key,
+                                "draft-04's boolean form (a flag on minimum/maximum) is not implemented")
                 elif isinstance(value, bool) or not isinstance(value, (int, float)):
-                    raise SchemaError(f"'{key}' must be a number", where)
+                    raise SchemaError(f"'{key}' must be a number", f"{pointer}/{key}")
                 elif key == "multipleOf" and value <= 0:
-                    raise SchemaError("'multipleOf' must be greater than 0", where)
-            elif key in _SCHEMAS and not isinstance(value, (dict, bool)):
-                raise SchemaError(f"'{key}' must be a schema", where)
-            elif key in _SCHEMA_LISTS and (not isinstance(value, list) or (key != "prefixItems" and not value)):
-                raise SchemaError(f"'{key}' must be a non-empty array of schemas", where)
-            elif key in _SCHEMA_MAPS and not isinstance(value, dict):
-                raise SchemaError(f"'{key}' must be an object", where)
+                    raise SchemaError("'multipleOf' must be greater than 0", f"{pointer}/{key}")
+            elif check is _SCHEMA:
+                if not isinstance(value, (dict, bool)):
+                    raise SchemaError(f"'{key}' must be a schema", f"{pointer}/{key}")
+            elif check is _SCHEMA_LIST:
+                if not isinstance(value, list) or (key != "prefixItems" and not value):
+                    raise SchemaError(f"'{key}' must be a non-empty array of schemas", f"{pointer}/{key}")
+            elif check is _SCHEMA_MAP:
+                if not isinstance(value, dict):
+                    raise SchemaError(f"'{key}' must be an object", f"{pointer}/{key}")
             elif key == "type":
-                listed = value if isinstance(value, list) else [value]
-                if not listed or any(t not in _TYPES for t in listed):
-                    raise SchemaError(f"'type' must be one of {', '.join(_TYPES)} or a list of them", where)
-            elif key == "required" and (not isinstance(value, list) or not all(isinstance(v, str) for v in value)):
-                raise SchemaError("'required' must be an array of strings", where)
-            elif key == "enum" and not isinstance(value, list):
-                raise SchemaError("'enum' must be an array", where)
-            elif key in ("pattern", "format") and not isinstance(value, str):
-                raise SchemaError(f"'{key}' must be a string", where)
-            elif key == "pattern":
-                self._check_pattern(value, where, "pattern")
-            elif key == "items" and not isinstance(value, (dict, bool, list)):
-                raise SchemaError("'items' must be a schema or an array of schemas", where)
+                if isinstance(value, str):
+                    if value not in _TYPES:
+                        raise SchemaError(f"'type' must be one of {', '.join(_TYPES)} or a list of them",
+                                          f"{pointer}/{key}")
+                else:
+                    listed = value if isinstance(value, list) else [value]
+                    if not listed or any(t not in _TYPES for t in listed):
+                        raise SchemaError(f"'type' must be one of {', '.join(_TYPES)} or a list of them",
+                                          f"{pointer}/{key}")
+            elif key == "required":
+                if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                    raise SchemaError("'required' must be an array of strings", f"{pointer}/{key}")
+            elif key == "enum":
+                if not isinstance(value, list):
+                    raise SchemaError("'enum' must be an array", f"{pointer}/{key}")
+            elif key == "pattern" or key == "format":
+                if not isinstance(value, str):
+                    raise SchemaError(f"'{key}' must be a string", f"{pointer}/{key}")
+                if key == "pattern":
+                    self._check_pattern(value, f"{pointer}/{key}", "pattern")
+            elif key == "items":
+                if not isinstance(value, (dict, bool, list)):
+                    raise SchemaError("'items' must be a schema or an array of schemas", f"{pointer}/{key}")
             elif key == "dependentRequired" and not isinstance(value, dict):
-                raise SchemaError("'dependentRequired' must be an object", where)
+                raise SchemaError("'dependentRequired' must be an object", f"{pointer}/{key}")
         for low, high in _RANGES:
             a = schema.get(low)
             if a is None:
@@ -347,8 +382,22 @@ class Normalizer(References):
 
     def _kinds(self, schema: dict, pointer: str, base: str) -> Node:
         declared = schema.get("type")
-        if declared is None and not _KIND_KEYWORDS & schema.keys():
+        if declared is None and _KIND_KEYWORDS.isdisjoint(schema):
             return AnyValue()  # keeps a bare {"$ref": ...} a plain reference
+        if type(declared) is str and declared in _TYPES and schema.get("nullable") is not True:
+            # one kind (most schemas): the general path below with one option, whose union is that option
+            # (a Never one rebuilt by union_of, as there)
+            if declared == "string":
+                node = self._string(schema, pointer)
+            elif declared == "object":
+                node = self._object(schema, pointer, base)
+            elif declared == "integer" or declared == "number":
+                node = self._number(schema, integer=declared == "integer")
+            elif declared == "array":
+                node = self._array(schema, pointer, base)
+            else:
+                node = Boolean() if declared == "boolean" else Null()
+            return union_of([node]) if isinstance(node, Never) else node
         types = set(declared if isinstance(declared, list) else [declared]) if declared is not None else set(_TYPES)
         if schema.get("nullable") is True:
             types.add("null")
@@ -368,20 +417,31 @@ class Normalizer(References):
         return union_of(options)
 
     def _number(self, schema: dict, integer: bool) -> Node:
-        node = Number(integer=integer)
-        bounds = []
-        for key, low, open_ in (("minimum", True, False), ("exclusiveMinimum", True, True),
-                                ("maximum", False, False), ("exclusiveMaximum", False, True)):  # fmt: skip
+        """``Number(integer)`` intersected with each bound in turn (minimum, exclusiveMinimum, maximum,
+        exclusiveMaximum, multipleOf), as ``Merger.intersect`` merges two numbers, without building a node per
+        bound: each step keeps the tighter end and asks whether a number is left (the first step that leaves
+        none gives the Never that intersecting with the remaining bounds would keep)."""
+        low: Fraction | None = None
+        high: Fraction | None = None
+        low_open = high_open = False
+        for key, is_low, open_ in _BOUNDS:
             value = schema.get(key)
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 point = to_fraction(value)
-                bounds.append(Number(low=point, low_open=open_) if low else Number(high=point, high_open=open_))
+                if is_low:
+                    if low is None or point > low or (point == low and open_):
+                        low, low_open = point, open_
+                elif high is None or point < high or (point == high and open_):
+                    high, high_open = point, open_
+                if not bounds_satisfiable(integer, low, low_open, high, high_open, None):
+                    return Never("no number satisfies the bounds")
         multiple = schema.get("multipleOf")
+        step = None
         if isinstance(multiple, (int, float)) and not isinstance(multiple, bool):
-            bounds.append(Number(multiple_of=to_fraction(multiple)))
-        for bound in bounds:
-            node = self.merger.intersect(node, bound)
-        return node
+            step = to_fraction(multiple)
+            if not bounds_satisfiable(integer, low, low_open, high, high_open, step):
+                return Never("no number satisfies the bounds")
+        return Number(integer, low, low_open, high, high_open, step)
 
     def _string(self, schema: dict, pointer: str) -> Node:
         formats: tuple[str, ...] = ()

@@ -149,6 +149,13 @@ def number_satisfiable(node: Number) -> bool:
                          node.excluded, node.not_multiples))  # fmt: skip
 
 
+def bounds_satisfiable(integer: bool, low: Fraction | None, low_open: bool, high: Fraction | None, high_open: bool,
+                       multiple_of: Fraction | None) -> bool:  # fmt: skip
+    """``number_satisfiable`` of the Number node with these fields and no excluded values or non-multiples,
+    without building the node (the normalizer asks it once per bound of a schema)."""
+    return _satisfiable((integer, low, low_open, high, high_open, multiple_of, frozenset(), ()))
+
+
 @lru_cache(maxsize=1024)
 def _satisfiable(fields: tuple) -> bool:
     """``number_satisfiable`` by the constraints' values: every bound merged into a schema asks it again

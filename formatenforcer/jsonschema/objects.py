@@ -21,10 +21,10 @@ from ..choice import CharTrie
 from ..parser import CharacterParser, FreeRun, Lexeme, nested_alternatives, nested_first_char_split, nested_lexeme
 from .compile import union_memo
 from .content import LengthContent
-from .ir import AnyValue, Never, Node, Object, String, Union, deref
+from .ir import AnyValue, Never, Node, Object, Ref, String, Union, deref
 from .key_content import KeyContent
 from .keys import extra_keys
-from .merge import Unsupported
+from .merge import Merger, Unsupported
 from .spaced import SpacedMember, SpacedValue
 from .strings import StringParser
 from .validate import accepts, value_schemas
@@ -52,6 +52,25 @@ def _string_part(node: Node | None) -> String | None | bool:
     return node if isinstance(node, String) else None
 
 
+def _named_values(node: Object, names: tuple[str, ...], merger: Merger) -> list[Node]:
+    """The schema of the value of each of ``names``: ``value_schemas(node, name)`` joined by ``lazy_and``
+    (starting from ``AnyValue()``, which the first part replaces). One side without patterns (the usual
+    object) by one dict lookup per name instead of a scan of its properties per name."""
+    sides = node.sides
+    if len(sides) == 1 and not sides[0].patterns:
+        table = dict(sides[0].properties)
+        if len(table) == len(sides[0].properties):
+            additional = sides[0].additional
+            return [table.get(name, additional) for name in names]
+    values = []
+    for name in names:
+        schema: Node = AnyValue()
+        for part in value_schemas(node, name):
+            schema = merger.lazy_and(schema, part)
+        values.append(schema)
+    return values
+
+
 class _ExtraKey:
     """The pending key of an extra property whose text is not kept (see ``ObjectContext.track_extra_text``)."""
 
@@ -70,33 +89,28 @@ class ObjectContext:
     def __init__(self, node: Object, compiler: Compiler) -> None:
         self.node, self.compiler, self.ws = node, compiler, compiler.ws
         self.schema_order = compiler.config.property_order == "schema"
-        names: list[str] = []
-        for side in node.sides:
-            names.extend(name for name, _ in side.properties)
-        names.extend(sorted(node.required))
+        names: list[str] = [name for side in node.sides for name, _ in side.properties]
+        if node.required:
+            names.extend(sorted(node.required))
         for key, needed in node.dependent_required:
             names.append(key)
             names.extend(needed)
         self.names = tuple(dict.fromkeys(names))
-        self.index = {name: i for i, name in enumerate(self.names)}
+        self.index = index = {name: i for i, name in enumerate(self.names)}
         key_rule = _string_part(node.property_names)
-        merger = compiler.merger
-        self.values: list[Node] = []
+        self.values: list[Node] = _named_values(node, self.names, compiler.merger)
         usable = 0
-        for i, name in enumerate(self.names):
-            schema: Node = AnyValue()
-            for part in value_schemas(node, name):
-                schema = merger.lazy_and(schema, part)
-            self.values.append(schema)
-            name_ok = key_rule is True or (key_rule is not None and accepts(key_rule, name))
-            if name_ok and not isinstance(deref(schema), Never):
+        for i, schema in enumerate(self.values):
+            if key_rule is not True and (key_rule is None or not accepts(key_rule, self.names[i])):
+                continue
+            if not isinstance(deref(schema) if isinstance(schema, Ref) else schema, Never):
                 usable |= 1 << i
         self.usable = usable
-        self.required = sum(1 << self.index[name] for name in node.required)
+        self.required = sum(1 << index[name] for name in node.required) if node.required else 0
         deps = [0] * len(self.names)
         for key, needed in node.dependent_required:
             for name in needed:
-                deps[self.index[key]] |= 1 << self.index[name]
+                deps[index[key]] |= 1 << index[name]
         self.deps = deps
         self.extras = extra_keys(node, compiler.merger, key_rule)
         self.plain_extras = all(not side.patterns for side in node.sides)

@@ -34,13 +34,19 @@ def _join(base: str, ref: str) -> str:
 
 
 def _escape(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")
+    if "~" in token or "/" in token:
+        return token.replace("~", "~0").replace("/", "~1")
+    return token
 
 
 _NAME_MAPS = frozenset({"$defs", "definitions", "properties", "patternProperties", "dependentSchemas", "dependencies"})
 
 
 _NOT_SCHEMAS = frozenset({"enum", "const", "examples", "default"})
+
+
+_MARKS = frozenset({"$id", "id", "$anchor", "$dynamicAnchor"})
+"""Keywords by which ``_scan`` records a resource or a location (see ``References._unmarked``)."""
 
 
 Scope = tuple[tuple[str, str], ...]
@@ -84,9 +90,51 @@ class References:
         """``<resource uri>#<name>`` of every ``$dynamicAnchor`` met so far."""
         self._declared: dict[str, set[str]] = {}
         """resource URI -> the names of the ``$dynamicAnchor``s it declares."""
-        self._scan(root, "#", "", document=True)
+        if self._unmarked(root):
+            # nothing in the root document names a resource or a location: every schema in it has the base
+            # "" and the root's dialect, exactly what the lookups below return for a pointer not recorded, so
+            # the scan (which builds a pointer for every sub-schema) is skipped
+            self._resources.setdefault("", (root, "#"))
+        else:
+            self._scan(root, "#", "", document=True)
         self.scope: Scope = self.enter((), self._bases.get("#", ""))
         """The dynamic scope the schema being normalized is read under (see ``enter``)."""
+
+    def _unmarked(self, root: Any) -> bool:
+        """Whether no schema that ``_scan`` would visit in the document ``root`` holds an identifier (``$id``,
+        ``id``) or an anchor; also sets ``track`` as ``_scan`` does, for the schemas it visits before it stops.
+        Then ``_scan`` would only record base "" and the root's dialect for each pointer, which are the
+        defaults of ``_bases``/``_dialects`` lookups (``base_of`` is only asked where an ``$id`` is, which
+        is then a place the scan does not visit either). Same walk as ``_scan``, without the pointers."""
+        if not isinstance(root, dict):
+            return not isinstance(root, list) or self._unmarked_items(root)
+        schemas: list[dict] = [root]  # schema objects still to look at
+        while schemas:
+            schema = schemas.pop()
+            if not _MARKS.isdisjoint(schema):
+                return False
+            if "unevaluatedProperties" in schema or "unevaluatedItems" in schema:
+                self.track = True
+            for key, value in schema.items():
+                if isinstance(value, dict):
+                    if key in _NAME_MAPS:
+                        for item in value.values():
+                            if isinstance(item, dict):
+                                schemas.append(item)
+                            elif isinstance(item, list) and not self._unmarked_items(item):
+                                return False
+                    elif key not in _NOT_SCHEMAS:
+                        schemas.append(value)
+                elif isinstance(value, list) and key not in _NOT_SCHEMAS and not self._unmarked_items(value):
+                    return False
+        return True
+
+    def _unmarked_items(self, items: list) -> bool:
+        """``_unmarked`` of each item of a list (``_scan`` reads every item as a schema, lists included)."""
+        for item in items:
+            if isinstance(item, (dict, list)) and not self._unmarked(item):
+                return False
+        return True
 
     def _scan(self, schema: Any, pointer: str, base: str, document: bool = False, names: bool = False,
               dialect: str | None = None) -> None:

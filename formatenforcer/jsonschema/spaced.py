@@ -16,11 +16,12 @@ from ..parser import CharacterParser, FreeRun
 from .whitespace import JSON_WHITESPACE, Whitespace
 
 
-class SpacedValue(CharacterParser):
-    """Whitespace (``run`` characters read so far, per the policy ``ws``) before ``start``, a value's first
-    state. The first character ``start`` takes leaves this class: the result is the value's own state."""
+class _Spaced(CharacterParser):
+    """A whitespace run (``run`` characters read so far, per the policy ``ws``) that leads to ``start``, a
+    value's first state, through what the subclass reads after the run. Keys carry the subclass's ``_TAG``."""
 
     __slots__ = ("_ws", "_run", "_start", "_allowed")
+    _TAG = ""
 
     def __init__(self, ws: Whitespace, run: int, start: CharacterParser) -> None:
         self._ws = ws
@@ -32,6 +33,37 @@ class SpacedValue(CharacterParser):
     def run(self) -> int:
         """Whitespace characters read so far."""
         return self._run
+
+    def can_end(self) -> bool:
+        return False  # a value must follow
+
+    def free_run(self) -> FreeRun | None:
+        room = self._ws.room(self._run)
+        if not room:
+            return None
+        kind, ws, run, start = type(self), self._ws, self._run, self._start
+        return FreeRun(JSON_WHITESPACE, room, lambda n: kind(ws, run + n, start))
+
+    def key(self) -> Hashable:
+        return (self._TAG, id(self._ws), self._run, self._start.key())
+
+    def lexeme_key(self, horizon: int) -> Hashable:
+        return (self._TAG, id(self._ws), self._run, self._start.lexeme_key(horizon))
+
+    def shared_lexeme_key(self, horizon: int) -> Hashable | None:
+        inner = self._start.shared_lexeme_key(horizon)
+        return None if inner is None else (self._TAG, self._ws.value_ident(), self._run, inner)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(run={self._run}, start={self._start!r})"
+
+
+class SpacedValue(_Spaced):
+    """Whitespace before ``start``, a value's first state. The first character ``start`` takes leaves this
+    class: the result is the value's own state."""
+
+    __slots__ = ()
+    _TAG = "sp"
 
     def add_character(self, ch: str) -> CharacterParser | None:
         run = self._ws.step(self._run, ch)
@@ -49,52 +81,19 @@ class SpacedValue(CharacterParser):
             self._allowed = allowed
         return self._allowed
 
-    def can_end(self) -> bool:
-        return False  # a value must follow
-
-    def free_run(self) -> FreeRun | None:
-        room = self._ws.room(self._run)
-        if not room:
-            return None
-        ws, run, start = self._ws, self._run, self._start
-        return FreeRun(JSON_WHITESPACE, room, lambda n: SpacedValue(ws, run + n, start))
-
-    def key(self) -> Hashable:
-        return ("sp", id(self._ws), self._run, self._start.key())
-
-    def lexeme_key(self, horizon: int) -> Hashable:
-        return ("sp", id(self._ws), self._run, self._start.lexeme_key(horizon))
-
-    def shared_lexeme_key(self, horizon: int) -> Hashable | None:
-        inner = self._start.shared_lexeme_key(horizon)
-        return None if inner is None else ("sp", self._ws.value_ident(), self._run, inner)
-
-    def __repr__(self) -> str:
-        return f"SpacedValue(run={self._run}, start={self._start!r})"
-
 
 _COLON = CharSet.of(":")
 
 
-class SpacedMember(CharacterParser):
-    """An object member after its key: whitespace (``run`` characters so far), the colon, then a
-    ``SpacedValue`` of ``start``. The object hands this state alone to the vocabulary walk once a key has
-    closed: a token that closes a key goes on with ``":"``, ``":{"``, ``": [`` and the like, and that
-    continuation depends on the key's value only, not on which keys the object has seen or what surrounds
-    it, so its walk is cached once per key name (and across schemas when the value has a value identity)."""
+class SpacedMember(_Spaced):
+    """An object member after its key: whitespace, the colon, then a ``SpacedValue`` of ``start``. The
+    object hands this state alone to the vocabulary walk once a key has closed: a token that closes a key
+    goes on with ``":"``, ``":{"``, ``": [`` and the like, and that continuation depends on the key's value
+    only, not on which keys the object has seen or what surrounds it, so its walk is cached once per key
+    name (and across schemas when the value has a value identity)."""
 
-    __slots__ = ("_ws", "_run", "_start", "_allowed")
-
-    def __init__(self, ws: Whitespace, run: int, start: CharacterParser) -> None:
-        self._ws = ws
-        self._run = run
-        self._start = start
-        self._allowed: CharSet | None = None
-
-    @property
-    def run(self) -> int:
-        """Whitespace characters read so far (before the colon)."""
-        return self._run
+    __slots__ = ()
+    _TAG = "sm"
 
     def add_character(self, ch: str) -> CharacterParser | None:
         run = self._ws.step(self._run, ch)
@@ -109,26 +108,3 @@ class SpacedMember(CharacterParser):
             allowed = self._ws.allowed(self._run)
             self._allowed = allowed | _COLON if self._ws.can_stop(self._run) else allowed
         return self._allowed
-
-    def can_end(self) -> bool:
-        return False  # a colon and a value must follow
-
-    def free_run(self) -> FreeRun | None:
-        room = self._ws.room(self._run)
-        if not room:
-            return None
-        ws, run, start = self._ws, self._run, self._start
-        return FreeRun(JSON_WHITESPACE, room, lambda n: SpacedMember(ws, run + n, start))
-
-    def key(self) -> Hashable:
-        return ("sm", id(self._ws), self._run, self._start.key())
-
-    def lexeme_key(self, horizon: int) -> Hashable:
-        return ("sm", id(self._ws), self._run, self._start.lexeme_key(horizon))
-
-    def shared_lexeme_key(self, horizon: int) -> Hashable | None:
-        inner = self._start.shared_lexeme_key(horizon)
-        return None if inner is None else ("sm", self._ws.value_ident(), self._run, inner)
-
-    def __repr__(self) -> str:
-        return f"SpacedMember(run={self._run}, start={self._start!r})"

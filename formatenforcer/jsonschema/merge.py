@@ -242,7 +242,7 @@ def checked_object(node: Object) -> Node:
 
     if node.max_properties is not None and len(node.required) > node.max_properties:
         return Never(f"{len(node.required)} required properties > maxProperties {node.max_properties}")
-    for name in node.required:
+    for name in sorted(node.required):  # (sorted: the message names the same key in every run)
         for side in node.sides:
             matched = [schema for key, schema in side.properties if key == name]
             matched += [schema for pattern, schema in side.patterns if _search(pattern, name, False)]

@@ -375,8 +375,9 @@ def _end_groups(walker: _LexemeWalk, checked: bool) -> list[tuple[CharacterParse
     """A lexeme walk's end points grouped by end state: (state, ids decided there, merged continuations).
 
     A group of one end point whose children all go on is that vocabulary node itself, not a copy: its
-    continuation walks are then cached by a node that every walk ending there shares (the node after
-    ``name"`` for a key ``name``, whichever position or schema the key closes in)."""
+    continuation walks are then cached by a node that every walk ending there shares (mostly the node of a
+    token-initial quote: a key whose last letters end a token closes with ``":``, ``":"``, ``",``...,
+    whichever position or schema it closes in)."""
     groups: dict = {}
     for node, state in walker.ends:
         group = groups.get(state.key())

@@ -515,6 +515,15 @@ class ObjectParser(CharacterParser):
     def _member_lexeme(self) -> Lexeme | None:
         """After a key's closing quote, the colon, the whitespace and the value's start alone (see
         ``SpacedMember``): the same continuation for every position where this key closes."""
+        return self._value_lexeme(SpacedMember)
+
+    def _value_start_lexeme(self) -> Lexeme | None:
+        """After ``"key":``, the whitespace and the value's start alone (see spaced.py)."""
+        return self._value_lexeme(SpacedValue)
+
+    def _value_lexeme(self, kind: type[SpacedMember] | type[SpacedValue]) -> Lexeme | None:
+        """The lexeme of ``kind`` before the pending key's value; its states resume into this object's
+        COLON (a SpacedMember), BEFORE (a SpacedValue) or VALUE phase (the value's own states)."""
         ctx, seen, extras, pending = self._ctx, self._seen, self._extras, self._pending
         start = ctx.value_start(pending)
         if start is None:
@@ -527,21 +536,7 @@ class ObjectParser(CharacterParser):
                 return ObjectParser(ctx, BEFORE, seen, extras, inner.run, None, pending)
             return ObjectParser(ctx, VALUE, seen, extras, 0, inner, pending)
 
-        return Lexeme(SpacedMember(ctx.ws, self._ws, start), resume)
-
-    def _value_start_lexeme(self) -> Lexeme | None:
-        """After ``"key":``, the whitespace and the value's start alone (see spaced.py)."""
-        ctx, seen, extras, pending = self._ctx, self._seen, self._extras, self._pending
-        start = ctx.value_start(pending)
-        if start is None:
-            return None
-
-        def resume(inner: CharacterParser) -> ObjectParser:
-            if isinstance(inner, SpacedValue):
-                return ObjectParser(ctx, BEFORE, seen, extras, inner.run, None, pending)
-            return ObjectParser(ctx, VALUE, seen, extras, 0, inner, pending)
-
-        return Lexeme(SpacedValue(ctx.ws, self._ws, start), resume)
+        return Lexeme(kind(ctx.ws, self._ws, start), resume)
 
     def key(self) -> Hashable:
         if self._key is None:

@@ -17,12 +17,10 @@ Usual call sequence::
 Importing this package loads no engine (no torch, transformers or vLLM); integrations import theirs lazily.
 """
 
-from .bitmask import allocate_bitmask, apply_bitmask
-from .charset import CharSet
-from .choice import ChoiceParser
-from .combinators import SequenceParser, UnionParser
-from .enforcer import EnforcerConfig, TokenEnforcer
-from .errors import (
+from .core.bitmask import allocate_bitmask, apply_bitmask
+from .core.charset import CharSet
+from .core.enforcer import EnforcerConfig, TokenEnforcer
+from .core.errors import (
     FormatEnforcerError,
     FormatError,
     RegexError,
@@ -30,11 +28,13 @@ from .errors import (
     UnsupportedSchemaError,
     VocabularyError,
 )
+from .core.matcher import Matcher
+from .core.protocol import CharacterParser, FreeRun
+from .core.vocabulary import Vocabulary
 from .jsonschema import JsonConfig, JsonParser, JsonSchemaParser
-from .matcher import Matcher
-from .parser import CharacterParser, FreeRun
-from .regex import RegexParser
-from .vocabulary import Vocabulary
+from .parsers.choice import ChoiceParser
+from .parsers.combinators import SequenceParser, UnionParser
+from .parsers.regex import RegexParser
 
 __all__ = [
     "CharSet",

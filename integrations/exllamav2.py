@@ -36,8 +36,8 @@ from collections.abc import Hashable, Iterable
 from typing import Any
 
 from formatenforcer import CharacterParser, TokenEnforcer, Vocabulary, VocabularyError
-from formatenforcer.bitmask import ids_of
-from formatenforcer.hf_tokens import piece_bytes, scheme_of, verify_token_bytes
+from formatenforcer.core.bitmask import ids_of
+from formatenforcer.core.token_texts import piece_bytes, scheme_of, verify_token_bytes
 
 logger = logging.getLogger("formatenforcer.exllamav2")
 

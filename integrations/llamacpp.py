@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from formatenforcer import CharacterParser, TokenEnforcer, Vocabulary
-from formatenforcer.bitmask import apply_bitmask
+from formatenforcer.core.bitmask import apply_bitmask
 
 logger = logging.getLogger("formatenforcer.llamacpp")
 

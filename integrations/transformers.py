@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from formatenforcer import CharacterParser, TokenEnforcer, Vocabulary
-from formatenforcer.bitmask import words_for
+from formatenforcer.core.bitmask import words_for
 
 try:
     from transformers import LogitsProcessor

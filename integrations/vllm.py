@@ -58,8 +58,8 @@ from formatenforcer import (
     TokenEnforcer,
     Vocabulary,
 )
-from formatenforcer.bitmask import apply_bitmask, words_for, write_row
-from formatenforcer.parser import CharacterParser
+from formatenforcer.core.bitmask import apply_bitmask, words_for, write_row
+from formatenforcer.core.protocol import CharacterParser
 
 if TYPE_CHECKING:
     from formatenforcer import Matcher

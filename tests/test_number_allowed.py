@@ -8,8 +8,8 @@ from fractions import Fraction
 
 import pytest
 
-from formatenforcer.jsonschema.ir import Number
 from formatenforcer.jsonschema.numbers import NumberContext, NumberParser
+from formatenforcer.jsonschema.schema.ir import Number
 
 _PROBES = "0123456789+-.eEx "
 

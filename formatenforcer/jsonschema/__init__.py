@@ -9,7 +9,7 @@
 
 from .api import JsonParser, JsonSchemaParser
 from .config import JsonConfig
-from .content import JSON_STRING_CHARS
-from .ir import IMPLEMENTED_KEYWORDS
+from .formats.content import JSON_STRING_CHARS
+from .schema.ir import IMPLEMENTED_KEYWORDS
 
 __all__ = ["IMPLEMENTED_KEYWORDS", "JSON_STRING_CHARS", "JsonConfig", "JsonParser", "JsonSchemaParser"]

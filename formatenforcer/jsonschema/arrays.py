@@ -16,13 +16,20 @@ import json
 from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
-from ..charset import EMPTY, CharSet
-from ..parser import CharacterParser, FreeRun, Lexeme, nested_alternatives, nested_first_char_split, nested_lexeme
+from ..core.charset import EMPTY, CharSet
+from ..core.protocol import (
+    CharacterParser,
+    FreeRun,
+    Lexeme,
+    nested_alternatives,
+    nested_first_char_split,
+    nested_lexeme,
+)
 from .compile import union_memo
-from .ir import AnyValue, Array, Boolean, Never, Node, Null, Number, Object, String, Union, deref
-from .merge import Unsupported, union_of
+from .schema.ir import AnyValue, Array, Boolean, Never, Node, Null, Number, Object, String, Union, deref
+from .schema.merge import Unsupported, union_of
+from .schema.validate import _canonical, to_fraction
 from .spaced import SpacedValue
-from .validate import _canonical, to_fraction
 from .whitespace import JSON_WHITESPACE
 
 if TYPE_CHECKING:

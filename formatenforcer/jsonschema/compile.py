@@ -10,25 +10,25 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..charset import ANY, EMPTY, CharSet
-from ..choice import CharTrie, ChoiceParser
-from ..combinators import UnionParser
-from ..dfa_ops import combine
-from ..errors import Problem, SchemaError, UnsupportedSchemaError
-from ..parser import CharacterParser
-from ..regex import CompiledRegex, RegexError, compile_boolean, compile_regex
+from ..core.charset import ANY, EMPTY, CharSet
+from ..core.errors import Problem, SchemaError, UnsupportedSchemaError
+from ..core.protocol import CharacterParser
+from ..parsers.choice import CharTrie, ChoiceParser
+from ..parsers.combinators import UnionParser
+from ..parsers.dfa_ops import combine
+from ..parsers.regex import CompiledRegex, RegexError, compile_boolean, compile_regex
 from .config import JsonConfig
-from .content import Content, ExcludeContent, LengthContent, RegexContent, TrieContent
-from .ecma import EcmaSyntaxError, EcmaUnsupported
-from .ecma_regex_content import RegexSyntaxContent
-from .ecma_translate import Translation, literal_pattern, translate
-from .formats import FORMAT_MAX_LENGTH, IDN_FORMATS, format_automaton
-from .formats_idn import IdnHostnameContent
-from .formats_idn_email import IdnEmailContent
-from .formats_idna import HostnameContent
-from .ir import AnyValue, Array, Boolean, Never, Node, Null, Number, Object, Ref, Side, String, Union, deref
-from .merge import Merger, Unsupported
+from .ecma.parse import EcmaSyntaxError, EcmaUnsupported
+from .ecma.translate import Translation, literal_pattern, translate
+from .formats.content import Content, ExcludeContent, LengthContent, RegexContent, TrieContent
+from .formats.idn import IdnHostnameContent
+from .formats.idn_email import IdnEmailContent
+from .formats.idna import HostnameContent
+from .formats.patterns import FORMAT_MAX_LENGTH, IDN_FORMATS, format_automaton
+from .formats.regex_content import RegexSyntaxContent
 from .numbers import NumberContext, NumberParser
+from .schema.ir import AnyValue, Array, Boolean, Never, Node, Null, Number, Object, Ref, Side, String, Union, deref
+from .schema.merge import Merger, Unsupported
 from .strings import NON_ASCII_ESCAPES, StringParser
 from .whitespace import Whitespace
 

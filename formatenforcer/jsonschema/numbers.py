@@ -19,9 +19,9 @@ from fractions import Fraction
 from functools import lru_cache
 from math import ceil, gcd
 
-from ..charset import EMPTY, CharSet
-from ..parser import CharacterParser, FreeRun
-from .ir import Number
+from ..core.charset import EMPTY, CharSet
+from ..core.protocol import CharacterParser, FreeRun
+from .schema.ir import Number
 
 DIGITS = "0123456789"
 _DIGIT_SET = CharSet.of(DIGITS)
@@ -240,7 +240,7 @@ class NumberParser(CharacterParser):
         if not self._ctx.constrained:
             return True
         value = Fraction(int(self._whole + (self._frac or "")), 10 ** len(self._frac or ""))
-        from .validate import number_ok
+        from .schema.validate import number_ok
 
         return number_ok(self._ctx.node, -value if self._neg else value, True)
 

@@ -16,18 +16,25 @@ from collections.abc import Hashable
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from ..charset import EMPTY, CharSet
-from ..choice import CharTrie
-from ..parser import CharacterParser, FreeRun, Lexeme, nested_alternatives, nested_first_char_split, nested_lexeme
+from ..core.charset import EMPTY, CharSet
+from ..core.protocol import (
+    CharacterParser,
+    FreeRun,
+    Lexeme,
+    nested_alternatives,
+    nested_first_char_split,
+    nested_lexeme,
+)
+from ..parsers.choice import CharTrie
 from .compile import union_memo
-from .content import LengthContent
-from .ir import AnyValue, Never, Node, Object, Ref, String, Union, deref
+from .formats.content import LengthContent
 from .key_content import KeyContent
 from .keys import extra_keys
-from .merge import Merger, Unsupported
+from .schema.ir import AnyValue, Never, Node, Object, Ref, String, Union, deref
+from .schema.merge import Merger, Unsupported
+from .schema.validate import accepts, value_schemas
 from .spaced import SpacedMember, SpacedValue
 from .strings import StringParser
-from .validate import accepts, value_schemas
 from .whitespace import JSON_WHITESPACE
 
 if TYPE_CHECKING:

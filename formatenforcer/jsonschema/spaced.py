@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from ..charset import CharSet
-from ..parser import CharacterParser, FreeRun
+from ..core.charset import CharSet
+from ..core.protocol import CharacterParser, FreeRun
 from .whitespace import JSON_WHITESPACE, Whitespace
 
 

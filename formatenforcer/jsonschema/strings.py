@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from ..charset import ANY, EMPTY, CharSet
-from ..parser import CharacterParser, FreeRun
-from .content import JSON_STRING_CHARS, Content
+from ..core.charset import ANY, EMPTY, CharSet
+from ..core.protocol import CharacterParser, FreeRun
+from .formats.content import JSON_STRING_CHARS, Content
 
 OPEN, BODY, ESCAPE, HEX, LOW_BACKSLASH, LOW_U, LOW_HEX, DONE = range(8)
 _SIMPLE = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}

@@ -18,6 +18,8 @@ Importing this package loads no engine (no torch, transformers or vLLM); integra
 """
 
 from .core.bitmask import allocate_bitmask, apply_bitmask
+from .core.bitmask import ids_of as mask_token_ids
+from .core.bitmask import write_row as write_mask_row
 from .core.charset import CharSet
 from .core.enforcer import EnforcerConfig, TokenEnforcer
 from .core.errors import (
@@ -30,6 +32,7 @@ from .core.errors import (
 )
 from .core.matcher import Matcher
 from .core.protocol import CharacterParser, FreeRun
+from .core.token_texts import token_bytes_from_pieces
 from .core.vocabulary import Vocabulary
 from .jsonschema import JsonConfig, JsonParser, JsonSchemaParser
 from .parsers.choice import ChoiceParser
@@ -59,6 +62,9 @@ __all__ = [
     "VocabularyError",
     "allocate_bitmask",
     "apply_bitmask",
+    "mask_token_ids",
+    "token_bytes_from_pieces",
+    "write_mask_row",
 ]
 
 __version__ = "0.1.0"

@@ -35,9 +35,14 @@ from collections import OrderedDict
 from collections.abc import Hashable, Iterable
 from typing import Any
 
-from formatenforcer import CharacterParser, TokenEnforcer, Vocabulary, VocabularyError
-from formatenforcer.core.bitmask import ids_of
-from formatenforcer.core.token_texts import piece_bytes, scheme_of, verify_token_bytes
+from formatenforcer import (
+    CharacterParser,
+    TokenEnforcer,
+    Vocabulary,
+    VocabularyError,
+    mask_token_ids,
+    token_bytes_from_pieces,
+)
 
 logger = logging.getLogger("formatenforcer.exllamav2")
 
@@ -52,7 +57,6 @@ def token_bytes_of(tokenizer: Any) -> list[bytes | None]:
     hf = getattr(model, "hf_tokenizer", None)
     if hf is None:
         raise VocabularyError(f"{type(model).__name__}: expected exllamav2's tokenizer.json model (exllamav2>=0.3)")
-    scheme = scheme_of(str(hf.decoder))
     size = max(model.vocab_size(), int(getattr(tokenizer, "actual_vocab_size", 0) or 0))
     special = set(getattr(tokenizer, "extended_id_to_piece", {}))
     literal = dict(getattr(tokenizer, "unspecial_id_to_piece", {}))
@@ -60,19 +64,15 @@ def token_bytes_of(tokenizer: Any) -> list[bytes | None]:
     def decode_one(token_id: int) -> str:
         return hf.decode([token_id], skip_special_tokens=False)
 
-    data: list[bytes | None] = []
+    pieces: list[str | bytes | None] = []
     for token_id in range(size):
         if token_id in special:
-            data.append(None)
-            continue
-        if token_id in literal:
-            data.append(literal[token_id].encode("utf-8"))
-            continue
-        piece = hf.id_to_token(token_id) if token_id < model.vocab_size() else None
-        data.append(piece_bytes(piece, scheme, decode_one, token_id) if piece else None)
-    # SentencePiece decoders drop a lone token's leading space, which the check allows for
-    verify_token_bytes(decode_one, data, strip=scheme == "sentencepiece")
-    return data
+            pieces.append(None)
+        elif token_id in literal:
+            pieces.append(literal[token_id].encode("utf-8"))
+        else:
+            pieces.append(hf.id_to_token(token_id) if token_id < model.vocab_size() else None)
+    return token_bytes_from_pieces(pieces, str(hf.decoder), decode_one)
 
 
 def eos_ids_of(tokenizer: Any) -> list[int]:
@@ -120,7 +120,7 @@ class _IdLists:
             if hit is not None:
                 self.items.move_to_end(key)
                 return hit
-        ids = ids_of(enforcer.mask(position))
+        ids = mask_token_ids(enforcer.mask(position))
         with self.lock:
             self.items[key] = ids
             if len(self.items) > self.max_size:

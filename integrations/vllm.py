@@ -47,9 +47,8 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from formatenforcer import (
+    CharacterParser,
     ChoiceParser,
     FormatError,
     JsonConfig,
@@ -57,9 +56,10 @@ from formatenforcer import (
     RegexParser,
     TokenEnforcer,
     Vocabulary,
+    allocate_bitmask,
+    apply_bitmask,
+    write_mask_row,
 )
-from formatenforcer.core.bitmask import apply_bitmask, words_for, write_row
-from formatenforcer.core.protocol import CharacterParser
 
 if TYPE_CHECKING:
     from formatenforcer import Matcher
@@ -249,7 +249,7 @@ def _make_processor_class() -> type:
             self._cache: EnforcerCache | None = None
             self._cache_lock = threading.Lock()
             self._requests: dict[int, _RequestState] = {}
-            self._bitmask = np.full((self._max_rows, words_for(self._vocab_size)), -1, dtype=np.int32)
+            self._bitmask = allocate_bitmask(self._max_rows, self._vocab_size)
 
         # --- per-tokenizer and per-format objects, built on first need ------------------------------------
         @property
@@ -323,7 +323,7 @@ def _make_processor_class() -> type:
                 state = self._requests[index]
                 state.sync()
                 if state.broken or state.matcher is None:
-                    write_row(bitmask, slot, eos_mask)
+                    write_mask_row(bitmask, slot, eos_mask)
                 else:
                     state.matcher.fill_bitmask(bitmask, slot)
             packed = torch.from_numpy(bitmask)

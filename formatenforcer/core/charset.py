@@ -282,3 +282,17 @@ class CharSet:
 
 EMPTY = CharSet()
 ANY = CharSet([(0, MAX_CODE_POINT)])
+
+
+def union_memo(memo: dict, parts: tuple) -> CharSet:
+    """The union of CharSets ``parts``, memoised in ``memo`` (a container context's: the same few unions
+    recur at every step, and building a CharSet is the expensive part of a step)."""
+    if len(parts) == 1:
+        return parts[0]
+    hit = memo.get(parts)
+    if hit is None:
+        intervals = [iv for part in parts for iv in part.intervals]
+        hit = memo[parts] = CharSet(intervals) if intervals else EMPTY
+        if len(memo) > 4096:
+            memo.clear()
+    return hit

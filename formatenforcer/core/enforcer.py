@@ -23,6 +23,7 @@ import numpy as np
 from .bitmask import ids_of
 from .errors import FormatError
 from .matcher import Matcher
+from .position import Position
 from .protocol import CharacterParser
 from .vocabulary import Vocabulary, pack_ids
 from .walk import advance, allowed_mask
@@ -39,19 +40,6 @@ class EnforcerConfig:
     """
 
     cache_size: int = 2048
-
-
-@dataclass(frozen=True)
-class Position:
-    """Where a sequence stands: the parser state, bytes of an unfinished character, and flags."""
-
-    state: CharacterParser
-    pending: bytes = b""
-    at_start: bool = True
-    finished: bool = False
-
-    def cache_key(self) -> Hashable:
-        return (self.state.key(), self.pending, self.at_start)
 
 
 class TokenEnforcer:
@@ -153,6 +141,11 @@ class TokenEnforcer:
         self._root = _PrefixNode(self._start)
 
     # --- per-sequence use ----------------------------------------------------------------------------------
+    @property
+    def start(self) -> Position:
+        """The position before any token."""
+        return self._start
+
     def matcher(self) -> Matcher:
         """A new stateful matcher at the start of the format."""
         return Matcher(self)

@@ -7,22 +7,31 @@ pop. The masks come from the enforcer's shared cache, so many matchers of one fo
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from .bitmask import ids_of, write_row
+from .position import Position
 
-if TYPE_CHECKING:
-    from .enforcer import Position, TokenEnforcer
+
+class Stepper(Protocol):
+    """What a matcher asks of its enforcer (``TokenEnforcer``): the start, one step, one mask."""
+
+    @property
+    def start(self) -> Position: ...
+
+    def step(self, position: Position, token_id: int) -> Position | None: ...
+
+    def mask(self, position: Position) -> np.ndarray: ...
 
 
 class Matcher:
     """Tracks one sequence through a format. Create with ``TokenEnforcer.matcher()``."""
 
-    def __init__(self, enforcer: TokenEnforcer) -> None:
+    def __init__(self, enforcer: Stepper) -> None:
         self.enforcer = enforcer
-        self._history: list[Position] = [enforcer._start]
+        self._history: list[Position] = [enforcer.start]
 
     @property
     def position(self) -> Position:

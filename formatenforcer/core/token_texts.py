@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -242,3 +242,23 @@ def default_eos_ids(tokenizer: Any) -> list[int]:
             f"{type(tokenizer).__name__} names no end-of-sequence token: pass eos_token_ids=[...] explicitly"
         )
     return ids
+
+
+def token_bytes_from_pieces(
+    pieces: Sequence[str | bytes | None], decoder: str, decode_one: Callable[[int], str]
+) -> list[bytes | None]:
+    """The exact bytes each token adds, from its vocabulary spelling (``pieces[id]``: a piece as the
+    tokenizer's model spells it, bytes already decoded, or None for a token never generated), for engines
+    whose tokenizer is not a transformers one. ``decoder`` describes the tokenizer's decoder (its repr is
+    enough: byte-level BPE, SentencePiece ``▁`` with byte fallback, or anything else, decoded one token at a
+    time with ``decode_one``). Raises VocabularyError when the result disagrees with ``decode_one``."""
+    scheme = scheme_of(decoder)
+    data: list[bytes | None] = []
+    for token_id, piece in enumerate(pieces):
+        if piece is None or isinstance(piece, bytes):
+            data.append(piece)
+        else:
+            data.append(piece_bytes(piece, scheme, decode_one, token_id) if piece else None)
+    # SentencePiece decoders drop a lone token's leading space, which the check allows for
+    verify_token_bytes(decode_one, data, strip=scheme == "sentencepiece")
+    return data

@@ -17,9 +17,10 @@ from ..core.protocol import CharacterParser, FreeRun, Lexeme, walk_lexeme
 from .compile import Compiler
 from .config import JsonConfig
 from .schema.ir import AnyValue, Never, Node, deref
+from .schema.load import load_schema
 from .schema.merge import Merger
 from .schema.metaschemas import missing_hint
-from .schema.normalize import Normalizer, load_schema
+from .schema.normalize import Normalizer
 
 
 class _Document(CharacterParser):

@@ -16,7 +16,7 @@ import json
 from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
-from ..core.charset import EMPTY, CharSet
+from ..core.charset import EMPTY, CharSet, union_memo
 from ..core.protocol import (
     CharacterParser,
     FreeRun,
@@ -25,9 +25,21 @@ from ..core.protocol import (
     nested_first_char_split,
     nested_lexeme,
 )
-from .compile import union_memo
-from .schema.ir import AnyValue, Array, Boolean, Never, Node, Null, Number, Object, String, Union, deref
-from .schema.merge import Unsupported, union_of
+from .schema.ir import (
+    AnyValue,
+    Array,
+    Boolean,
+    Never,
+    Node,
+    Null,
+    Number,
+    Object,
+    String,
+    Union,
+    Unsupported,
+    deref,
+    union_of,
+)
 from .schema.validate import _canonical, to_fraction
 from .spaced import SpacedValue
 from .whitespace import JSON_WHITESPACE

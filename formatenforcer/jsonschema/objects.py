@@ -16,7 +16,7 @@ from collections.abc import Hashable
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from ..core.charset import EMPTY, CharSet
+from ..core.charset import EMPTY, CharSet, union_memo
 from ..core.protocol import (
     CharacterParser,
     FreeRun,
@@ -26,12 +26,11 @@ from ..core.protocol import (
     nested_lexeme,
 )
 from ..parsers.choice import CharTrie
-from .compile import union_memo
 from .formats.content import LengthContent
 from .key_content import KeyContent
 from .keys import extra_keys
-from .schema.ir import AnyValue, Never, Node, Object, Ref, String, Union, deref
-from .schema.merge import Merger, Unsupported
+from .schema.ir import AnyValue, Never, Node, Object, Ref, String, Union, Unsupported, deref
+from .schema.merge import Merger
 from .schema.validate import accepts, value_schemas
 from .spaced import SpacedMember, SpacedValue
 from .strings import StringParser

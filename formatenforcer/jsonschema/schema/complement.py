@@ -23,8 +23,25 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from .ir import AnyValue, Array, Boolean, CycleError, Never, Node, Null, Number, Object, Ref, Side, String, Union, deref
-from .merge import Unsupported, kinds_of, union_of
+from .ir import (
+    AnyValue,
+    Array,
+    Boolean,
+    CycleError,
+    Never,
+    Node,
+    Null,
+    Number,
+    Object,
+    Ref,
+    Side,
+    String,
+    Union,
+    Unsupported,
+    deref,
+    kinds_of,
+    union_of,
+)
 from .products import conjoin
 
 if TYPE_CHECKING:

@@ -12,8 +12,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from ..formats.patterns import FORMATS as _TABLED_OR_PATTERN_FORMATS
-
 IMPLEMENTED_KEYWORDS = frozenset(
     {
         # applicators and references
@@ -45,9 +43,6 @@ ANNOTATIONS = frozenset(
 )  # fmt: skip
 """Keywords that carry no constraint: accepted and ignored (``discriminator`` only names a property)."""
 
-FORMATS = (*_TABLED_OR_PATTERN_FORMATS, "regex", "idn-hostname", "idn-email")
-"""Format names enforced: formats.py's (patterns and table-built automata), "regex" (ECMA-262 syntax,
-ecma_syntax.py), and the IDNA2008 ones (content automata of their own: formats_idn.py, formats_idn_email.py)."""
 
 
 class Node:
@@ -218,4 +213,62 @@ def deref(node: Node) -> Node:
         seen += 1
         if seen > 1000:
             return Never("a $ref cycle that never reaches a schema")
+    return node
+
+
+MAX_UNION = 256
+"""A union that would grow past this many branches (anyOf of anyOf of ...) is refused as unsupported."""
+
+
+class Unsupported(Exception):
+    """A combination the parsers cannot enforce without risking a dead end; ``keyword`` names it."""
+
+    def __init__(self, keyword: str, reason: str) -> None:
+        super().__init__(reason)
+        self.keyword = keyword
+        self.reason = reason
+
+
+def union_of(options: list[Node] | tuple[Node, ...]) -> Node:
+    """The union of ``options``: nested unions flattened, ``Never`` dropped, one option returned as is."""
+    flat: list[Node] = []
+    for option in options:
+        concrete = option if isinstance(option, Ref) else option
+        if isinstance(concrete, Union):
+            flat.extend(concrete.options)
+        elif isinstance(concrete, AnyValue):
+            return concrete
+        elif not isinstance(concrete, Never):
+            flat.append(concrete)
+    if not flat:
+        reasons = [o.reason for o in options if isinstance(o, Never)]
+        return Never(reasons[0] if len(reasons) == 1 else "no alternative can match")
+    if len(flat) > MAX_UNION:
+        raise Unsupported("anyOf", f"the schema expands into more than {MAX_UNION} alternatives")
+    return flat[0] if len(flat) == 1 else Union(tuple(flat))
+
+
+def kinds_of(node: Node) -> set[type] | None:
+    """The node classes a value of ``node`` can be (None: any)."""
+    node = deref(node)
+    if isinstance(node, AnyValue):
+        return None
+    if isinstance(node, Never):
+        return set()
+    if isinstance(node, Union):
+        out: set[type] = set()
+        for option in node.options:
+            more = kinds_of(option)
+            if more is None:
+                return None
+            out |= more
+        return out
+    return {type(node)}
+
+
+def settled(node: Node) -> Node:
+    """``node`` with references followed only as far as they are already resolved (never resolves one: the
+    target may be the schema being built)."""
+    while isinstance(node, Ref) and node.resolved is not None:
+        node = node.resolved
     return node

@@ -7,39 +7,29 @@ merges), which keeps recursive schemas finite; results are memoised per normaliz
 
 from __future__ import annotations
 
-from .ir import AnyValue, Array, Boolean, Never, Node, Null, Number, Object, Ref, String, Union, deref
-from .validate import accepts, string_ok
+from fractions import Fraction
+from math import gcd
 
-MAX_UNION = 256
-"""A union that would grow past this many branches (anyOf of anyOf of ...) is refused as unsupported."""
-
-
-class Unsupported(Exception):
-    """A combination the parsers cannot enforce without risking a dead end; ``keyword`` names it."""
-
-    def __init__(self, keyword: str, reason: str) -> None:
-        super().__init__(reason)
-        self.keyword = keyword
-        self.reason = reason
-
-
-def union_of(options: list[Node] | tuple[Node, ...]) -> Node:
-    """The union of ``options``: nested unions flattened, ``Never`` dropped, one option returned as is."""
-    flat: list[Node] = []
-    for option in options:
-        concrete = option if isinstance(option, Ref) else option
-        if isinstance(concrete, Union):
-            flat.extend(concrete.options)
-        elif isinstance(concrete, AnyValue):
-            return concrete
-        elif not isinstance(concrete, Never):
-            flat.append(concrete)
-    if not flat:
-        reasons = [o.reason for o in options if isinstance(o, Never)]
-        return Never(reasons[0] if len(reasons) == 1 else "no alternative can match")
-    if len(flat) > MAX_UNION:
-        raise Unsupported("anyOf", f"the schema expands into more than {MAX_UNION} alternatives")
-    return flat[0] if len(flat) == 1 else Union(tuple(flat))
+from .complement import complement
+from .ir import (
+    AnyValue,
+    Array,
+    Boolean,
+    Never,
+    Node,
+    Null,
+    Number,
+    Object,
+    Ref,
+    String,
+    Union,
+    Unsupported,
+    deref,
+    settled,
+    union_of,
+)
+from .number_bounds import number_satisfiable
+from .validate import _search, accepts, string_ok
 
 
 def _min_opt(a: int | None, b: int | None) -> int | None:
@@ -47,9 +37,6 @@ def _min_opt(a: int | None, b: int | None) -> int | None:
 
 
 def _lcm(a, b):  # noqa: ANN001, ANN202 - Fractions
-    from fractions import Fraction
-    from math import gcd
-
     return Fraction(a.numerator * b.numerator // gcd(a.numerator, b.numerator), gcd(a.denominator, b.denominator))
 
 
@@ -152,8 +139,6 @@ class Merger:
         """The values that are *not* instances of ``node`` (see complement.py); raises Unsupported where the
         complement cannot be expressed. ``within``: only its kinds matter (the result is intersected with
         it), so a kind it lacks is skipped even when its complement could not be expressed."""
-        from .complement import complement
-
         return complement(self, node, within)
 
     def keep(self, node: Node) -> None:
@@ -193,29 +178,9 @@ class Merger:
         return False
 
 
-def kinds_of(node: Node) -> set[type] | None:
-    """The node classes a value of ``node`` can be (None: any)."""
-    node = deref(node)
-    if isinstance(node, AnyValue):
-        return None
-    if isinstance(node, Never):
-        return set()
-    if isinstance(node, Union):
-        out: set[type] = set()
-        for option in node.options:
-            more = kinds_of(option)
-            if more is None:
-                return None
-            out |= more
-        return out
-    return {type(node)}
-
-
 def _forbids(node: Object, name: str) -> bool:
     """Whether no object of ``node`` can hold key ``name`` (a closed side does not name or match it, or a
     side gives it the schema ``false``)."""
-    from .validate import _search
-
     for side in node.sides:
         matched = [schema for key, schema in side.properties if key == name]
         matched += [schema for pattern, schema in side.patterns if _search(pattern, name, False)]
@@ -226,20 +191,10 @@ def _forbids(node: Object, name: str) -> bool:
     return False
 
 
-def settled(node: Node) -> Node:
-    """``node`` with references followed only as far as they are already resolved (never resolves one: the
-    target may be the schema being built)."""
-    while isinstance(node, Ref) and node.resolved is not None:
-        node = node.resolved
-    return node
-
-
 def checked_object(node: Object) -> Node:
     """``node``, or Never when a required key cannot be present: a side gives it the schema ``false`` (as a
     ``not`` of ``required`` does), or a closed side neither names nor matches it; or more keys are required
     than ``maxProperties`` allows. Pruning such intersections early keeps products of complements small."""
-    from .validate import _search
-
     if node.max_properties is not None and len(node.required) > node.max_properties:
         return Never(f"{len(node.required)} required properties > maxProperties {node.max_properties}")
     for name in sorted(node.required):  # (sorted: the message names the same key in every run)
@@ -282,8 +237,6 @@ def _numbers(a: Number, b: Number) -> Node:
     multiple = a.multiple_of if b.multiple_of is None else b.multiple_of if a.multiple_of is None else None
     if a.multiple_of is not None and b.multiple_of is not None:
         multiple = _lcm(a.multiple_of, b.multiple_of)
-    from ..numbers import number_satisfiable
-
     merged = Number(a.integer or b.integer, low, low_open, high, high_open, multiple, a.excluded | b.excluded,
                     tuple(dict.fromkeys(a.not_multiples + b.not_multiples)))  # fmt: skip
     return merged if number_satisfiable(merged) else Never("no number satisfies the bounds")

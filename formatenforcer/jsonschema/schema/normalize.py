@@ -11,7 +11,6 @@ Cost: linear in the schema, plus the merges, which are memoised.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import replace
 from fractions import Fraction
@@ -20,12 +19,11 @@ from typing import Any
 from ...core.errors import Problem, SchemaError
 from ..ecma.parse import EcmaSyntaxError
 from ..ecma.translate import check_pattern
-from ..numbers import bounds_satisfiable
 from . import unevaluated
 from .dialects import is_legacy, unknown_keywords
+from .format_checks import format_checks
 from .ir import (
     ANNOTATIONS,
-    FORMATS,
     IMPLEMENTED_KEYWORDS,
     AnyValue,
     Array,
@@ -39,10 +37,14 @@ from .ir import (
     Ref,
     Side,
     String,
+    Unsupported,
     deref,
+    union_of,
 )
-from .merge import Merger, Unsupported, checked_array, union_of
+from .load import load_schema
+from .merge import Merger, checked_array
 from .metaschemas import is_metaschema_uri
+from .number_bounds import bounds_satisfiable
 from .references import CYCLE, References, Scope, _escape, _join
 from .validate import accepts, to_fraction
 
@@ -95,21 +97,6 @@ _BOUNDS = (("minimum", True, False), ("exclusiveMinimum", True, True), ("maximum
 """Number bounds: (keyword, whether it is a lower bound, whether it is open), in the order they are merged."""
 _RANGES = (("minimum", "maximum"), ("minLength", "maxLength"), ("minItems", "maxItems"),
            ("minProperties", "maxProperties"))  # fmt: skip
-
-
-def load_schema(schema: Any) -> Any:
-    """A dict/bool schema from a dict, bool, JSON text, or pydantic BaseModel subclass."""
-    if isinstance(schema, (dict, bool)):
-        return schema
-    if isinstance(schema, (str, bytes)):
-        try:
-            return json.loads(schema)
-        except ValueError as error:
-            raise SchemaError(f"the schema is not valid JSON: {error}", "#") from None
-    dump = getattr(schema, "model_json_schema", None)
-    if isinstance(schema, type) and callable(dump):
-        return dump()
-    raise SchemaError(f"a schema must be a dict, a JSON string or a pydantic model class, not {type(schema).__name__}")
 
 
 def _literal(value: Any) -> Node:
@@ -447,7 +434,7 @@ class Normalizer(References):
         formats: tuple[str, ...] = ()
         fmt = schema.get("format")
         if isinstance(fmt, str):
-            if fmt in FORMATS:
+            if fmt in format_checks().names:
                 formats = (fmt,)
             elif not is_metaschema_uri(pointer.partition("#")[0]):
                 why = f"format {fmt!r} cannot be asserted; docs/json-schema.md, Formats, lists those that can"

@@ -20,8 +20,21 @@ from __future__ import annotations
 from dataclasses import fields, replace
 from typing import TYPE_CHECKING
 
-from .ir import AnyValue, Boolean, Never, Node, Null, Number, Object, Side, String, Union
-from .merge import MAX_UNION, Unsupported, settled
+from .ir import (
+    MAX_UNION,
+    AnyValue,
+    Boolean,
+    Never,
+    Node,
+    Null,
+    Number,
+    Object,
+    Side,
+    String,
+    Union,
+    Unsupported,
+    settled,
+)
 
 if TYPE_CHECKING:
     from .merge import Merger

@@ -21,8 +21,9 @@ from urllib.parse import unquote, urljoin
 
 from ...core.errors import Problem, SchemaError
 from .dialects import dialect_of, is_legacy, unknown_keywords
-from .ir import AnyValue, CycleError, Node, Ref
-from .merge import Merger, Unsupported
+from .ir import AnyValue, CycleError, Node, Ref, Unsupported
+from .load import load_schema
+from .merge import Merger
 from .metaschemas import metaschema
 
 
@@ -208,8 +209,6 @@ class References:
             if known is not None:
                 self._supplied[uri] = known
         if found is None and uri in self._supplied:
-            from .normalize import load_schema
-
             document = load_schema(self._supplied.pop(uri))
             self._loaded.add(uri)
             self._scan(document, f"{uri}#", uri, document=True)

@@ -24,8 +24,24 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from .ir import AnyValue, Array, Boolean, Never, Node, Null, Number, Object, Side, String, Union, deref
-from .merge import MAX_UNION, Merger, Unsupported, checked_array, union_of
+from .ir import (
+    MAX_UNION,
+    AnyValue,
+    Array,
+    Boolean,
+    Never,
+    Node,
+    Null,
+    Number,
+    Object,
+    Side,
+    String,
+    Union,
+    Unsupported,
+    deref,
+    union_of,
+)
+from .merge import Merger, checked_array
 
 MAX_GROUPS = 256
 """More sets of object (array) alternatives that may pass together (and evaluate different keys) than this

@@ -12,9 +12,9 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from ..ecma.parse import EcmaSyntaxError, EcmaUnsupported, is_valid
+from ..ecma.parse import EcmaSyntaxError, EcmaUnsupported
 from ..ecma.translate import search
-from ..formats.patterns import FORMAT_MAX_LENGTH, format_matches
+from .format_checks import format_checks
 from .ir import AnyValue, Array, Boolean, Never, Node, Null, Number, Object, String, Union, deref
 
 
@@ -46,17 +46,14 @@ def string_ok(node: String, text: str) -> bool:
         return False
     if not all(_search(p, text, True) for p in node.patterns):
         return False
-    if any(len(text) > FORMAT_MAX_LENGTH.get(f, len(text)) for f in node.formats):
+    checks = format_checks()
+    if any(len(text) > checks.max_length.get(f, len(text)) for f in node.formats):
         return False
     if any(_search(p, text, False) for p in node.not_patterns):
         return False
-    if any(_format_ok(f, text) for f in node.not_formats):
+    if any(checks.matches(f, text) for f in node.not_formats):
         return False
-    return all(_format_ok(f, text) for f in node.formats)
-
-
-def _format_ok(name: str, text: str) -> bool:
-    return is_valid(text) if name == "regex" else format_matches(name, text)
+    return all(checks.matches(f, text) for f in node.formats)
 
 
 def _search(pattern: str, text: str, unknown: bool) -> bool:

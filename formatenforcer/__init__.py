@@ -30,8 +30,9 @@ from .core.errors import (
     UnsupportedSchemaError,
     VocabularyError,
 )
+from .core.hooks import FreeRun
 from .core.matcher import Matcher
-from .core.protocol import CharacterParser, FreeRun
+from .core.protocol import CharacterParser
 from .core.token_texts import token_bytes_from_pieces
 from .core.vocabulary import Vocabulary
 from .jsonschema import JsonConfig, JsonParser, JsonSchemaParser

@@ -2,75 +2,42 @@
 
 A parser object *is* an immutable state: feeding it a character returns a new state and leaves the old one
 untouched, so the token walk can branch from one state into many without copying. Four methods make the
-contract; a fifth is an optional speed hint:
+contract, and every format implements them:
 
     add_character(ch)    -> the state after ``ch``, or None if ``ch`` is refused here
     allowed_characters() -> a CharSet that holds every character ``add_character`` accepts (exact, not a guess)
     can_end()            -> whether the text read so far is a complete instance of the format
     key()                -> a hashable value; two states with equal keys accept exactly the same continuations
-    lexeme()             -> optional: the inner scalar state the containers pass characters to (see Lexeme)
-    free_run()           -> optional: a FreeRun promising that any run of characters from a set leads to a
-                            state that is known without reading it (inside a JSON string, ``.*`` in a regex);
-                            the token enforcer then answers from precomputed token sets instead of walking
+
+``add_text`` and ``accepts`` follow from them. Everything else a parser may offer is a walk hook (hooks.py):
+an optional shortcut that lets the token walk skip work, never a change in which tokens are allowed:
+
+    free_run()                  a FreeRun: any run of characters from a set leads to a state known without
+                                reading it (inside a JSON string, ``.*`` in a regex): answered from tables
+    lexeme()                    a Lexeme: the inner scalar state a container passes its next characters to,
+                                walked alone and cached by its key
+    lexeme_key(horizon)         the key of a lexeme's inner state, equal for states alike within ``horizon``
+    shared_lexeme_key(horizon)  the same, equal across formats: the walk is cached per vocabulary
+    first_char_split()          a twin state that stands for this one after any first character off a few
+    alternatives()              the live branches of a union, carried up through the containers around it
+    SCALAR_LEXEME               class flag: a state that reads one scalar value on its own
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
-from dataclasses import dataclass
+from collections.abc import Hashable
 
 from .charset import CharSet
+from .hooks import FreeRun, Lexeme, WalkHooks
+
+__all__ = ["CharacterParser", "FreeRun", "Lexeme"]
 
 
-class FreeRun:
-    """A promise about a parser state ``s``: every string ``w`` of characters from ``chars`` with
-    ``len(w) <= max_length`` (None: no limit) is accepted from ``s`` — and every longer run of them is refused,
-    since the enforcer never looks at tokens with a longer run —, and ``after(len(w))`` stands for
-    ``s.add_text(w)``: it has the same key, or — when the real state depends on *which* characters were read
-    (a JSON key that might name a known property) — it is a stand-in that accepts a subset of what the real
-    state accepts. The enforcer uses ``after`` only to check what follows the run inside a token, so a
-    stand-in can make a mask smaller, never admit a token that ``add_character`` would refuse.
-
-    ``ends_inside`` is True when the state may end part-way through the run (a number's digits: ``12`` may be
-    followed by ``,``). A lexeme walk then records an end at every exit of the run, and a checked one (where
-    every end is decided by the full state, tokens ending there included) walks instead of taking the run.
-
-    Read-only by convention: a plain class with slots, because a walk makes one for every state it enters and
-    a frozen dataclass's ``__init__`` costs twice as much."""
-
-    __slots__ = ("chars", "max_length", "after", "ends_inside")
-
-    def __init__(self, chars: CharSet, max_length: int | None, after: Callable[[int], CharacterParser],
-                 ends_inside: bool = False) -> None:  # fmt: skip
-        self.chars, self.max_length, self.after, self.ends_inside = chars, max_length, after, ends_inside
-
-    def __repr__(self) -> str:
-        return f"FreeRun({self.chars!r}, max_length={self.max_length}, ends_inside={self.ends_inside})"
-
-
-@dataclass(frozen=True)
-class Lexeme:
-    """See ``CharacterParser.lexeme``: ``resume(s)`` is the full state once ``inner`` has become ``s``; the
-    contract is ``full.add_text(w) == resume(inner.add_text(w))`` for every ``w`` that ``inner`` accepts, and
-    where ``inner`` refuses a character but may end, ``resume`` of it reads that character as the full state
-    would (the container finishes the value and goes on)."""
-
-    inner: CharacterParser
-    resume: Callable[[CharacterParser], CharacterParser | None]
-    checked_ends: bool = False
-    """True when ``resume`` may refuse a state where ``inner`` ends (returns None): then the tokens that end
-    exactly where ``inner`` may end are kept out of the cached inner mask and decided by ``resume``."""
-
-
-class CharacterParser:
-    """Base class of every parser state. Subclasses implement the four abstract methods."""
+class CharacterParser(WalkHooks):
+    """Base class of every parser state. Subclasses implement the four abstract methods; the walk hooks
+    they inherit (hooks.py) default to no shortcut."""
 
     __slots__ = ()
-
-    SCALAR_LEXEME = False
-    """True for states that read one scalar value on their own (a JSON string or number): a container may
-    hand the vocabulary walk such a state alone (see ``lexeme``). A free run of it that passes points where
-    it could end must say so (``FreeRun.ends_inside``)."""
 
     def add_character(self, ch: str) -> CharacterParser | None:
         """The state after reading ``ch``; None when the format refuses ``ch`` here."""
@@ -88,45 +55,6 @@ class CharacterParser:
         """Identifies the state: equal keys accept exactly the same continuations (used for caching)."""
         raise NotImplementedError
 
-    def free_run(self) -> FreeRun | None:
-        """A FreeRun shortcut if this state loops over a large character class, else None."""
-        return None
-
-    def lexeme(self) -> Lexeme | None:
-        """Optional: when the next characters are read by an inner scalar state (a JSON string or number
-        nested in containers) that the containers only pass through, that inner state and how to put a state
-        of it back in place. The enforcer then walks the vocabulary with the small inner state alone, caches
-        that walk by the inner state's key (the same key recurs at every position of its kind), and walks
-        with the full state only from the points where the inner value can end."""
-        return None
-
-    def lexeme_key(self, horizon: int) -> Hashable:
-        """For caching the walk of a lexeme's inner state: a key equal for states that accept the same
-        continuations of up to ``horizon`` characters (a token's length), e.g. a string far from its
-        ``maxLength`` whatever its exact length. Defaults to ``key()``."""
-        return self.key()
-
-    def first_char_split(self) -> tuple[CharacterParser, bytes] | None:
-        """Optional: ``(twin, exceptions)`` such that for every first character whose UTF-8 lead byte is not
-        in ``exceptions`` (lead bytes), this state and ``twin`` go to states with equal keys. Inside a key
-        of an open object, every character off the trie of names leads to the same state: the walk for
-        ``twin`` is cached once and reused from every position in a name, and only the few exception
-        characters are walked from here."""
-        return None
-
-    def alternatives(self) -> tuple[CharacterParser, ...] | None:
-        """Optional: states whose languages together are exactly this state's (a union's live branches,
-        carried up through the containers around it), so a mask can be the OR of theirs. Each branch then
-        uses its own cached walks (a key of an object inside ``anyOf`` reuses that object's key walk),
-        where walking the union as one state would step every branch at every trie node."""
-        return None
-
-    def shared_lexeme_key(self, horizon: int) -> Hashable | None:
-        """Like ``lexeme_key`` but equal across formats (built from values, never from ``id()``), so the
-        walk can be cached per vocabulary and reused by every schema that reaches the same inner state (a
-        plain string, an email); None when the state has no such key."""
-        return None
-
     def add_text(self, text: str) -> CharacterParser | None:
         """The state after reading every character of ``text``; None as soon as one is refused."""
         state: CharacterParser | None = self
@@ -140,52 +68,3 @@ class CharacterParser:
         """Whether ``text`` read from this state is a complete instance of the format."""
         state = self.add_text(text)
         return state is not None and state.can_end()
-
-
-def walk_lexeme(state: CharacterParser) -> Lexeme | None:
-    """``state.lexeme()``, or for a bare scalar state (a top-level string or number, a branch of a top-level
-    union) the state itself with nothing around it to resume: its walk is then the shared cached one."""
-    lexeme = state.lexeme()
-    if lexeme is None and state.SCALAR_LEXEME:
-        return Lexeme(state, _same_state)
-    return lexeme
-
-
-def _same_state(state: CharacterParser) -> CharacterParser:
-    return state
-
-
-def nested_lexeme(child: CharacterParser, wrap: Callable[[CharacterParser], CharacterParser]) -> Lexeme | None:
-    """The lexeme of a container whose next characters all go to ``child``: the child's own lexeme with
-    ``wrap`` (put the child back in the container) added to its resume, or the child itself when it is a
-    scalar (``SCALAR_LEXEME``)."""
-    inner = child.lexeme()
-    if inner is not None:
-        resume = inner.resume
-
-        def resumed(state: CharacterParser) -> CharacterParser | None:
-            back = resume(state)  # None: the child refuses its inner value ending here (a key not allowed)
-            return None if back is None else wrap(back)
-
-        return Lexeme(inner.inner, resumed, checked_ends=inner.checked_ends)
-    if child.SCALAR_LEXEME:
-        return Lexeme(child, wrap)
-    return None
-
-
-def nested_first_char_split(
-    child: CharacterParser, wrap: Callable[[CharacterParser], CharacterParser]
-) -> tuple[CharacterParser, bytes] | None:
-    """The first-character split of a container whose next characters all go to ``child``: the child's
-    twin put back in the container, with the child's exceptions (see ``CharacterParser.first_char_split``)."""
-    split = child.first_char_split()
-    return None if split is None else (wrap(split[0]), split[1])
-
-
-def nested_alternatives(
-    child: CharacterParser, wrap: Callable[[CharacterParser], CharacterParser]
-) -> tuple[CharacterParser, ...] | None:
-    """The alternatives of a container whose next characters all go to ``child``: each of the child's
-    branches put back in the container (see ``CharacterParser.alternatives``)."""
-    branches = child.alternatives()
-    return None if branches is None else tuple(wrap(branch) for branch in branches)

@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from .charset import ANY, CharSet, utf8_length
-from .protocol import CharacterParser, FreeRun, Lexeme, walk_lexeme
+from .hooks import FreeRun, Lexeme, walk_lexeme
+from .protocol import CharacterParser
 from .run_tables import FreeRunTable, pack_ids
 from .trie import IDS, Trie, as_dict, ids_at
 from .vocabulary import Vocabulary

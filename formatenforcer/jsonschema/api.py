@@ -13,7 +13,8 @@ from typing import Any
 
 from ..core.charset import CharSet
 from ..core.errors import Problem, SchemaError, UnsupportedSchemaError
-from ..core.protocol import CharacterParser, FreeRun, Lexeme, walk_lexeme
+from ..core.hooks import FreeRun, Lexeme, walk_lexeme
+from ..core.protocol import CharacterParser
 from .compile import Compiler
 from .config import JsonConfig
 from .schema.ir import AnyValue, Never, Node, deref

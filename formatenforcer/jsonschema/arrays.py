@@ -17,14 +17,8 @@ from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
 from ..core.charset import EMPTY, CharSet, union_memo
-from ..core.protocol import (
-    CharacterParser,
-    FreeRun,
-    Lexeme,
-    nested_alternatives,
-    nested_first_char_split,
-    nested_lexeme,
-)
+from ..core.hooks import FreeRun, Lexeme, nested_alternatives, nested_first_char_split, nested_lexeme
+from ..core.protocol import CharacterParser
 from .schema.ir import (
     AnyValue,
     Array,

@@ -16,7 +16,8 @@ from collections.abc import Hashable
 from fractions import Fraction
 
 from ..core.charset import EMPTY, CharSet
-from ..core.protocol import CharacterParser, FreeRun
+from ..core.hooks import FreeRun
+from ..core.protocol import CharacterParser
 from .schema.number_bounds import NumberContext, feasible
 
 DIGITS = "0123456789"

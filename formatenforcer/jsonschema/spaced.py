@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Hashable
 
 from ..core.charset import CharSet
-from ..core.protocol import CharacterParser, FreeRun
+from ..core.hooks import FreeRun
+from ..core.protocol import CharacterParser
 from .whitespace import JSON_WHITESPACE, Whitespace
 
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Hashable
 
 from ..core.charset import ANY, EMPTY, CharSet
-from ..core.protocol import CharacterParser, FreeRun
+from ..core.hooks import FreeRun
+from ..core.protocol import CharacterParser
 from .formats.content import JSON_STRING_CHARS, Content
 
 OPEN, BODY, ESCAPE, HEX, LOW_BACKSLASH, LOW_U, LOW_HEX, DONE = range(8)

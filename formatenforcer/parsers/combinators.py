@@ -11,7 +11,8 @@ from collections.abc import Hashable, Iterable
 
 from ..core.charset import EMPTY, CharSet
 from ..core.errors import FormatError
-from ..core.protocol import CharacterParser, FreeRun
+from ..core.hooks import FreeRun
+from ..core.protocol import CharacterParser
 
 
 def _checked(parsers: Iterable[CharacterParser], name: str) -> tuple[CharacterParser, ...]:

@@ -29,7 +29,8 @@ from interegular.fsm import anything_else
 from ..core import disk_cache
 from ..core.charset import ANY, EMPTY, CharSet
 from ..core.errors import RegexError
-from ..core.protocol import CharacterParser, FreeRun
+from ..core.hooks import FreeRun
+from ..core.protocol import CharacterParser
 from . import fsm_crawl, regex_build
 
 COMPILE_SECONDS = 5.0

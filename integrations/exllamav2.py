@@ -43,6 +43,7 @@ from formatenforcer import (
     mask_token_ids,
     token_bytes_from_pieces,
 )
+from formatenforcer.integrations._lazy import lazy_classes
 
 logger = logging.getLogger("formatenforcer.exllamav2")
 
@@ -206,17 +207,8 @@ def _make_filter_class() -> type:
     return FormatEnforcerFilter
 
 
-_LAZY_CLASSES = {"FormatEnforcerFilter": _make_filter_class}
-
-
-def __getattr__(name: str) -> Any:
-    """Defines ``FormatEnforcerFilter`` on first access, so importing this module does not import exllamav2."""
-    factory = _LAZY_CLASSES.get(name)
-    if factory is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    cls = factory()
-    globals()[name] = cls
-    return cls
+__getattr__ = lazy_classes(globals(), {"FormatEnforcerFilter": _make_filter_class})
+"""Defines the engine-derived classes on first access (see _lazy.py): importing this module imports no engine."""
 
 
 __all__ = [

@@ -60,6 +60,7 @@ from formatenforcer import (
     apply_bitmask,
     write_mask_row,
 )
+from formatenforcer.integrations._lazy import lazy_classes
 
 if TYPE_CHECKING:
     from formatenforcer import Matcher
@@ -341,18 +342,8 @@ def _make_processor_class() -> type:
     return FormatEnforcerLogitsProcessor
 
 
-_LAZY_CLASSES = {"FormatEnforcerLogitsProcessor": _make_processor_class}
-
-
-def __getattr__(name: str) -> Any:
-    """Defines the vLLM-derived classes on first access, so importing this module does not import vLLM
-    (and ``module:FormatEnforcerLogitsProcessor`` still resolves for ``--logits-processors`` and pickling)."""
-    factory = _LAZY_CLASSES.get(name)
-    if factory is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    cls = factory()
-    globals()[name] = cls
-    return cls
+__getattr__ = lazy_classes(globals(), {"FormatEnforcerLogitsProcessor": _make_processor_class})
+"""Defines the engine-derived classes on first access (see _lazy.py): importing this module imports no engine."""
 
 
 __all__ = [

@@ -4,10 +4,9 @@
   small dicts and lists, none of them cyclic: young collections during the build only rescan them.
 - ``freeze_existing()``: once the index is built, its ~130,000 dicts leave the collector's sight.
 
-Pausing the collector around each mask and each schema build was tried (session 5, docs/performance.md):
-it cut the collector's own time in half, but the deferred collections then landed together in the first
-allocation afterwards, often inside the next schema's time to first mask (its p99 went from ~10 to ~100 ms),
-and the mean time per token did not measurably improve. So masks and builds run with the collector as is.
+Masks and schema builds run with the collector as it is: pausing it there only defers its collections,
+which then land together in the first allocation afterwards, often inside the next schema's first mask
+(docs/performance.md has the measurement).
 
 ``FORMATENFORCER_GC_FREEZE=0`` leaves the collector entirely alone.
 """

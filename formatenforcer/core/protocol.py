@@ -68,3 +68,21 @@ class CharacterParser(WalkHooks):
         """Whether ``text`` read from this state is a complete instance of the format."""
         state = self.add_text(text)
         return state is not None and state.can_end()
+
+
+class MemoAllowed(CharacterParser):
+    """A state that computes its allowed characters on the first ask (``_compute_allowed``) and keeps them
+    in its ``_allowed`` slot (None until then): string and container states are asked again and again by
+    the walk, and their set depends on several fields. Subclasses declare ``_allowed`` in their slots."""
+
+    __slots__ = ()
+
+    def allowed_characters(self) -> CharSet:
+        allowed = self._allowed  # type: ignore[attr-defined]
+        if allowed is None:
+            allowed = self._allowed = self._compute_allowed()  # type: ignore[attr-defined]
+        return allowed
+
+    def _compute_allowed(self) -> CharSet:
+        """The characters ``add_character`` accepts, computed once per state."""
+        raise NotImplementedError

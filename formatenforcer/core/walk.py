@@ -27,9 +27,9 @@ _LENGTH = [utf8_length(b) for b in range(256)]
 _WIDE = 32
 """Trie nodes with more children than this are entered through a narrow set's own bytes (CharSet.narrow)."""
 _SHARED = 4
+"""Trie nodes with more children than this look for one state shared by most children (_Walk._shared_step)."""
 _SHARED_GROUPS = 8192
 """Cached shared-children groups per vocabulary (see _Walk._shared_children)."""
-"""Trie nodes with more children than this look for one state shared by most children (_Walk._shared_step)."""
 
 
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from ..core.charset import EMPTY, CharSet, union_memo
 from ..core.hooks import FreeRun, Lexeme, nested_alternatives, nested_first_char_split, nested_lexeme
-from ..core.protocol import CharacterParser
+from ..core.protocol import CharacterParser, MemoAllowed
 from .schema.ir import (
     AnyValue,
     Array,
@@ -34,7 +34,8 @@ from .schema.ir import (
     deref,
     union_of,
 )
-from .schema.validate import _canonical, to_fraction
+from .schema.normalize import literal_node
+from .schema.validate import _canonical
 from .spaced import SpacedValue
 from .whitespace import JSON_WHITESPACE
 
@@ -88,17 +89,6 @@ def _unique_kind(node: Node) -> str | None:
     if _scalar_only(node) or isinstance(node, Never):
         return "scalar"
     return "compound" if _plain_container(node) else None
-
-
-def _literal(value: object) -> Node:
-    if value is None:
-        return Null()
-    if isinstance(value, bool):
-        return Boolean(frozenset({value}))
-    if isinstance(value, (int, float)):
-        point = to_fraction(value)
-        return Number(low=point, high=point)
-    return String(values=frozenset({value}))  # type: ignore[arg-type]
 
 
 class ArrayContext:
@@ -228,7 +218,7 @@ class ArrayContext:
             schema = merger.intersect(schema, merger.negate(node.contains))
         scalars = [value for value in (json.loads(text) for text in seen) if not isinstance(value, (list, dict))]
         if scalars:
-            schema = merger.intersect(schema, merger.negate(union_of([_literal(v) for v in scalars])))
+            schema = merger.intersect(schema, merger.negate(union_of([literal_node(v) for v in scalars])))
         return self.compiler.start(schema)
 
     def duplicate(self, text: str, seen: frozenset) -> bool:
@@ -241,7 +231,7 @@ class ArrayContext:
         return _canonical(json.loads(text)) in values
 
 
-class ArrayParser(CharacterParser):
+class ArrayParser(MemoAllowed):
     """One JSON array; ``extra`` is (contains matches so far, texts of the items seen when unique). With
     several ``contains`` the matches are a tuple (one count each) and so are the trackers of the item."""
 
@@ -339,11 +329,6 @@ class ArrayParser(CharacterParser):
             return None
         return self._begin_item(ch)
 
-    def allowed_characters(self) -> CharSet:
-        if self._allowed is None:
-            self._allowed = self._compute_allowed()
-        return self._allowed
-
     def _compute_allowed(self) -> CharSet:
         phase, ctx = self._phase, self._ctx
         if phase == OPEN:
@@ -437,7 +422,7 @@ class ArrayParser(CharacterParser):
     def first_char_split(self) -> tuple[CharacterParser, bytes] | None:
         """The item's split, passed through. This is what makes a uniqueItems array of strings cheap: a new
         item excludes the earlier ones, so its string is not a free run until it leaves all of them, and a
-        walk from its start entered every first character of the vocabulary on its own (1,600 subtree
+        walk from its start would enter every first character of the vocabulary on its own (1,600 subtree
         tables, ~50 ms per item). Its twin has already left them, so its mask is one shared free-run table;
         only tokens starting with an earlier item's first letter (or a quote, a backslash) are walked here."""
         if self._phase != VALUE or self._tracker is not None:

@@ -115,7 +115,7 @@ class NumberParser(CharacterParser):
     def free_run(self) -> FreeRun | None:
         """Digits that loop: the integer part past a non-zero first digit, the fraction, the exponent. The
         walk then takes every digit token from a precomputed table instead of stepping a thousand of them
-        (a number's first walk took ~6 ms). The number may end after any digit of the run (``ends_inside``).
+        (stepping them costs ~6 ms per first walk). The number may end after any digit of the run (``ends_inside``).
         ``after(n)`` appends ``n`` zeros: unconstrained, a state with the same key; under bounds, runs are
         offered only while every continuation stays inside them (``_far_shape``), for as many digits as that
         lasts, and the zeros give a state with the same far shape, so the same continuations."""

@@ -99,7 +99,8 @@ _RANGES = (("minimum", "maximum"), ("minLength", "maxLength"), ("minItems", "max
            ("minProperties", "maxProperties"))  # fmt: skip
 
 
-def _literal(value: Any) -> Node:
+def literal_node(value: Any) -> Node:
+    """The node whose only instance is the JSON value ``value`` (a ``const``, an ``enum`` member)."""
     if value is None:
         return Null()
     if isinstance(value, bool):
@@ -110,8 +111,8 @@ def _literal(value: Any) -> Node:
     if isinstance(value, str):
         return String(values=frozenset({value}))
     if isinstance(value, list):
-        return Array(tuple(_literal(v) for v in value), Never("no more items"), len(value), len(value))
-    properties = tuple((k, _literal(v)) for k, v in value.items())
+        return Array(tuple(literal_node(v) for v in value), Never("no more items"), len(value), len(value))
+    properties = tuple((k, literal_node(v)) for k, v in value.items())
     return Object((Side(properties, (), Never("no other property"), silent=True),), frozenset(value))
 
 
@@ -119,7 +120,7 @@ def literals(values: list[Any]) -> Node:
     """The union of the given JSON values, strings and booleans grouped into one node each."""
     strings = frozenset(v for v in values if isinstance(v, str))
     booleans = frozenset(v for v in values if isinstance(v, bool))
-    others = [_literal(v) for v in values if not isinstance(v, (str, bool))]
+    others = [literal_node(v) for v in values if not isinstance(v, (str, bool))]
     if strings:
         others.append(String(values=strings))
     if booleans:

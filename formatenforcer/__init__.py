@@ -17,6 +17,7 @@ Usual call sequence::
 Importing this package loads no engine (no torch, transformers or vLLM); integrations import theirs lazily.
 """
 
+from .core.batch import fill_bitmasks
 from .core.bitmask import allocate_bitmask, apply_bitmask
 from .core.bitmask import ids_of as mask_token_ids
 from .core.bitmask import write_row as write_mask_row
@@ -63,6 +64,7 @@ __all__ = [
     "VocabularyError",
     "allocate_bitmask",
     "apply_bitmask",
+    "fill_bitmasks",
     "mask_token_ids",
     "token_bytes_from_pieces",
     "write_mask_row",

@@ -58,6 +58,7 @@ from formatenforcer import (
     Vocabulary,
     allocate_bitmask,
     apply_bitmask,
+    fill_bitmasks,
     write_mask_row,
 )
 from formatenforcer.integrations._lazy import lazy_classes
@@ -320,13 +321,16 @@ def _make_processor_class() -> type:
                 return logits
             bitmask = self._bitmask[: len(rows)]
             eos_mask = self.enforcers.vocabulary.eos_mask
+            matchers, slots = [], []
             for slot, index in enumerate(rows):
                 state = self._requests[index]
                 state.sync()
                 if state.broken or state.matcher is None:
                     write_mask_row(bitmask, slot, eos_mask)
                 else:
-                    state.matcher.fill_bitmask(bitmask, slot)
+                    matchers.append(state.matcher)
+                    slots.append(slot)
+            fill_bitmasks(matchers, bitmask, slots)
             packed = torch.from_numpy(bitmask)
             if len(rows) == logits.shape[0]:
                 apply_bitmask(logits, packed)  # every row constrained: rows are 0..n-1 in order

@@ -24,6 +24,7 @@ CORE = {
     "VocabularyError",
     "allocate_bitmask",
     "apply_bitmask",
+    "fill_bitmasks",
 }
 ENGINES = {"mask_token_ids", "token_bytes_from_pieces", "write_mask_row"}
 """What the engine adapters (integrations/) use beyond the core: they import nothing else."""

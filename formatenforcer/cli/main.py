@@ -21,6 +21,7 @@ from typing import Any
 
 from .. import __version__
 from ..core.errors import FormatEnforcerError, UnsupportedSchemaError
+from .cache import add_cache_command
 from .formats import build_format, read_schema, unsupported_keywords
 from .model import CliError
 from .progress import Progress
@@ -105,6 +106,8 @@ def build_argparser() -> argparse.ArgumentParser:
     _add_format_options(explain, required=True)
     _add_model_options(explain)
     explain.set_defaults(func=command_explain)
+
+    add_cache_command(commands)
     return parser
 
 

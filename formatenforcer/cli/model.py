@@ -179,10 +179,20 @@ def _save_cache(model: Any, tokenizer: Any, folder: Path) -> None:
             return
         shutil.rmtree(folder, ignore_errors=True)  # a leftover without config.json
         os.replace(tmp, folder)
+        _drop_older_copies(folder)
     except (OSError, ValueError, AttributeError) as error:
         shutil.rmtree(tmp, ignore_errors=True)
         if not (folder / "config.json").is_file():
             print(f"formatenforcer: note: could not cache the converted model ({error})", file=sys.stderr)
+
+
+def _drop_older_copies(folder: Path) -> None:
+    """Removes the other converted copies of the same model (``NAME-<digest>``: the GGUF file was replaced,
+    moved or touched, or transformers was upgraded), so the cache holds one copy per model."""
+    stem = folder.name.rsplit("-", 1)[0]
+    for other in folder.parent.glob(f"{stem}-*"):
+        if other != folder and other.is_dir() and len(other.name) == len(folder.name):
+            shutil.rmtree(other, ignore_errors=True)
 
 
 def transformers_folder(model: str | None = None, *, cache_dir: str | None = None) -> Path:

@@ -4,6 +4,10 @@ Entries are keyed by a SHA-256 fingerprint of everything the index is derived fr
 special and added tokens, its decoder, the EOS ids and the logits size, and this format's version), and are
 stored with ``marshal`` — the fastest way CPython has to reload hundreds of thousands of small dicts. A
 missing, stale or unreadable entry is simply rebuilt: the cache can make loading faster, never wrong.
+
+The cache is bounded: each kind of entry (``.vocab`` indexes, ``.dfa`` automata) has a size cap, and a save
+that takes a kind past its cap removes that kind's least recently used entries (a load marks an entry used).
+``formatenforcer cache info`` shows what is kept, ``formatenforcer cache clear`` removes it.
 """
 
 from __future__ import annotations
@@ -22,6 +26,10 @@ from .collector import paused
 logger = logging.getLogger("formatenforcer")
 
 FORMAT_VERSION = 3
+
+SIZE_CAPS = {".vocab": 512 * 2**20, ".dfa": 64 * 2**20}
+"""Bytes each kind of entry may take in one cache folder; older entries are evicted past it. A Llama 3
+index takes ~4 MB, a pattern's automaton a few KB to a few hundred KB."""
 
 
 def default_cache_dir() -> Path:
@@ -55,6 +63,10 @@ def load(folder: Path, key: str, suffix: str = ".vocab") -> Any | None:
         return None
     if not isinstance(payload, tuple) or not payload or payload[0] != FORMAT_VERSION:
         return None
+    try:
+        os.utime(path)  # used now: the last to be evicted
+    except OSError:
+        pass
     return payload[1:]
 
 
@@ -66,5 +78,31 @@ def save(folder: Path, key: str, payload: tuple, suffix: str = ".vocab") -> None
         with tempfile.NamedTemporaryFile(dir=folder, delete=False, suffix=".tmp") as handle:
             handle.write(blob)
         os.replace(handle.name, folder / f"{key}{suffix}")
+        prune(folder, suffix, SIZE_CAPS.get(suffix))
     except (OSError, ValueError) as error:
         logger.debug("formatenforcer: could not write the vocabulary cache in %s: %s", folder, error)
+
+
+def prune(folder: Path, suffix: str, cap: int | None) -> int:
+    """Removes the least recently used ``*suffix`` entries of ``folder`` until they fit in ``cap`` bytes;
+    returns how many bytes were freed. Entries another process removes meanwhile are skipped."""
+    if cap is None:
+        return 0
+    entries = []
+    for path in folder.glob(f"*{suffix}"):
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        entries.append((stat.st_mtime, stat.st_size, path))
+    total = sum(size for _, size, _ in entries)
+    freed = 0
+    for _, size, path in sorted(entries):
+        if total - freed <= cap:
+            break
+        try:
+            path.unlink()
+            freed += size
+        except OSError:
+            continue
+    return freed

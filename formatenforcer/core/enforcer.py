@@ -35,8 +35,9 @@ logger = logging.getLogger("formatenforcer")
 class EnforcerConfig:
     """Settings of a TokenEnforcer, each with its cost.
 
-    cache_size: masks kept per enforcer (least recently used evicted); each costs ``vocab/8`` bytes
-        (16 KB for a 128k vocabulary), so the default 2048 bounds the cache near 32 MB.
+    cache_size: masks kept per parser object (least recently used evicted); each costs ``vocab/8`` bytes
+        (16 KB for a 128k vocabulary), so the default 2048 bounds the cache near 32 MB. As many positions
+        are kept, with the tokens already taken from each (a revisited token costs a look-up).
     """
 
     cache_size: int = 2048
@@ -57,15 +58,23 @@ class TokenEnforcer:
         self._cache: OrderedDict[Hashable, np.ndarray] = caches.masks
         self._lexemes: dict[Hashable, object] = caches.lexemes  # inner string/number walks, see walk.allowed_mask
         self._lock = caches.lock
-        self._start = Position(parser)
+        self._positions = caches.positions
+        self._start = Position(parser)  # not in the shared positions: they must not hold the parser itself
         self._root = _PrefixNode(self._start)
         self._finished_mask = vocabulary.eos_mask if vocabulary.eos_token_ids else pack_ids((), vocabulary.size)
 
     # --- masks -------------------------------------------------------------------------------------------
     def mask(self, position: Position) -> np.ndarray:
         """The packed, read-only mask of tokens allowed at ``position``."""
+        known = position.mask
+        if known is not None:
+            return known
         if position.finished:
             return self._finished_mask
+        position.mask = mask = self._mask(position)
+        return mask
+
+    def _mask(self, position: Position) -> np.ndarray:
         key = position.cache_key()
         with self._lock:
             hit = self._cache.get(key)
@@ -90,6 +99,31 @@ class TokenEnforcer:
 
     def step(self, position: Position, token_id: int) -> Position | None:
         """The position after ``token_id``, or None if the format refuses it there."""
+        known = position.next.get(token_id, _UNKNOWN)
+        if known is not _UNKNOWN:
+            return known  # type: ignore[return-value]
+        moved = self._step(position, token_id)
+        if moved is not None:
+            moved = self._canonical(moved)
+        position.next[token_id] = moved
+        return moved
+
+    def _canonical(self, position: Position) -> Position:
+        """The one position object kept for ``position``'s place (least recently used evicted, its memos
+        cleared so that it holds on to nothing), so that memos made from one sequence serve the next."""
+        place = position.place()
+        with self._lock:
+            kept = self._positions.get(place)
+            if kept is not None:
+                self._positions.move_to_end(place)
+                return kept
+            self._positions[place] = position
+            if len(self._positions) > self.config.cache_size:
+                _, evicted = self._positions.popitem(last=False)
+                evicted.next = {}
+        return position
+
+    def _step(self, position: Position, token_id: int) -> Position | None:
         vocabulary = self.vocabulary
         if position.finished:
             return None
@@ -151,15 +185,20 @@ class TokenEnforcer:
         return Matcher(self)
 
 
-class _Caches:
-    """What a TokenEnforcer caches: masks by position key (least recently used first), the walks of inner
-    values (walk.allowed_mask) and the lock that guards the masks. Keys hold ``id()``s of the parser's
-    compiled parts, so a cache is only valid while its parser object lives."""
+_UNKNOWN = object()
 
-    __slots__ = ("masks", "lexemes", "lock")
+
+class _Caches:
+    """What a TokenEnforcer caches: masks by position key and one position object per place (least
+    recently used first; see position.py), the walks of inner values (walk.allowed_mask) and the lock that
+    guards them. Keys hold ``id()``s of the parser's compiled parts, so a cache is only valid while its
+    parser object lives."""
+
+    __slots__ = ("masks", "positions", "lexemes", "lock")
 
     def __init__(self) -> None:
         self.masks: OrderedDict[Hashable, np.ndarray] = OrderedDict()
+        self.positions: OrderedDict[Hashable, Position] = OrderedDict()
         self.lexemes: dict[Hashable, object] = {}
         self.lock = threading.Lock()
 

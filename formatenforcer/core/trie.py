@@ -1,5 +1,5 @@
 """The byte trie of a vocabulary: plain dicts ``{byte: child}``, the ids of the tokens ending at a node under the
-key ``IDS``, and a leaf stored as its bare token id (see vocabulary.py for why this layout)."""
+key ``IDS``, and a leaf stored as its bare token id (see core/vocabulary.py for why this layout)."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ the index leaves it no garbage-collection debt to pay during generation. Special
 no text are left out of the trie, so they are never allowed; the end-of-sequence ids are handled by the
 enforcer (allowed exactly when the format may end).
 
-Free-run tables (run_tables.py) are built lazily, once per vocabulary and class (and per trie node for the
+Free-run tables (core/run_tables.py) are built lazily, once per vocabulary and class (and per trie node for the
 tables of subtrees), and kept here.
 """
 
@@ -82,11 +82,11 @@ class Vocabulary:
         self._first_byte: np.ndarray | None = None
         self._longest: int | None = None
         self.shared_groups: dict = {}
-        """What the children of a trie node add in one shared state, by node, class and exceptions (walk.py)."""
+        """What the children of a trie node add in one shared state, by node, class and exceptions (core/walk.py)."""
         self.lexeme_cache: dict = {}
         """Walks of inner string states keyed by value (``shared_lexeme_key``), shared by every enforcer."""
         self.format_caches: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-        """The mask and walk caches of each parser object enforced over this vocabulary (enforcer.py), kept
+        """The mask and walk caches of each parser object enforced over this vocabulary (core/enforcer.py), kept
         as long as the parser lives: every TokenEnforcer made for the same parser object shares them."""
         self._texts: TokenTexts | None = None
         self._subtexts: dict[int, TokenTexts | tuple[tuple[int, bytes], ...]] = {}

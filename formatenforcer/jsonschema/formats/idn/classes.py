@@ -1,8 +1,8 @@
 """Which non-ASCII characters may follow an ``idn-hostname`` label, judged by class rather than one by one.
 
 Most characters differ only by bidi class, by being a mark, and by their canonical combining class, so while
-the label is far from the length limit (jsonschema/formats/idn/length.py) the characters allowed after it depend only on
-a few facts about it (``summary``) and are a few set operations on jsonschema/formats/idn/tables.py's classes
+the label is far from the length limit (formats/idn/length.py) the characters allowed after it depend only on
+a few facts about it (``summary``) and are a few set operations on formats/idn/tables.py's classes
 (``generic_set``, less the composing characters NFC refuses after its last starter: ``composing_cut``). The
 characters with rules of their own (CONTEXTJ/CONTEXTO) are picked apart: ``backward_ok`` is a cheap
 necessary test of what they need before them, so the exact check runs only for the ones that may pass.

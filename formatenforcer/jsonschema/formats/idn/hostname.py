@@ -2,15 +2,15 @@
 LDH labels and A-labels.
 
 The pieces live apart: the rules of a whole label and name, and the witnesses that say whether a label being
-written can still end (jsonschema/formats/idn/label.py); the A-label length arithmetic and the far bound
-(jsonschema/formats/idn/length.py); the characters allowed by class (jsonschema/formats/idn/classes.py); the free runs and their
-stand-ins (jsonschema/formats/idn/runs.py). This module puts them together.
+written can still end (formats/idn/label.py); the A-label length arithmetic and the far bound
+(formats/idn/length.py); the characters allowed by class (formats/idn/classes.py); the free runs and their
+stand-ins (formats/idn/runs.py). This module puts them together.
 
 A character may come next only when the label can still end validly after it (``viable``: at once, or after
 one witness character), so a state reached through allowed characters always has a way on: no dead end.
 Most characters are judged by class (``generic``). That is exact while the A-label of the label plus any one
 more character and a witness is sure to fit (``label_far``: a bound by counts, then one on the label's own code
-points, jsonschema/formats/idn/length.py). Nearer the limit, only characters in the 64-code-point
+points, formats/idn/length.py). Nearer the limit, only characters in the 64-code-point
 blocks of the label's own non-ASCII characters (and the witnesses) are offered, each checked exactly; other
 valid labels are refused there (documented in docs/json-schema.md).
 """
@@ -47,7 +47,7 @@ class IdnHostnameContent(Content):
     (octets of the finished labels and their dots, Domain, the current label as written, blind) where blind
     says the label's last starter stands for any ASCII letter or digit (after a free run, which writes its
     characters as ``a``: the same length and rules, but NFC composition with what follows is unknown, so no
-    composing character may follow), or is ``VAGUE`` after a mixed run (jsonschema/formats/idn/runs.py)."""
+    composing character may follow), or is ``VAGUE`` after a mixed run (formats/idn/runs.py)."""
 
     __slots__ = ("nfc", "_memo", "_free_memo", "_mixed_ok")
 
@@ -177,7 +177,7 @@ class IdnHostnameContent(Content):
         return ends_by_class(text, domain) or viable(text, done, domain, self.nfc)
 
     def free(self, state: tuple) -> FreeContent | None:
-        """The free run at ``state`` (jsonschema/formats/idn/runs.py), memoised per state."""
+        """The free run at ``state`` (formats/idn/runs.py), memoised per state."""
         hit = self._free_memo.get(state, _MISSING)
         if hit is _MISSING:
             if len(self._free_memo) > 50000:

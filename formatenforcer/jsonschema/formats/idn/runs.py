@@ -1,4 +1,4 @@
-"""Free runs of the ``idn-hostname`` automaton (the ``Content.free`` promise, jsonschema/formats/idn/hostname.py) and their stand-ins.
+"""Free runs of the ``idn-hostname`` automaton (the ``Content.free`` promise, hostname.py) and their stand-ins.
 
 A run is a class of characters that may come any number of times in a row up to a limit, so the token walk
 can take a token made of them without stepping through each character. Three kinds:
@@ -10,7 +10,7 @@ can take a token made of them without stepping through each character. Three kin
 - Mixed runs, far from the limit: ASCII letters and digits with every non-ASCII character each left-to-right
   label allows by class (``mixed_chars``); the state after one is a *vague* stand-in (``VAGUE``) whose label
   holds ``REP`` for the run, its length bounded from its known part (``ends_vague``, ``label_far``).
-- LDH characters inside an ``xn--`` label while jsonschema/formats/idn/a_labels.py's witnesses fit (``a_label_run``).
+- LDH characters inside an ``xn--`` label while formats/idn/a_labels.py's witnesses fit (``a_label_run``).
 
 Each stand-in accepts a subset of what the real state accepts (the FreeRun contract).
 """

@@ -1,9 +1,9 @@
 """Character classes of IDNA2008 U-labels as ``CharSet``s, built once per process from the ``idna`` package's
 tables and Python's ``unicodedata`` (the same sources ``idna.check_label`` reads, so the sets agree with it).
 
-The content automaton of ``idn-hostname`` (jsonschema/formats/idn/hostname.py) answers "which characters may come next" for a whole
+The content automaton of ``idn-hostname`` (formats/idn/hostname.py) answers "which characters may come next" for a whole
 class at a time: most characters differ only by bidi class, by being a mark, and by their canonical combining
-class, so the allowed set is a few set operations on these classes (jsonschema/formats/idn/classes.py). The characters
+class, so the allowed set is a few set operations on these classes (formats/idn/classes.py). The characters
 whose effect depends on more (the CONTEXTJ/CONTEXTO ones, and the ones that can compose with a preceding
 character under NFC) are listed apart (``SPECIAL``, ``COMPOSING``) and checked one by one.
 """

@@ -69,6 +69,7 @@ class TokenEnforcer:
         self._cache: OrderedDict[Hashable, np.ndarray] = caches.masks
         self._lexemes: dict[Hashable, object] = caches.lexemes  # inner string/number walks, see walk.allowed_mask
         self._lock = caches.lock
+        self._forced: dict[Hashable, str] = caches.forced  # forced text by state key (forced.py)
         self._start = Position(parser)
         self._root = _PrefixNode(self._start)
         self._finished_mask = vocabulary.eos_mask if vocabulary.eos_token_ids else pack_ids((), vocabulary.size)
@@ -163,12 +164,13 @@ class _Caches:
     values (walk.allowed_mask) and the lock that guards the masks. Keys hold ``id()``s of the parser's
     compiled parts, so a cache is only valid while its parser object lives."""
 
-    __slots__ = ("masks", "lexemes", "lock")
+    __slots__ = ("masks", "lexemes", "lock", "forced")
 
     def __init__(self) -> None:
         self.masks: OrderedDict[Hashable, np.ndarray] = OrderedDict()
         self.lexemes: dict[Hashable, object] = {}
         self.lock = threading.Lock()
+        self.forced: dict[Hashable, str] = {}
 
 
 def _shared_caches(vocabulary: Vocabulary, parser: CharacterParser) -> _Caches:

@@ -297,4 +297,23 @@ def _index(tokenizer: Any, eos: tuple[int, ...], size: int | None, cache_dir: An
     vocabulary = Vocabulary(data, eos, size=size, strip_leading_space=strip, name=name, trie=trie)
     if folder is not None and payload is None:
         vocab_cache.save(folder, fingerprint, (vocabulary.token_bytes, strip, scheme, vocabulary.trie))
+    vocabulary.encode = encoder_of(tokenizer)
     return vocabulary
+
+
+def encoder_of(tokenizer: Any) -> Callable[[str], list[int]]:
+    """``text -> ids`` as the tokenizer writes it (no special tokens added). A fast tokenizer's Rust
+    backend is held directly; a slow one through a weak reference, so the vocabulary (memoised per
+    tokenizer) does not keep its tokenizer alive; once it is gone, ``encode`` raises VocabularyError."""
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is not None:
+        return lambda text: backend.encode(text, add_special_tokens=False).ids
+    ref = weakref.ref(tokenizer)
+
+    def encode(text: str) -> list[int]:
+        alive = ref()
+        if alive is None:
+            raise VocabularyError("the tokenizer this vocabulary was built from no longer exists")
+        return list(alive.encode(text, add_special_tokens=False))
+
+    return encode

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import threading
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -88,6 +88,19 @@ class Vocabulary:
         self._texts: TokenTexts | None = None
         self._subtexts: dict[int, TokenTexts | tuple[tuple[int, bytes], ...]] = {}
         self._lock = threading.Lock()
+        self.encode: Callable[[str], list[int]] | None = None
+        """The tokenizer's own ``encode`` (text to ids, no special tokens), set by ``from_transformers``:
+        jump-forward writes forced text as the model's tokenizer would (forced.py). None: ``tokenize``
+        falls back to a greedy longest match over the trie."""
+
+    def tokenize(self, text: str) -> list[int]:
+        """``text`` as token ids: the tokenizer's own encoding when known (``encode``), else the greedy
+        longest match over the trie (``forced.greedy_tokenize``)."""
+        if self.encode is not None:
+            return list(self.encode(text))
+        from .forced import greedy_tokenize
+
+        return greedy_tokenize(self, text)
 
     def first_bytes_mask(self, lead: bytes) -> np.ndarray:
         """Packed mask of the tokens whose first byte is one of ``lead`` (memoised per set of bytes).

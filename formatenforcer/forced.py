@@ -25,6 +25,7 @@ docs/jump-forward.md gives the measured effect of these rules.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -178,7 +179,8 @@ def _hold_back(
     candidate: list[int],
     strips_first: bool,
 ) -> list[int]:
-    """Drops trailing tokens while a longer token allowed by the format could start where they start."""
+    """Cuts the run before the first token that a vocabulary token allowed by the format could replace by
+    starting inside it (or where it starts) and reaching past the end of the forced text."""
     if not candidate:
         return candidate
     end_state = state.add_text(text)
@@ -192,17 +194,13 @@ def _hold_back(
             data = data[1:]
         starts.append(offset)
         offset += len(data)
-    while candidate:
-        start = starts[len(candidate) - 1]
-        rest = forced_bytes[start:]
-        if strips_first and start == 0 and vocabulary.strip_leading_space:
+    for offset in range(len(forced_bytes)):
+        extends = _extends(_node_at(vocabulary.trie, forced_bytes[offset:]), end_state)
+        if not extends and offset == 0 and strips_first and vocabulary.strip_leading_space:
             # the first token of a SentencePiece output carries the space its decoder drops
-            if _extends(_node_at(vocabulary.trie, b" " + rest), end_state):
-                candidate = candidate[:-1]
-                continue
-        if not _extends(_node_at(vocabulary.trie, rest), end_state):
-            break
-        candidate = candidate[:-1]
+            extends = _extends(_node_at(vocabulary.trie, b" " + forced_bytes), end_state)
+        if extends:  # keep only the tokens that end at or before ``offset``
+            return candidate[: bisect_right(starts, offset) - 1]
     return candidate
 
 

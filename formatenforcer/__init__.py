@@ -2,7 +2,8 @@
 
 Key types, by lifetime:
     Vocabulary      per tokenizer: the exact bytes each token adds, in a trie (``Vocabulary.from_transformers``)
-    parsers         per format: RegexParser, ChoiceParser, SequenceParser, UnionParser (immutable states)
+    parsers         per format: RegexParser, ChoiceParser, SequenceParser, UnionParser, ReasoningParser
+                    (immutable states)
     TokenEnforcer   per (vocabulary, format): allowed next tokens, cached by parser state
     Matcher         per sequence: accept_token / rollback / fill_bitmask, for engines
 
@@ -33,6 +34,7 @@ from .errors import (
 from .jsonschema import JsonConfig, JsonParser, JsonSchemaParser
 from .matcher import Matcher
 from .parser import CharacterParser, FreeRun
+from .reasoning import ReasoningParser
 from .regex import RegexParser
 from .vocabulary import Vocabulary
 
@@ -48,6 +50,7 @@ __all__ = [
     "JsonParser",
     "JsonSchemaParser",
     "Matcher",
+    "ReasoningParser",
     "RegexError",
     "RegexParser",
     "SchemaError",

@@ -193,9 +193,10 @@ def command_generate(args: argparse.Namespace) -> int:
     vocabulary = _vocabulary(model, tokenizer)
     parser = fmt.parser
     if args.reasoning:
-        from .reasoning import ReasoningParser
+        from .reasoning import ReasoningParser, with_marker_tokens
 
         parser = ReasoningParser(parser)
+        vocabulary = with_marker_tokens(vocabulary, tokenizer)
     recorder = TraceRecorder() if args.trace else None
     inputs = _prompt_ids(tokenizer, args, fmt.instruction)
     streamer = TextStreamer(tokenizer, skip_prompt=True, skip_special_tokens=True) if args.stream else None

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from typing import Any
 
 from . import __version__
@@ -211,7 +210,9 @@ def command_generate(args: argparse.Namespace) -> int:
         jump_forward=not args.no_jump_forward,
         streamer=streamer,
         vocabulary=vocabulary,
-        on_scores=(lambda raw, masked: (recorder.before(None, raw), recorder.after(None, masked))) if recorder else None,
+        on_scores=(lambda raw, masked: (recorder.before(None, raw), recorder.after(None, masked)))
+        if recorder
+        else None,
     )
     generated, ended, seconds = result.token_ids, result.finished, result.seconds
     body = generated[:-1] if ended else generated

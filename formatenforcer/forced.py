@@ -125,7 +125,9 @@ def forced_tokens_of(matcher: Matcher, lookback: int = LOOKBACK) -> list[int]:
     if not history and boundary != 0:
         return []
     candidate = list(encoded[boundary:])
-    candidate = _hold_back(vocabulary, position.state, text, forced_bytes, candidate, history == [] and position.at_start)
+    candidate = _hold_back(
+        vocabulary, position.state, text, forced_bytes, candidate, history == [] and position.at_start
+    )
     if candidate and matcher.validate_tokens(candidate) != len(candidate):
         return []
     return candidate
@@ -222,7 +224,9 @@ def _extends(node: Trie | int | None, state: CharacterParser) -> bool:
     if node is None or node.__class__ is not dict:
         return False
     stack: list[tuple[Trie | int, CharacterParser, bytes, int]] = [
-        (child, state, b"", byte) for byte, child in node.items() if byte != IDS  # type: ignore[union-attr]
+        (child, state, b"", byte)
+        for byte, child in node.items()
+        if byte != IDS  # type: ignore[union-attr]
     ]
     visited = 0
     while stack:

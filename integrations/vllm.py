@@ -97,7 +97,9 @@ class FormatSpec:
         elif self.kind == "choice":
             parser = ChoiceParser(json.loads(self.spec))
         else:
-            parser = _json_parser(None if self.kind == "json_object" else json.loads(self.spec), self.whitespace_pattern)
+            parser = _json_parser(
+                None if self.kind == "json_object" else json.loads(self.spec), self.whitespace_pattern
+            )
         if self.reasoning is not None:
             from formatenforcer import ReasoningParser
 

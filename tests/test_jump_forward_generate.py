@@ -125,3 +125,18 @@ def test_bad_arguments_raise_value_errors(smollm2_model):
         generate(model, tokenizer, parser, [[1, 2], [3, 4]], 5)
     with pytest.raises(ValueError, match="empty"):
         generate(model, tokenizer, parser, [], 5)
+
+
+def test_cli_jump_forward_trace_and_opt_out():
+    """The command line jump-forwards by default and marks forced tokens with + in --trace;
+    --no-jump-forward samples every token and writes the same greedy answer here."""
+    from .test_cli import run
+
+    options = ["The answer is yes.", "The answer is no."]
+    jump = run("generate", "Is the sky blue?", "--choice", *options, "--trace", timeout=900)
+    step = run("generate", "Is the sky blue?", "--choice", *options, "--trace", "--no-jump-forward", timeout=900)
+    assert jump.returncode == 0 and step.returncode == 0, (jump.stderr, step.stderr)
+    assert jump.stdout.strip() in options and jump.stdout == step.stdout
+    assert re.search(r"^\s+\d+\+\s+forced\s", jump.stderr, re.MULTILINE), jump.stderr
+    assert "appended without a step (marked +)" in jump.stderr
+    assert "forced" not in step.stderr

@@ -159,3 +159,21 @@ def test_special_token_markers_are_given_their_text():
     assert matcher.forced_text() == "" and not matcher.can_end()
     assert end_id not in TokenEnforcer(plain, ReasoningParser(RegexParser("[0-9]+"))).matcher().allowed_token_ids()
     assert with_marker_tokens(vocabulary, tokenizer) is vocabulary  # nothing left to add
+
+
+def test_vllm_extra_args_reasoning():
+    """``extra_args={"json": ..., "reasoning": true}`` wraps the format (no vLLM needed to read the args)."""
+    from formatenforcer.integrations.vllm import format_spec_from_args
+
+    spec = format_spec_from_args({"json": SCHEMA, "reasoning": True})
+    parser = spec.build_parser()
+    assert isinstance(parser, ReasoningParser)
+    assert parser.accepts('<think>hm</think>\n{"answer": 1, "unit": "m"}')
+    assert format_spec_from_args({"json": SCHEMA}).reasoning is None
+    assert format_spec_from_args({"json": SCHEMA, "reasoning": "false"}).reasoning is None
+    custom = format_spec_from_args({"regex": "[0-9]+", "reasoning": {"start": None, "end": "<|end|>"}})
+    assert custom.build_parser().accepts("x<|end|>42") and not custom.build_parser().accepts("42")
+    assert custom != format_spec_from_args({"regex": "[0-9]+"})  # cached as a different format
+    for bad in ({"end": ""}, {"stop": "x"}, {"start": 3}):
+        with pytest.raises(FormatError):
+            format_spec_from_args({"regex": "a", "reasoning": bad})

@@ -2,7 +2,8 @@
 
 Key types, by lifetime:
     Vocabulary      per tokenizer: the exact bytes each token adds, in a trie (``Vocabulary.from_transformers``)
-    parsers         per format: RegexParser, ChoiceParser, SequenceParser, UnionParser (immutable states)
+    parsers         per format: RegexParser, ChoiceParser, SequenceParser, UnionParser, ReasoningParser
+                    (immutable states)
     TokenEnforcer   per (vocabulary, format): allowed next tokens, cached by parser state
     Matcher         per sequence: accept_token / rollback / fill_bitmask, for engines
 
@@ -39,6 +40,7 @@ from .core.vocabulary import Vocabulary
 from .jsonschema import JsonConfig, JsonParser, JsonSchemaParser
 from .parsers.choice import ChoiceParser
 from .parsers.combinators import SequenceParser, UnionParser
+from .parsers.reasoning import ReasoningParser
 from .parsers.regex import RegexParser
 
 __all__ = [
@@ -53,6 +55,7 @@ __all__ = [
     "JsonParser",
     "JsonSchemaParser",
     "Matcher",
+    "ReasoningParser",
     "RegexError",
     "RegexParser",
     "SchemaError",

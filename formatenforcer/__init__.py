@@ -2,7 +2,7 @@
 
 Key types, by lifetime:
     Vocabulary      per tokenizer: the exact bytes each token adds, in a trie (``Vocabulary.from_transformers``)
-    parsers         per format: RegexParser, ChoiceParser, SequenceParser, UnionParser (immutable states)
+    parsers         per format: RegexParser, ChoiceParser, GrammarParser, SequenceParser, UnionParser (immutable states)
     TokenEnforcer   per (vocabulary, format): allowed next tokens, cached by parser state
     Matcher         per sequence: accept_token / rollback / fill_bitmask, for engines
 
@@ -25,11 +25,13 @@ from .enforcer import EnforcerConfig, TokenEnforcer
 from .errors import (
     FormatEnforcerError,
     FormatError,
+    GrammarError,
     RegexError,
     SchemaError,
     UnsupportedSchemaError,
     VocabularyError,
 )
+from .grammar import GrammarParser
 from .jsonschema import JsonConfig, JsonParser, JsonSchemaParser
 from .matcher import Matcher
 from .parser import CharacterParser, FreeRun
@@ -44,6 +46,8 @@ __all__ = [
     "FormatEnforcerError",
     "FormatError",
     "FreeRun",
+    "GrammarError",
+    "GrammarParser",
     "JsonConfig",
     "JsonParser",
     "JsonSchemaParser",

@@ -11,6 +11,9 @@ handful of object references.
 Nullable symbols follow Aycock and Horspool: predicting a nullable nonterminal also moves past it, so no
 item ever completes into its own set. Left recursion, ambiguity and empty rules need nothing special.
 
+Lexemes that end at the same text position in one parser state have their sets merged (``merge``), so a
+state holds one set per position, as a character-indexed Earley chart would, however the text was cut.
+
 Cost: ``scan(t)`` (advance over one lexeme, complete, predict) is computed once per (set, terminal) and
 memoised on the set; a set holds at most (items of the grammar) x (sets it points back to), so the work per
 lexeme is polynomial (cubic over a whole text in the worst case, linear for the usual unambiguous grammars
@@ -93,6 +96,7 @@ class CompiledGrammar:
         self.finals = [dfa.finals for dfa in self.dfas]
         self._sets: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
         self._final_chars: dict[tuple[int, int], CharSet] = {}
+        self._merged: dict[frozenset, EarleySet] = {}
         self.root = self._intern(self._closure([(self.start_production, 0, None)]))
 
     def _add(self, lhs: int, rhs: tuple[int, ...]) -> None:
@@ -140,6 +144,21 @@ class CompiledGrammar:
         if found is None:
             found = EarleySet(self, items)
             self._sets[items] = found
+        return found
+
+    def merge(self, sets: frozenset) -> EarleySet:
+        """The one set of a text position that several lexemes end at (``a`` ``a`` and ``aa``): the union of
+        their sets' items, all of this position (a closed set's own items are predictions made here), so
+        the union is closed too. Without it every way of cutting a text into lexemes would keep a chain of
+        sets of its own: exponentially many for ``x: "a" | "aa"``."""
+        if len(sets) == 1:
+            return next(iter(sets))
+        found = self._merged.get(sets)
+        if found is None:
+            items = frozenset().union(*(s.items for s in sets))
+            if len(self._merged) >= 1 << 14:
+                self._merged.clear()
+            found = self._merged[sets] = self._intern(items)
         return found
 
     def final_chars(self, lexer: int, state: int) -> CharSet:

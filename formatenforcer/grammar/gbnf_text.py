@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..charset import CharSet
 from ..errors import GrammarError
 from .ir import Grammar, Symbol, Terminal, rule, terminal
 
@@ -22,6 +23,8 @@ MAX_REPEAT = 1000
 """The largest ``{m,n}`` bound on a part that names rules (each repetition is a copy); regular parts have
 no such bound here (their automaton is built under the regex time limit)."""
 
+_WIDE_CLASS = 1024
+"""A character class with more characters than this is written negated (see ``_class_regex``)."""
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "'": "'", "[": "[", "]": "]", "-": "-",
             "^": "^", "/": "/", "0": "\0", "f": "\f", "v": "\v", "a": "\a", "b": "\b", "e": "\x1b"}  # fmt: skip
@@ -194,14 +197,30 @@ class _Reader:
                 if ord(high) < ord(low):
                     raise self.fail(f"character range {low!r}-{high!r} is reversed")
             ranges.append((ord(low), ord(high)))
-        if not ranges:
-            return r"[\s\S]" if negated else "[^\\s\\S]"
-        body = "".join(_class_char(lo) if lo == hi else f"{_class_char(lo)}-{_class_char(hi)}" for lo, hi in ranges)
-        return f"[{'^' if negated else ''}{body}]"
+        chars = CharSet(ranges)
+        return _class_regex(chars.complement() if negated else chars)
+
+
+def _class_regex(chars: CharSet) -> str:
+    """A regex class for ``chars``; a wide set is written as the negation of its complement, which the regex
+    builder reads as one symbol instead of listing every character."""
+    if not chars:
+        return r"[^\s\S]"
+    negated = chars.size() > _WIDE_CLASS
+    if negated:
+        chars = chars.complement()
+        if not chars:
+            return r"[\s\S]"
+    body = "".join(
+        _class_char(lo) if lo == hi else f"{_class_char(lo)}-{_class_char(hi)}" for lo, hi in chars.intervals
+    )
+    return f"[{'^' if negated else ''}{body}]"
 
 
 def _class_char(code: int) -> str:
-    return f"\\U{code:08x}" if code > 0xFFFF else f"\\u{code:04x}"
+    """A character inside a regex class: itself, escaped where the class syntax gives it a meaning."""
+    ch = chr(code)
+    return "\\" + ch if ch in "\\]^-[" else ch
 
 
 def _regex(node: _Node) -> str | None:

@@ -94,7 +94,7 @@ class GrammarState(CharacterParser):
         if found is not False:
             return found  # type: ignore[return-value]
         earley = self._compiled.earley
-        dfas, finals = earley.dfas, earley.finals
+        dfas = earley.dfas
         moved: set[Triple] = set()
         for s, lexer, q in self._active:
             target = dfas[lexer].step(q if q >= 0 else 0, ch)
@@ -104,8 +104,7 @@ class GrammarState(CharacterParser):
             for lexer, target in s.starts(ch):
                 moved.add((s, lexer, target))
         if moved:
-            fresh = frozenset(s.scan(lexer) for s, lexer, q in moved if q in finals[lexer])
-            found = self._compiled.state(frozenset(moved), fresh)
+            found = self._compiled.state(frozenset(moved), _ended(earley, moved))
         else:
             found = None
         if len(self._next) < 256:
@@ -186,6 +185,23 @@ class GrammarState(CharacterParser):
         names = self._compiled.earley.terminal_names
         active = ", ".join(f"{names[lexer]}@{q}" for _, lexer, q in self._active)
         return f"GrammarState(active=[{active}], fresh={len(self._fresh)}, can_end={self.can_end()})"
+
+
+def _ended(earley: CompiledGrammar, moved: set[Triple]) -> frozenset:
+    """The sets where a new lexeme may start after this character: the sets of the lexemes that may end
+    here merged into one (they end at the same position), and the sets an %ignore lexeme ending here leaves
+    as they were."""
+    finals, count = earley.finals, earley.terminal_count
+    scanned, ended = set(), set()
+    for s, lexer, q in moved:
+        if q in finals[lexer]:
+            if lexer < count:
+                scanned.add(s.scan(lexer))
+            else:
+                ended.add(s)
+    if scanned:
+        ended.add(earley.merge(frozenset(scanned)))
+    return frozenset(ended)
 
 
 def _absorbed(earley: CompiledGrammar, s: EarleySet, lexer: int, q: int, after: EarleySet) -> bool:

@@ -26,11 +26,12 @@ CORE = {
     "apply_bitmask",
 }
 JSON = {"JsonConfig", "JsonParser", "JsonSchemaParser"}
+GRAMMAR = {"GrammarError", "GrammarParser"}
 
 
 def test_exported_members():
     exported = set(formatenforcer.__all__)
-    assert CORE | JSON <= exported
+    assert CORE | JSON | GRAMMAR <= exported
     assert all(hasattr(formatenforcer, name) for name in exported)
     assert not {name for name in exported if name.startswith("_")}
 
@@ -40,3 +41,4 @@ def test_error_tree():
     assert issubclass(formatenforcer.UnsupportedSchemaError, formatenforcer.SchemaError)
     assert issubclass(formatenforcer.SchemaError, formatenforcer.FormatEnforcerError)
     assert issubclass(formatenforcer.VocabularyError, formatenforcer.FormatEnforcerError)
+    assert issubclass(formatenforcer.GrammarError, formatenforcer.FormatError)

@@ -300,7 +300,11 @@ class TerminalState(CharacterParser):
         if run is None:
             return None
         dfa, chain, finals = self._dfa, run.chain, self._dfa.finals
-        ends_inside = any(state in finals for state in chain[1:])
+        ends_inside = any(state in finals for state in chain[1:]) or (run.loops and chain[-1] in finals)
+        if ends_inside and not run.loops:
+            # a bounded run promises that longer runs are refused, but the lexeme may end inside it and the
+            # next one go on with the same characters (``[a-z]`` then ``[a-z0-9_]*``): walked instead
+            return None
 
         def after(n: int) -> TerminalState:
             return self if n == 0 else TerminalState.of(dfa, run.state_after(n), True)

@@ -36,6 +36,9 @@ SYNTAXES = ("lark", "gbnf", "ebnf")
 _INTERNED = 1 << 16
 """States kept per grammar for reuse (a plain dict, cleared when full)."""
 
+_RUN_MIN_CHARS = 8
+"""A lexeme's run must have at least this many characters to be answered from the run tables."""
+
 Triple = tuple  # (EarleySet, lexer id, automaton state; -1: the lexeme has read nothing yet)
 
 
@@ -78,7 +81,7 @@ class _Compiled:
 class GrammarState(CharacterParser):
     """A state of a grammar's parser (see the module notes). Made by ``GrammarParser`` and its steps."""
 
-    __slots__ = ("_compiled", "_active", "_fresh", "_key", "_next", "_charset", "_lexeme", "__weakref__")
+    __slots__ = ("_compiled", "_active", "_fresh", "_key", "_next", "_charset", "_lexeme", "_run", "__weakref__")
 
     def __init__(self, compiled: _Compiled, active: frozenset, fresh: frozenset) -> None:
         self._compiled = compiled
@@ -88,6 +91,7 @@ class GrammarState(CharacterParser):
         self._next: dict[str, GrammarState | None] = {}
         self._charset: CharSet | None = None
         self._lexeme: Lexeme | None | bool = False
+        self._run: FreeRun | None | bool = False
 
     def add_character(self, ch: str) -> GrammarState | None:
         found = self._next.get(ch, False)
@@ -151,6 +155,44 @@ class GrammarState(CharacterParser):
         if len(branches) == 1 and branches[0] is self:
             return None
         return tuple(branches)
+
+    def free_run(self) -> FreeRun | None:
+        """The run of the one lexeme in progress (an identifier's letters, a string's body, whitespace) over
+        the characters that only that lexeme can read here (none of them starts the next one), so after ``n``
+        of them the state is known: that lexeme further on, with the set after it where it may end."""
+        found = self._run
+        if found is False:
+            found = self._run = self._find_run()
+        return found  # type: ignore[return-value]
+
+    def _find_run(self) -> FreeRun | None:
+        if len(self._active) != 1:
+            return None
+        ((s, lexer, q),) = self._active
+        earley, compiled = self._compiled.earley, self._compiled
+        following = s.scan(lexer)
+        if self._fresh and self._fresh != {following}:
+            return None
+        dfa, finals = earley.dfas[lexer], earley.finals[lexer]
+        run = dfa.run(max(q, 0))
+        if run is None:
+            return None
+        chars = run.chars - following.start_chars()
+        if chars.size() < _RUN_MIN_CHARS:
+            return None
+        chain = run.chain
+        ends_inside = any(state in finals for state in chain[1:]) or (run.loops and chain[-1] in finals)
+        if ends_inside and not run.loops:
+            return None  # (see TerminalState.free_run)
+        ended, empty = frozenset((following,)), frozenset()
+
+        def after(n: int) -> CharacterParser:
+            if n == 0:
+                return self
+            state = chain[min(n, len(chain) - 1)]
+            return compiled.state(frozenset(((s, lexer, state),)), ended if state in finals else empty)
+
+        return FreeRun(chars, run.max_length, after, ends_inside)
 
     def lexeme(self) -> Lexeme | None:
         found = self._lexeme

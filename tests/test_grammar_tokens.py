@@ -154,3 +154,18 @@ def test_every_allowed_token_keeps_a_completion(llama3_vocabulary):
         if not choices:
             break
         assert matcher.accept_token(int(rng.choice(choices)))
+
+
+@pytest.mark.parametrize("tokenizer_name", ["smollm2", "sentencepiece"])
+@pytest.mark.parametrize(("syntax", "name"), [("lark", "sql"), ("gbnf", "arith"), ("ebnf", "tool")])
+def test_natural_tokenizations_on_other_vocabularies(tokenizer_name, syntax, name, tokenizers, vocabularies):
+    """SmolLM2's byte-level BPE and a SentencePiece byte-fallback vocabulary (its first token's space dropped
+    on decoding) accept the same texts token by token."""
+    text, accepted, refused = {"lark": LARK_CASES, "gbnf": GBNF_CASES, "ebnf": EBNF_CASES}[syntax][name]
+    tokenizer, vocabulary = tokenizers[tokenizer_name], vocabularies[tokenizer_name]
+    parser = GrammarParser(text, syntax)
+    for sample in accepted:
+        ok, reason = accepts_text(vocabulary, tokenizer, parser, sample)
+        assert ok, f"{name} on {tokenizer_name}: {sample!r}: {reason}"
+    for sample in refused[:2]:
+        assert not accepts_text(vocabulary, tokenizer, parser, sample)[0], f"{name}: {sample!r}"

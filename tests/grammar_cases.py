@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 
 from formatenforcer.grammar.ir import Grammar
-from formatenforcer.regex import CompiledRegex, compile_regex
+from formatenforcer.parsers.regex import CompiledRegex, compile_regex
 
 ARITH = r"""
 start: expr

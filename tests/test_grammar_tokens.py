@@ -9,9 +9,8 @@ import logging
 import numpy as np
 import pytest
 
-from formatenforcer import GrammarParser, TokenEnforcer
-from formatenforcer.bitmask import ids_of
-from formatenforcer.walk import advance
+from formatenforcer import GrammarParser, TokenEnforcer, mask_token_ids
+from formatenforcer.core.walk import advance
 
 from .checking import accepts_text, random_walk
 from .grammar_cases import EBNF_CASES, GBNF_CASES, LARK_CASES
@@ -149,7 +148,7 @@ def test_every_allowed_token_keeps_a_completion(llama3_vocabulary):
             if not position.finished:
                 state = position.state
                 assert state.can_end() or state.allowed_characters(), (token, state)
-                assert ids_of(enforcer.mask(position)), token
+                assert mask_token_ids(enforcer.mask(position)), token
         choices = [t for t in allowed if t not in llama3_vocabulary.eos_token_ids]
         if not choices:
             break

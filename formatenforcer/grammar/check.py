@@ -10,8 +10,8 @@ prefix the parser accepts can be completed.
 
 from __future__ import annotations
 
-from ..errors import GrammarError, RegexError
-from ..regex import CompiledRegex, compile_regex
+from ..core.errors import GrammarError, RegexError
+from ..parsers.regex import CompiledRegex, compile_regex
 from .ir import Grammar, Symbol
 
 MAX_PRODUCTIONS = 200_000

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import weakref
 
-from ..charset import EMPTY, CharSet
-from ..regex import CompiledRegex
+from ..core.charset import EMPTY, CharSet
+from ..parsers.regex import CompiledRegex
 from .check import check_productive, check_symbols, compile_terminals
 from .ir import Grammar, Symbol
 

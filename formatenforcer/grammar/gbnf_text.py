@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..charset import CharSet
-from ..errors import GrammarError
+from ..core.charset import CharSet
+from ..core.errors import GrammarError
 from .ir import Grammar, Symbol, Terminal, rule, terminal
 
 MAX_REPEAT = 1000

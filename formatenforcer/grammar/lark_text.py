@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from ..errors import GrammarError
+from ..core.errors import GrammarError
 from .ir import Grammar, Symbol, Terminal, rule, terminal
 
 _AUXILIARY = re.compile(r"^__(.+?)_(?:star|plus|opt|inline)?_?\d+$")

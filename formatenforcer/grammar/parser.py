@@ -23,10 +23,10 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from ..charset import EMPTY, CharSet
-from ..errors import GrammarError
-from ..parser import CharacterParser, FreeRun, Lexeme
-from ..regex import CompiledRegex
+from ..core.charset import EMPTY, CharSet
+from ..core.errors import GrammarError
+from ..core.protocol import CharacterParser, FreeRun, Lexeme
+from ..parsers.regex import CompiledRegex
 from .earley import CompiledGrammar, EarleySet
 from .gbnf_text import read_gbnf
 from .ir import Grammar

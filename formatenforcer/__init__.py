@@ -2,8 +2,8 @@
 
 Key types, by lifetime:
     Vocabulary      per tokenizer: the exact bytes each token adds, in a trie (``Vocabulary.from_transformers``)
-    parsers         per format: RegexParser, ChoiceParser, SequenceParser, UnionParser, ReasoningParser
-                    (immutable states)
+    parsers         per format: RegexParser, ChoiceParser, GrammarParser, SequenceParser, UnionParser,
+                    ReasoningParser (immutable states)
     TokenEnforcer   per (vocabulary, format): allowed next tokens, cached by parser state
     Matcher         per sequence: accept_token / rollback / fill_bitmask, for engines
 
@@ -27,6 +27,7 @@ from .core.enforcer import EnforcerConfig, TokenEnforcer
 from .core.errors import (
     FormatEnforcerError,
     FormatError,
+    GrammarError,
     RegexError,
     SchemaError,
     UnsupportedSchemaError,
@@ -37,6 +38,7 @@ from .core.matcher import Matcher
 from .core.protocol import CharacterParser
 from .core.token_texts import token_bytes_from_pieces
 from .core.vocabulary import Vocabulary
+from .grammar import GrammarParser
 from .jsonschema import JsonConfig, JsonParser, JsonSchemaParser
 from .parsers.choice import ChoiceParser
 from .parsers.combinators import SequenceParser, UnionParser
@@ -51,6 +53,8 @@ __all__ = [
     "FormatEnforcerError",
     "FormatError",
     "FreeRun",
+    "GrammarError",
+    "GrammarParser",
     "JsonConfig",
     "JsonParser",
     "JsonSchemaParser",

@@ -21,6 +21,7 @@ from .bitmask import allocate_bitmask, apply_bitmask
 from .charset import CharSet
 from .choice import ChoiceParser
 from .combinators import SequenceParser, UnionParser
+from .core.backend import core_backend
 from .enforcer import EnforcerConfig, TokenEnforcer
 from .errors import (
     FormatEnforcerError,
@@ -59,6 +60,7 @@ __all__ = [
     "VocabularyError",
     "allocate_bitmask",
     "apply_bitmask",
+    "core_backend",
 ]
 
 __version__ = "0.1.0"

@@ -127,6 +127,12 @@ class CharacterParser:
         plain string, an email); None when the state has no such key."""
         return None
 
+    def automaton_state(self) -> tuple[object, int] | None:
+        """Optional: ``(dfa, state number)`` when this state is a state of a deterministic automaton over
+        characters (a ``CompiledRegex``) and nothing else, so the compiled core can walk the vocabulary with
+        that automaton alone, without a parser step per trie node (formatenforcer/core/compiled_walk.py)."""
+        return None
+
     def add_text(self, text: str) -> CharacterParser | None:
         """The state after reading every character of ``text``; None as soon as one is refused."""
         state: CharacterParser | None = self

@@ -18,6 +18,7 @@ Usual call sequence::
 Importing this package loads no engine (no torch, transformers or vLLM); integrations import theirs lazily.
 """
 
+from .core.backend import core_backend
 from .core.batch import fill_bitmasks
 from .core.bitmask import allocate_bitmask, apply_bitmask
 from .core.bitmask import ids_of as mask_token_ids
@@ -75,6 +76,7 @@ __all__ = [
     "mask_token_ids",
     "token_bytes_from_pieces",
     "write_mask_row",
+    "core_backend",
 ]
 
 __version__ = "0.1.0"

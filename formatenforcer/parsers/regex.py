@@ -464,6 +464,9 @@ class RegexParser(CharacterParser):
         dfa = self._dfa
         return FreeRun(run.chars, run.max_length, lambda n: RegexParser(dfa, run.state_after(n)))
 
+    def automaton_state(self) -> tuple[CompiledRegex, int]:
+        return self._dfa, self._state
+
     def _same(self, _n: int) -> RegexParser:
         return self
 

@@ -1,4 +1,4 @@
-"""What the forced-token rules (formatenforcer/forced.py) do, measured over the benchmark cases, no model.
+"""What the forced-token rules (formatenforcer/core/forced.py) do, measured over the benchmark cases, no model.
 
 For each tokenizer (Llama 3, SmolLM2, a SentencePiece byte-fallback model trained like the tests' fixture)
 and layout (compact, ``json.dumps`` default), two walks per benchmark instance:
@@ -44,14 +44,14 @@ def shortest_split(vocabulary, text: str) -> list[int]:
 
 
 def _single(vocabulary, ch: str) -> list[int]:
-    from formatenforcer.forced import greedy_tokenize
+    from formatenforcer.core.forced import greedy_tokenize
 
     return greedy_tokenize(vocabulary, ch)
 
 
 def main() -> int:
     from formatenforcer import JsonConfig, JsonSchemaParser, TokenEnforcer, Vocabulary
-    from formatenforcer.forced import forced_tokens_of
+    from formatenforcer.core.forced import forced_tokens_of
     from tests import tokenizers_fixtures as tf
 
     tokenizers = {

@@ -77,9 +77,9 @@ def main() -> int:
 
     import torch
 
-    from formatenforcer.cli_model import load
+    from formatenforcer import Vocabulary
+    from formatenforcer.cli.model import load
     from formatenforcer.integrations.transformers import generate, prompt_inputs
-    from formatenforcer.vocabulary import Vocabulary
 
     torch.set_num_threads(1)
     model, tokenizer, _ = load(None, progress=False)

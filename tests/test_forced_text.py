@@ -21,7 +21,7 @@ from formatenforcer import (
     UnionParser,
     Vocabulary,
 )
-from formatenforcer.forced import forced_text_of
+from formatenforcer.core.forced import forced_text_of
 
 COMPACT = JsonConfig(whitespace="compact")
 CASES_DIR = Path(__file__).resolve().parent.parent / "benchmarks" / "cases"

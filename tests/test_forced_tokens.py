@@ -15,7 +15,7 @@ from formatenforcer import (
     TokenEnforcer,
     Vocabulary,
 )
-from formatenforcer.forced import greedy_tokenize
+from formatenforcer.core.forced import greedy_tokenize
 
 from .conftest import TOKENIZER_NAMES
 

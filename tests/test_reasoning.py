@@ -16,7 +16,7 @@ from formatenforcer import (
     TokenEnforcer,
     Vocabulary,
 )
-from formatenforcer.walk import advance
+from formatenforcer.core.walk import advance
 
 from .conftest import TOKENIZER_NAMES
 
@@ -142,7 +142,7 @@ def test_free_thinking_then_schema_valid_json(vocabularies, name: str):
 def test_special_token_markers_are_given_their_text():
     """A tokenizer that declares ``</think>`` special (never allowed in a plain Vocabulary): with_marker_tokens
     gives it its text, so the thinking can end on that one token."""
-    from formatenforcer.reasoning import with_marker_tokens
+    from formatenforcer.parsers.reasoning import with_marker_tokens
 
     from . import tokenizers_fixtures as tf
 

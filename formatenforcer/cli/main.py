@@ -195,7 +195,7 @@ def command_generate(args: argparse.Namespace) -> int:
     vocabulary = _vocabulary(model, tokenizer)
     parser = fmt.parser
     if args.reasoning:
-        from .reasoning import ReasoningParser, with_marker_tokens
+        from ..parsers.reasoning import ReasoningParser, with_marker_tokens
 
         parser = ReasoningParser(parser)
         vocabulary = with_marker_tokens(vocabulary, tokenizer)

@@ -191,9 +191,9 @@ _UNKNOWN = object()
 
 class _Caches:
     """What a TokenEnforcer caches: masks by position key and one position object per place (least
-    recently used first; see position.py), the walks of inner values (walk.allowed_mask) and the lock that
-    guards them. Keys hold ``id()``s of the parser's compiled parts, so a cache is only valid while its
-    parser object lives."""
+    recently used first; see position.py), the walks of inner values (walk.allowed_mask), the forced text
+    by state key (forced.py) and the lock that guards them. Keys hold ``id()``s of the parser's compiled
+    parts, so a cache is only valid while its parser object lives."""
 
     __slots__ = ("masks", "positions", "lexemes", "lock", "forced")
 

@@ -266,9 +266,10 @@ def token_bytes_from_pieces(
 
 
 def encoder_of(tokenizer: Any) -> Callable[[str], list[int]]:
-    """``text -> ids`` as the tokenizer writes it (no special tokens added). A fast tokenizer's Rust
-    backend is held directly; a slow one through a weak reference, so the vocabulary (memoised per
-    tokenizer) does not keep its tokenizer alive; once it is gone, ``encode`` raises VocabularyError."""
+    """``text -> ids`` as the tokenizer writes it (no special tokens added), for jump-forward (forced.py).
+    A fast tokenizer's Rust backend is held directly; a slow one through a weak reference, so the
+    vocabulary (memoised per tokenizer) does not keep its tokenizer alive; once it is gone, ``encode``
+    raises VocabularyError."""
     backend = getattr(tokenizer, "backend_tokenizer", None)
     if backend is not None:
         return lambda text: backend.encode(text, add_special_tokens=False).ids

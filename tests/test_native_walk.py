@@ -72,7 +72,7 @@ def reachable(parser: RegexParser, limit: int = 60, per_state: int = 24) -> list
 
 def pendings(state: RegexParser) -> list[bytes]:
     """Incomplete characters to test from ``state``: prefixes of characters it accepts, and a few it does not."""
-    out = {b"\xc3", b"\xe4\xb8", b"\xf0\x9f", b"\xf0\x9f\x98", b"\xed", b"\xe0", b"\xf4\x8f"}
+    out = {b"\xc3", b"\xe4\xb8", b"\xf0\x9f", b"\xf0\x9f\x98", b"\xed", b"\xe0", b"\xf4\x8f", b"\xe0\x80", b"\xed\xa0"}
     for lo, hi in state.allowed_characters().intervals:
         for cp in (lo, hi):
             if cp >= 0x80 and not 0xD800 <= cp <= 0xDFFF:

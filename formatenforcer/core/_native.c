@@ -34,6 +34,48 @@ static int utf8_length(uint8_t lead) {
     return 0;
 }
 
+/* The code points whose UTF-8 encoding starts with ``prefix`` (``count`` bytes of an incomplete character),
+   as [*lo, *hi]; 0 when there are none (a bad lead or continuation byte, an overlong or surrogate-only or
+   out-of-range prefix). The interval is clipped to the lead's smallest character and to Unicode. */
+static int utf8_prefix_interval(const uint8_t *prefix, int count, int64_t *lo_out, int64_t *hi_out) {
+    uint8_t lead = prefix[0];
+    int size = utf8_length(lead);
+    int64_t value, floor;
+    if (size == 2) value = lead & 0x1F, floor = 0x80;
+    else if (size == 3) value = lead & 0x0F, floor = 0x800;
+    else if (size == 4) value = lead & 0x07, floor = 0x10000;
+    else return 0;
+    if (count >= size) return 0;
+    for (int i = 1; i < count; i++) {
+        if (prefix[i] < 0x80 || prefix[i] > 0xBF) return 0;
+        value = (value << 6) | (prefix[i] & 0x3F);
+    }
+    int free_bits = 6 * (size - count);
+    int64_t lo = value << free_bits, hi = ((value + 1) << free_bits) - 1;
+    if (lo < floor) lo = floor;
+    if (hi > MAX_CODE_POINT) hi = MAX_CODE_POINT;
+    if (size == 3 && lo >= 0xD800 && hi <= 0xDFFF) return 0; /* only surrogates: not UTF-8 */
+    if (lo > hi) return 0;
+    *lo_out = lo;
+    *hi_out = hi;
+    return 1;
+}
+
+/* The code point of a complete UTF-8 character, or -1 where a strict decoder refuses it. */
+static int32_t decode(const uint8_t *bytes, int count) {
+    int32_t cp;
+    if (count == 2) cp = bytes[0] & 0x1F;
+    else if (count == 3) cp = bytes[0] & 0x0F;
+    else cp = bytes[0] & 0x07;
+    for (int i = 1; i < count; i++) {
+        if (bytes[i] < 0x80 || bytes[i] > 0xBF) return -1;
+        cp = (cp << 6) | (bytes[i] & 0x3F);
+    }
+    static const int32_t smallest[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < smallest[count] || cp > MAX_CODE_POINT || (cp >= 0xD800 && cp <= 0xDFFF)) return -1;
+    return cp;
+}
+
 /* A bytes object holding a copy of any contiguous buffer, its length a multiple of ``item``. */
 static PyObject *as_bytes(PyObject *source, Py_ssize_t item, const char *name) {
     Py_buffer view;
@@ -89,7 +131,19 @@ typedef struct {
     PyObject *tok_ids;     /* int32[tokens] */
     PyObject *subtree_end; /* int32[nodes] */
     Py_ssize_t nodes, edges, tokens, vocab_size, max_depth;
+    /* per node, what its subtree (the nodes strictly below it) holds, for taking a subtree whole (see
+       Trie_summarize): the ASCII bytes of its edges (two 64-bit halves), flags, and the most characters a
+       path below it starts, counted from the node (meaningful where the node is a character boundary) */
+    uint64_t *below_ascii;
+    uint8_t *below_flags;
+    int32_t *below_chars;
+    int32_t *node_chars; /* per node, the characters its path from the root starts */
+    int32_t *tok_chars;  /* per entry of tok_ids, its node's node_chars: the token's length in characters */
 } TrieObject;
+
+#define BELOW_NON_ASCII 1 /* a byte >= 0x80 below */
+#define BELOW_INVALID 2   /* a path below that is not UTF-8 (from a character boundary at the node) */
+#define NODE_BOUNDARY 4   /* the node's own path from the root is whole UTF-8 characters */
 
 static void Trie_dealloc(TrieObject *self) {
     Py_XDECREF(self->edge_start);
@@ -98,6 +152,11 @@ static void Trie_dealloc(TrieObject *self) {
     Py_XDECREF(self->tok_start);
     Py_XDECREF(self->tok_ids);
     Py_XDECREF(self->subtree_end);
+    free(self->below_ascii);
+    free(self->below_flags);
+    free(self->below_chars);
+    free(self->node_chars);
+    free(self->tok_chars);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -162,6 +221,109 @@ static int Trie_validate(TrieObject *t) {
     }
     free(depth);
     t->max_depth = deepest;
+    /* a tree in preorder: the first child of n is n + 1, each next child starts where the one before ends,
+       and n's subtree ends where its last child's does; the root's holds every node */
+    if (se[0] != t->nodes) {
+        PyErr_SetString(PyExc_ValueError, "trie: the root's subtree must hold every node");
+        return -1;
+    }
+    for (Py_ssize_t n = 0; n < t->nodes; n++) {
+        int32_t expected = (int32_t)n + 1;
+        for (int32_t e = es[n]; e < es[n + 1]; e++) {
+            if (ec[e] != expected) {
+                PyErr_Format(PyExc_ValueError, "trie: node %zd is not in preorder (edge %d leads to %d, expected %d)",
+                             n, e, ec[e], expected);
+                return -1;
+            }
+            expected = se[ec[e]];
+        }
+        if (se[n] != expected) {
+            PyErr_Format(PyExc_ValueError, "trie: subtree_end of node %zd is %d, its children end at %d", n, se[n],
+                         expected);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The subtree summaries (see TrieObject): one pass down the tree for each node's UTF-8 decoding state from
+   the root (whether its path is valid UTF-8, how many characters it starts), one pass up to gather them. */
+static int Trie_summarize(TrieObject *t) {
+    Py_ssize_t nodes = t->nodes;
+    const int32_t *es = i32(t->edge_start), *ec = i32(t->edge_child);
+    const uint8_t *eb = (const uint8_t *)PyBytes_AS_STRING(t->edge_byte);
+    int32_t *parent = malloc(sizeof(int32_t) * (size_t)nodes);
+    uint8_t *byte = malloc((size_t)nodes), *pending = malloc(4 * (size_t)nodes), *count = malloc((size_t)nodes);
+    uint8_t *invalid = malloc((size_t)nodes);
+    t->below_ascii = calloc(2 * (size_t)nodes, sizeof(uint64_t));
+    t->below_flags = calloc((size_t)nodes, 1);
+    t->below_chars = calloc((size_t)nodes, sizeof(int32_t));
+    int32_t *started = t->node_chars = malloc(sizeof(int32_t) * (size_t)nodes);
+    t->tok_chars = malloc(sizeof(int32_t) * (size_t)(t->tokens + 1));
+    int ok = parent && byte && pending && count && invalid && started && t->below_ascii && t->below_flags &&
+             t->below_chars && t->tok_chars;
+    if (ok) {
+        parent[0] = -1;
+        count[0] = 0;
+        invalid[0] = 0;
+        started[0] = 0;
+        for (Py_ssize_t n = 0; n < nodes; n++)
+            for (int32_t e = es[n]; e < es[n + 1]; e++) parent[ec[e]] = (int32_t)n, byte[ec[e]] = eb[e];
+        for (Py_ssize_t n = 1; n < nodes; n++) { /* parents come first in preorder */
+            int32_t p = parent[n];
+            uint8_t b = byte[n], data[4];
+            int have = count[p];
+            invalid[n] = invalid[p];
+            started[n] = started[p];
+            count[n] = 0;
+            if (invalid[n]) continue;
+            if (have == 0) {
+                started[n]++;
+                if (b < 0x80) continue;
+                data[0] = b;
+                int64_t lo, hi;
+                if (utf8_length(b) < 2 || !utf8_prefix_interval(data, 1, &lo, &hi)) invalid[n] = 1;
+                else memcpy(pending + 4 * n, data, 1), count[n] = 1;
+                continue;
+            }
+            memcpy(data, pending + 4 * p, (size_t)have);
+            data[have] = b;
+            if (have + 1 == utf8_length(data[0])) {
+                if (decode(data, have + 1) < 0) invalid[n] = 1;
+            } else {
+                int64_t lo, hi;
+                if (b < 0x80 || b > 0xBF || !utf8_prefix_interval(data, have + 1, &lo, &hi)) invalid[n] = 1;
+                else memcpy(pending + 4 * n, data, (size_t)have + 1), count[n] = (uint8_t)(have + 1);
+            }
+        }
+        for (Py_ssize_t n = 0; n < nodes; n++) {
+            t->below_chars[n] = started[n]; /* the most below, for now */
+            if (!invalid[n] && count[n] == 0) t->below_flags[n] = NODE_BOUNDARY;
+        }
+        for (Py_ssize_t n = nodes - 1; n > 0; n--) {
+            int32_t p = parent[n];
+            uint8_t b = byte[n];
+            if (b < 0x80) t->below_ascii[2 * p + (b >> 6)] |= (uint64_t)1 << (b & 63);
+            t->below_ascii[2 * p] |= t->below_ascii[2 * n];
+            t->below_ascii[2 * p + 1] |= t->below_ascii[2 * n + 1];
+            t->below_flags[p] |= (t->below_flags[n] & (BELOW_NON_ASCII | BELOW_INVALID)) |
+                                 (b >= 0x80 ? BELOW_NON_ASCII : 0) | (invalid[n] ? BELOW_INVALID : 0);
+            if (t->below_chars[n] > t->below_chars[p]) t->below_chars[p] = t->below_chars[n];
+        }
+        for (Py_ssize_t n = 0; n < nodes; n++) {
+            t->below_chars[n] -= started[n];
+            for (int32_t k = i32(t->tok_start)[n]; k < i32(t->tok_start)[n + 1]; k++) t->tok_chars[k] = started[n];
+        }
+    }
+    free(parent);
+    free(byte);
+    free(pending);
+    free(count);
+    free(invalid);
+    if (!ok) {
+        PyErr_NoMemory();
+        return -1;
+    }
     return 0;
 }
 
@@ -181,7 +343,7 @@ static PyObject *Trie_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     if (!(self->edge_start = as_bytes(a[0], 4, "edge_start")) || !(self->edge_byte = as_bytes(a[1], 1, "edge_byte")) ||
         !(self->edge_child = as_bytes(a[2], 4, "edge_child")) || !(self->tok_start = as_bytes(a[3], 4, "tok_start")) ||
         !(self->tok_ids = as_bytes(a[4], 4, "tok_ids")) || !(self->subtree_end = as_bytes(a[5], 4, "subtree_end")) ||
-        Trie_validate(self) < 0) {
+        Trie_validate(self) < 0 || Trie_summarize(self) < 0) {
         Py_DECREF(self);
         return NULL;
     }
@@ -329,7 +491,8 @@ static PyObject *Trie_from_tokens(PyObject *cls, PyObject *args) {
     for (Py_ssize_t n = 0; n < nodes; n++) se[n] = (int32_t)(n + 1);
     for (Py_ssize_t n = nodes - 1; n > 0; n--)
         if (se[n] > se[parent[n]]) se[parent[n]] = se[n];
-    if (Trie_validate(self) < 0) goto done; /* cheap next to the build, and keeps one definition of "valid" */
+    /* validated too: cheap next to the build, and it keeps one definition of "valid" */
+    if (Trie_validate(self) < 0 || Trie_summarize(self) < 0) goto done;
     result = (PyObject *)self;
     self = NULL;
 done:
@@ -398,7 +561,16 @@ typedef struct {
     PyObject *allow_start, *allow_lo, *allow_hi; /* per state, the sorted intervals of its characters */
     Py_ssize_t states, classes, intervals;
     int32_t ascii_class[128];
+    /* per state, a uniform run (Automaton_runs): any string of at most run_length characters of the run's
+       class is accepted from the state; the class as its ASCII bytes (two 64-bit halves) and whether it
+       holds every non-ASCII character. run_length 0: no run. */
+    uint64_t *run_ascii;
+    uint8_t *run_non_ascii;
+    int32_t *run_length;
+    uint8_t *run_terminal; /* 1: past run_length characters of the class, none is accepted */
 } AutomatonObject;
+
+#define RUN_CAP 1024 /* runs are followed this far at most: longer than any token */
 
 static void Automaton_dealloc(AutomatonObject *self) {
     Py_XDECREF(self->class_lo);
@@ -409,6 +581,10 @@ static void Automaton_dealloc(AutomatonObject *self) {
     Py_XDECREF(self->allow_start);
     Py_XDECREF(self->allow_lo);
     Py_XDECREF(self->allow_hi);
+    free(self->run_ascii);
+    free(self->run_non_ascii);
+    free(self->run_length);
+    free(self->run_terminal);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -433,6 +609,98 @@ static int check_intervals(const int32_t *lo, const int32_t *hi, Py_ssize_t from
             return -1;
         }
     }
+    return 0;
+}
+
+/* Per state, the largest group of classes that all lead to one state (by ASCII characters, a class with
+   non-ASCII characters counting more), and how many characters of that group in a row are accepted for sure:
+   one, then one more for each state along the way from which every class of the group leads on to one same
+   state (unbounded, capped at RUN_CAP, when that comes back to a state seen), plus one where they lead on
+   but to different states. Exact by construction; used to take whole subtrees of the trie at once. */
+static int Automaton_runs(AutomatonObject *a) {
+    Py_ssize_t S = a->states, C = a->classes;
+    const int32_t *tr = i32(a->transitions), *lo = i32(a->class_lo), *hi = i32(a->class_hi), *id = i32(a->class_id);
+    a->run_ascii = calloc(2 * (size_t)S, sizeof(uint64_t));
+    a->run_non_ascii = calloc((size_t)S, 1);
+    a->run_length = calloc((size_t)S, sizeof(int32_t));
+    a->run_terminal = calloc((size_t)S, 1);
+    uint64_t *class_ascii = calloc(2 * (size_t)C, sizeof(uint64_t));
+    int64_t *weight = calloc((size_t)C, sizeof(int64_t)), *group = calloc((size_t)S, sizeof(int64_t));
+    uint8_t *in_group = calloc((size_t)C, 1);
+    int32_t *seen = malloc(sizeof(int32_t) * (size_t)S);
+    if (!a->run_ascii || !a->run_non_ascii || !a->run_length || !a->run_terminal || !class_ascii || !weight || !group || !in_group ||
+        !seen) {
+        free(class_ascii), free(weight), free(group), free(in_group), free(seen);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < a->intervals; i++) {
+        if (id[i] < 0) continue;
+        for (int32_t cp = lo[i]; cp <= hi[i] && cp < 128; cp++) {
+            class_ascii[2 * id[i] + (cp >> 6)] |= (uint64_t)1 << (cp & 63);
+            weight[id[i]]++;
+        }
+        if (hi[i] >= 128) weight[id[i]] += 256;
+    }
+    for (Py_ssize_t s = 0; s < S; s++) seen[s] = -1;
+    for (Py_ssize_t t = 0; t < S; t++) {
+        const int32_t *row = tr + t * C;
+        int32_t best = -1;
+        for (Py_ssize_t c = 0; c < C; c++)
+            if (row[c] >= 0) group[row[c]] = 0;
+        for (Py_ssize_t c = 0; c < C; c++) {
+            if (row[c] < 0) continue;
+            group[row[c]] += weight[c];
+            if (best < 0 || group[row[c]] > group[best] || (group[row[c]] == group[best] && row[c] == t)) best = row[c];
+        }
+        if (best < 0) continue;
+        for (Py_ssize_t c = 0; c < C; c++) {
+            in_group[c] = row[c] == best;
+            if (in_group[c]) {
+                a->run_ascii[2 * t] |= class_ascii[2 * c];
+                a->run_ascii[2 * t + 1] |= class_ascii[2 * c + 1];
+            }
+        }
+        /* every non-ASCII character (surrogates aside) in the group's classes? */
+        int64_t covered = 0x80;
+        for (Py_ssize_t i = 0; i < a->intervals && covered <= MAX_CODE_POINT; i++) {
+            if (covered >= 0xD800 && covered <= 0xDFFF) covered = 0xE000;
+            if (hi[i] < covered || id[i] < 0 || !in_group[id[i]]) continue;
+            if (lo[i] > covered) break;
+            covered = (int64_t)hi[i] + 1;
+        }
+        if (covered >= 0xD800 && covered <= 0xDFFF) covered = 0xE000;
+        a->run_non_ascii[t] = covered > MAX_CODE_POINT;
+        int32_t length = 1, current = best;
+        seen[t] = (int32_t)t;
+        seen[best] = (int32_t)t;
+        while (length < RUN_CAP) {
+            int32_t next = -2; /* -2: none yet; -3: several */
+            int refused = 0;
+            for (Py_ssize_t c = 0; c < C; c++) {
+                if (!in_group[c]) continue;
+                int32_t to = tr[current * C + c];
+                if (to < 0) refused = 1;
+                else if (next == -2) next = to;
+                else if (next != to) next = -3;
+            }
+            if (next == -2) { /* every class of the group refused: the run ends exactly here */
+                a->run_terminal[t] = 1;
+                break;
+            }
+            if (refused) break;
+            length++;
+            if (next == -3) break;
+            if (seen[next] == t) { /* a cycle: as long as wanted */
+                length = RUN_CAP;
+                break;
+            }
+            seen[next] = (int32_t)t;
+            current = next;
+        }
+        a->run_length[t] = length;
+    }
+    free(class_ascii), free(weight), free(group), free(in_group), free(seen);
     return 0;
 }
 
@@ -504,6 +772,7 @@ static PyObject *Automaton_new(PyTypeObject *type, PyObject *args, PyObject *kwd
         for (Py_ssize_t i = 0; i < self->intervals && lo[i] <= cp; i++)
             if (cp <= hi[i]) self->ascii_class[cp] = i32(self->class_id)[i];
     }
+    if (Automaton_runs(self) < 0) goto fail;
     return (PyObject *)self;
 fail:
     Py_DECREF(self);
@@ -552,7 +821,8 @@ typedef struct {
 } Frame;
 
 typedef struct {
-    const int32_t *es, *ec, *ts, *ti, *tr, *as, *alo, *ahi;
+    const TrieObject *trie;
+    const int32_t *es, *ec, *ts, *ti, *se, *tr, *as, *alo, *ahi;
     const uint8_t *eb;
     const AutomatonObject *automaton;
     Py_ssize_t classes;
@@ -561,27 +831,11 @@ typedef struct {
 } Walk;
 
 /* Whether some character the state accepts starts with these bytes of an incomplete character: the
-   characters sharing a UTF-8 prefix are one code-point interval (clipped to the lead's smallest character
-   and to Unicode), tested against the state's sorted intervals. */
+   characters sharing a UTF-8 prefix are one code-point interval, tested against the state's sorted
+   intervals (CharSet.allows_utf8_prefix). */
 static int prefix_allowed(const Walk *w, int32_t state, const uint8_t *prefix, int count) {
-    uint8_t lead = prefix[0];
-    int size = utf8_length(lead);
-    int64_t value, floor;
-    if (size == 2) value = lead & 0x1F, floor = 0x80;
-    else if (size == 3) value = lead & 0x0F, floor = 0x800;
-    else if (size == 4) value = lead & 0x07, floor = 0x10000;
-    else return 0;
-    if (count >= size) return 0;
-    for (int i = 1; i < count; i++) {
-        if (prefix[i] < 0x80 || prefix[i] > 0xBF) return 0;
-        value = (value << 6) | (prefix[i] & 0x3F);
-    }
-    int free_bits = 6 * (size - count);
-    int64_t lo = value << free_bits, hi = ((value + 1) << free_bits) - 1;
-    if (lo < floor) lo = floor;
-    if (hi > MAX_CODE_POINT) hi = MAX_CODE_POINT;
-    if (size == 3 && lo >= 0xD800 && hi <= 0xDFFF) return 0; /* only surrogates: not UTF-8 */
-    if (lo > hi) return 0;
+    int64_t lo, hi;
+    if (!utf8_prefix_interval(prefix, count, &lo, &hi)) return 0;
     int32_t left = w->as[state], right = w->as[state + 1], first = left; /* last interval starting <= hi */
     while (left < right) {
         int32_t mid = left + (right - left) / 2;
@@ -591,22 +845,43 @@ static int prefix_allowed(const Walk *w, int32_t state, const uint8_t *prefix, i
     return left > first && w->ahi[left - 1] >= lo;
 }
 
-/* The code point of a complete UTF-8 character, or -1 where a strict decoder refuses it. */
-static int32_t decode(const uint8_t *bytes, int count) {
-    int32_t cp;
-    if (count == 2) cp = bytes[0] & 0x1F;
-    else if (count == 3) cp = bytes[0] & 0x0F;
-    else cp = bytes[0] & 0x07;
-    for (int i = 1; i < count; i++) {
-        if (bytes[i] < 0x80 || bytes[i] > 0xBF) return -1;
-        cp = (cp << 6) | (bytes[i] & 0x3F);
-    }
-    static const int32_t smallest[5] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < smallest[count] || cp > MAX_CODE_POINT || (cp >= 0xD800 && cp <= 0xDFFF)) return -1;
-    return cp;
+/* Whether the characters of every path below ``node`` (reached on a whole character in ``state``) are in
+   the state's run class, from the summaries alone (and no path below is invalid UTF-8). */
+static int class_covers(const Walk *w, int32_t node, int32_t state) {
+    const TrieObject *t = w->trie;
+    const AutomatonObject *a = w->automaton;
+    uint8_t flags = t->below_flags[node];
+    return a->run_length[state] > 0 && (flags & (NODE_BOUNDARY | BELOW_INVALID)) == NODE_BOUNDARY &&
+           !(t->below_ascii[2 * node] & ~a->run_ascii[2 * state]) &&
+           !(t->below_ascii[2 * node + 1] & ~a->run_ascii[2 * state + 1]) &&
+           (!(flags & BELOW_NON_ASCII) || a->run_non_ascii[state]);
 }
 
-static void emit(const Walk *w, int32_t node) {
+/* Below a node whose paths are all in the run class: every token when none is longer than the run, else
+   (when nothing of the class goes on past the run) the tokens of at most run_length characters below the
+   node, by their lengths. Returns 0 when the subtree must be walked. */
+static int take_run(const Walk *w, int32_t node, int32_t state) {
+    const TrieObject *t = w->trie;
+    int32_t limit = w->automaton->run_length[state];
+    if (t->below_chars[node] <= limit) {
+        for (int32_t k = w->ts[node], end = w->ts[w->se[node]]; k < end; k++) {
+            uint32_t id = (uint32_t)w->ti[k];
+            w->out[id >> 5] |= (uint32_t)1 << (id & 31);
+        }
+        return 1;
+    }
+    if (!w->automaton->run_terminal[state]) return 0;
+    limit += t->node_chars[node];
+    for (int32_t k = w->ts[node], end = w->ts[w->se[node]]; k < end; k++) {
+        if (t->tok_chars[k] > limit) continue;
+        uint32_t id = (uint32_t)w->ti[k];
+        w->out[id >> 5] |= (uint32_t)1 << (id & 31);
+    }
+    return 1;
+}
+
+/* Sets the bits of the tokens at ``node``. */
+static void emit_tokens(const Walk *w, int32_t node) {
     for (int32_t k = w->ts[node]; k < w->ts[node + 1]; k++) {
         uint32_t id = (uint32_t)w->ti[k];
         w->out[id >> 5] |= (uint32_t)1 << (id & 31);
@@ -659,7 +934,8 @@ static void walk_from(const Walk *w, int32_t node, int32_t state, const uint8_t 
             if (utf8_length(byte) < 2 || !prefix_allowed(w, s, data, 1)) continue;
             next = s;
         }
-        emit(w, child);
+        if (count == 0 && class_covers(w, child, next) && take_run(w, child, next)) continue;
+        emit_tokens(w, child);
         if (w->es[child] < w->es[child + 1]) {
             Frame *g = &stack[++top];
             g->edge = w->es[child];
@@ -704,6 +980,7 @@ static PyObject *walk_mask(PyObject *module, PyObject *args) {
         goto done;
     }
     Walk w = {
+        .trie = trie, .se = i32(trie->subtree_end),
         .es = i32(trie->edge_start), .ec = i32(trie->edge_child), .ts = i32(trie->tok_start),
         .ti = i32(trie->tok_ids), .eb = (const uint8_t *)PyBytes_AS_STRING(trie->edge_byte),
         .tr = i32(automaton->transitions), .as = i32(automaton->allow_start), .alo = i32(automaton->allow_lo),
@@ -722,7 +999,7 @@ static PyObject *walk_mask(PyObject *module, PyObject *args) {
         const uint8_t *eb = w.eb;
         for (int32_t e = w.es[0]; e < w.es[1]; e++) {
             if (eb[e] == 0x20) {
-                emit(&w, w.ec[e]);
+                emit_tokens(&w, w.ec[e]);
                 walk_from(&w, w.ec[e], (int32_t)state, pending_bytes, 0);
             }
         }

@@ -1,0 +1,346 @@
+"""The compiled entry points fed random automata, random tries and random token sequences: the masks match a
+plain per-token model, malformed arrays raise ValueError, and nothing crashes or leaks. (.ci/sanitize.sh runs
+this file and test_native_walk.py against a build with AddressSanitizer and UndefinedBehaviorSanitizer.)"""
+
+from __future__ import annotations
+
+import os
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from formatenforcer.core import backend
+from formatenforcer.core.flat_trie import arrays
+
+native = backend.native
+pytestmark = pytest.mark.skipif(native is None, reason="the compiled core is not built or is switched off")
+
+MAX_CP = 0x10FFFF
+BYTES = [0x20, 0x41, 0x61, 0x7A, 0x80, 0x9F, 0xA0, 0xBF, 0xC2, 0xC3, 0xDF, 0xE0, 0xE4, 0xED, 0xEF, 0xF0, 0xF4, 0xF5,
+         0xFF, 0x8F, 0x90, 0x98, 0xB8]  # fmt: skip
+
+
+CUTS = [
+    0,
+    0x20,
+    0x41,
+    0x61,
+    0x7B,
+    0x80,
+    0xE0,
+    0x100,
+    0x800,
+    0x4E00,
+    0xD800,
+    0xE000,
+    0x10000,
+    0x1F600,
+    0x1F650,
+    0x110000,
+]
+
+
+def random_tokens(rng: random.Random, count: int) -> list[bytes | None]:
+    """Short tokens over bytes that make whole, split and invalid UTF-8 characters (some empty or None)."""
+    out: list[bytes | None] = []
+    for _ in range(count):
+        roll = rng.random()
+        if roll < 0.05:
+            out.append(None)
+        elif roll < 0.35:
+            text = "".join(rng.choice("ab é中😀\n") for _ in range(rng.randint(1, 9)))
+            data = text.encode()
+            cut = rng.randint(0, len(data))
+            out.append(data[cut:] if rng.random() < 0.5 else data[:cut] or data)
+        else:
+            out.append(bytes(rng.choice(BYTES) for _ in range(rng.randint(1, 8))))
+    return out
+
+
+def random_automaton(rng: random.Random) -> dict:
+    """Random classes over code points (ASCII, Latin, CJK, emoji, surrogates, the top), a random table, and
+    per state the characters of the classes it moves on (as the regex export computes them)."""
+    cuts = sorted({rng.choice(CUTS) for _ in range(rng.randint(2, 10))})
+    classes = rng.randint(1, 4)
+    lows, highs, ids = [], [], []
+    for lo, nxt in zip(cuts, cuts[1:]):
+        cls = rng.randint(-1, classes - 1)
+        if cls >= 0:
+            lows.append(lo)
+            highs.append(nxt - 1)
+            ids.append(cls)
+    states = rng.randint(1, 8)
+    table = np.array([[rng.randint(-1, states - 1) for _ in range(classes)] for _ in range(states)], dtype=np.int32)
+    if rng.random() < 0.6:  # a counted repeat: a chain of states moving on one group of classes
+        group = rng.sample(range(classes), rng.randint(1, classes))
+        for state in range(states - 1):
+            table[state, group] = state + 1
+        table[states - 1, group] = rng.choice([-1, states - 1, rng.randint(-1, states - 1)])
+    allow_start, allow_lo, allow_hi = [0], [], []
+    for state in range(states):
+        intervals = []
+        for lo, hi, cls in zip(lows, highs, ids):
+            if table[state, cls] >= 0:  # minus the surrogates, which are never characters
+                for a, b in ((lo, min(hi, 0xD7FF)), (max(lo, 0xE000), hi)):
+                    if a <= b:
+                        if intervals and intervals[-1][1] + 1 >= a:
+                            intervals[-1] = (intervals[-1][0], b)
+                        else:
+                            intervals.append((a, b))
+        allow_lo.extend(a for a, _ in intervals)
+        allow_hi.extend(b for _, b in intervals)
+        allow_start.append(len(allow_lo))
+    return {
+        "class_lo": np.array(lows, dtype=np.int32),
+        "class_hi": np.array(highs, dtype=np.int32),
+        "class_id": np.array(ids, dtype=np.int32),
+        "transitions": table.reshape(-1),
+        "accepting": np.array([rng.randint(0, 1) for _ in range(states)], dtype=np.uint8),
+        "allow_start": np.array(allow_start, dtype=np.int32),
+        "allow_lo": np.array(allow_lo, dtype=np.int32),
+        "allow_hi": np.array(allow_hi, dtype=np.int32),
+        "classes": classes,
+    }
+
+
+def _class(parts: dict, cp: int) -> int:
+    for lo, hi, cls in zip(parts["class_lo"], parts["class_hi"], parts["class_id"]):
+        if lo <= cp <= hi:
+            return int(cls)
+    return -1
+
+
+def _prefix_ok(parts: dict, state: int, prefix: bytes) -> bool:
+    """Whether a character of ``state`` starts with ``prefix``, by binary search over each allowed interval's
+    code points (UTF-8 keeps code-point order), not by the walk's interval arithmetic."""
+    start, end = parts["allow_start"][state], parts["allow_start"][state + 1]
+    for lo, hi in zip(parts["allow_lo"][start:end], parts["allow_hi"][start:end]):
+        lo, hi = int(lo), int(hi)
+        while lo < hi:  # the first code point whose encoding is not below the prefix
+            mid = (lo + hi) // 2
+            if _encode(mid)[: len(prefix)] < prefix:
+                lo = mid + 1
+            else:
+                hi = mid
+        if _encode(lo).startswith(prefix) and len(_encode(lo)) > len(prefix):
+            return True
+    return False
+
+
+def _encode(cp: int) -> bytes:
+    return chr(cp).encode("utf-8", "surrogatepass")
+
+
+def model_accepts(parts: dict, state: int, pending: bytes, data: bytes) -> bool:
+    """A token's fate by feeding its bytes one at a time (the per-token rule the walk implements)."""
+    table = parts["transitions"].reshape(-1, parts["classes"])
+    for byte in data:
+        if pending:
+            pending += bytes([byte])
+            size = {0xC: 2, 0xD: 2, 0xE: 3, 0xF: 4}.get(pending[0] >> 4, 0)
+            if len(pending) < size:
+                if not 0x80 <= byte <= 0xBF or not _prefix_ok(parts, state, pending):
+                    return False
+                continue
+            try:
+                cp = ord(pending.decode("utf-8"))
+            except UnicodeDecodeError:
+                return False
+            pending = b""
+        elif byte < 0x80:
+            cp = byte
+        else:
+            if not (0xC2 <= byte <= 0xF4) or not _prefix_ok(parts, state, bytes([byte])):
+                return False
+            pending = bytes([byte])
+            continue
+        cls = _class(parts, cp)
+        if cls < 0 or table[state, cls] < 0:
+            return False
+        state = int(table[state, cls])
+    return True
+
+
+def trie_of(tokens: list[bytes | None]):
+    lengths = np.array([len(t) if t else 0 for t in tokens], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    return native.Trie.from_tokens(b"".join(t for t in tokens if t), offsets, len(tokens))
+
+
+def compiled(trie, automaton, state: int, pending: bytes, at_start: bool) -> set[int]:
+    out = np.full((trie.vocab_size + 31) // 32 + 1, -1, dtype=np.int32)  # the word past the row stays untouched
+    native.walk_mask(trie, automaton, state, pending, at_start, out)
+    assert out[-1] == -1
+    bits = np.unpackbits(out[:-1].view(np.uint8), bitorder="little")
+    return {int(i) for i in np.flatnonzero(bits)}
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_random_automata_and_tries_match_the_model(seed):
+    rng = random.Random(seed)
+    tokens = random_tokens(rng, rng.randint(0, 40))
+    parts = random_automaton(rng)
+    trie = trie_of(tokens)
+    automaton = native.Automaton(**parts)
+    for _ in range(4):
+        state = rng.randrange(len(parts["accepting"]))
+        pending = rng.choice(
+            [b"", b"", b"\xc3", b"\xe4", b"\xe4\xb8", b"\xf0\x9f", b"\xf0\x9f\x98", b"\xed"]
+            + [b"\xe0\x80", b"\xed\xa0", b"\xf4\x90", b"\xf0\x80\x80", b"\xe4\xc3"]
+        )
+        at_start = rng.random() < 0.3
+        expected = set()
+        for token_id, data in enumerate(tokens):
+            if not data:
+                continue
+            if model_accepts(parts, state, pending, data):
+                expected.add(token_id)
+            elif at_start and data[:1] == b" " and model_accepts(parts, state, b"", data[1:]):
+                expected.add(token_id)
+        assert compiled(trie, automaton, state, pending, at_start) == expected, (tokens, parts, state, pending)
+
+
+ENDS = {  # how a chain ends: the targets of (a or b, the newline, a non-ASCII character) from its last state
+    "refuses": (-1, -1, -1),
+    "loops": ("last", -1, "last"),
+    "leaves": ("next", -1, "next"),
+    "other class": (-1, "next", -1),
+    "half": (-1, -1, "next"),
+    "split": ("last", -1, "next"),
+}
+
+
+@pytest.mark.parametrize("end", sorted(ENDS))
+@pytest.mark.parametrize("length", [1, 2, 3, 5])
+def test_counted_runs_match_the_model(length, end):
+    """Chains of states moving on a group of classes ({n} and {0,n} repeats), ending in each way a run can
+    end, over tokens of every length made of those classes and others: the walk's whole-subtree shortcut."""
+    rng = random.Random(length * 10 + len(end))
+    alphabet = ["a", "b", "é", "😀", "\n"]
+    tokens: list[bytes | None] = []
+    for size in range(1, 9):
+        for _ in range(40):
+            tokens.append("".join(rng.choice(alphabet) for _ in range(size)).encode())
+    tokens += [t[:-1] for t in tokens if t and t[-1] >= 0x80][:50]  # ending inside a character
+    spans = {0: [(0x61, 0x62)], 1: [(0x0A, 0x0A)], 2: [(0x80, 0xD7FF), (0xE000, 0x10FFFF)]}
+    intervals = sorted((lo, hi, cls) for cls, pairs in spans.items() for lo, hi in pairs)
+    states = length + 2
+    table = np.full((states, 3), -1, dtype=np.int32)
+    for state in range(length):
+        table[state, [0, 2]] = state + 1
+    for cls, target in enumerate(ENDS[end]):
+        table[length, cls] = {"last": length, "next": length + 1}.get(target, -1)  # type: ignore[arg-type]
+    table[length + 1, [0, 2]] = length + 1
+    allow_start, allow_lo, allow_hi = [0], [], []
+    for state in range(states):
+        for lo, hi, cls in intervals:
+            if table[state, cls] >= 0:
+                allow_lo.append(lo)
+                allow_hi.append(hi)
+        allow_start.append(len(allow_lo))
+    parts = {
+        "class_lo": np.array([lo for lo, _, _ in intervals], dtype=np.int32),
+        "class_hi": np.array([hi for _, hi, _ in intervals], dtype=np.int32),
+        "class_id": np.array([cls for _, _, cls in intervals], dtype=np.int32), "transitions": table.reshape(-1),
+        "accepting": np.ones(states, dtype=np.uint8), "allow_start": np.array(allow_start, dtype=np.int32),
+        "allow_lo": np.array(allow_lo, dtype=np.int32), "allow_hi": np.array(allow_hi, dtype=np.int32), "classes": 3,
+    }  # fmt: skip
+    trie = trie_of(tokens)
+    automaton = native.Automaton(**parts)
+    for state in range(states):
+        expected = {i for i, data in enumerate(tokens) if data and model_accepts(parts, state, b"", data)}
+        assert compiled(trie, automaton, state, b"", False) == expected, (length, end, state)
+
+
+def _mutations(parts: dict, rng: random.Random) -> list[tuple[str, object]]:
+    """(name, bad value) pairs: truncated, out of range, unsorted, wrong item sizes, not a buffer."""
+    out = []
+    for name, value in parts.items():
+        if isinstance(value, int):
+            out.extend([(name, 0), (name, -1), (name, value + 1)])
+            continue
+        if len(value):
+            out.append((name, value[:-1]))
+            bad = value.copy()
+            bad[rng.randrange(len(bad))] = rng.choice([-5, 2**31 - 1, 0x110000]) if bad.dtype != np.uint8 else 7
+            out.append((name, bad))
+            out.append((name, value.tobytes() + b"\x00"))
+        out.append((name, 12345))
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_malformed_buffers_raise_value_error(seed):
+    rng = random.Random(seed)
+    tokens = random_tokens(rng, rng.randint(1, 30))
+    trie = trie_of(tokens)
+    trie_parts = {**arrays(trie), "vocab_size": trie.vocab_size}
+    for name, bad in _mutations(trie_parts, rng):
+        try:
+            made = native.Trie(**{**trie_parts, name: bad})
+        except ValueError:
+            continue
+        automaton = native.Automaton(**random_automaton(rng))  # still valid: the walk must run
+        compiled(made, automaton, 0, b"", True)
+    parts = random_automaton(rng)
+    for name, bad in _mutations(parts, rng):
+        try:
+            made = native.Automaton(**{**parts, name: bad})
+        except ValueError:
+            continue
+        compiled(trie, made, 0, b"\xe4", False)
+
+
+def test_walk_arguments_are_checked():
+    rng = random.Random(7)
+    trie = trie_of(random_tokens(rng, 50))
+    automaton = native.Automaton(**random_automaton(rng))
+    words = (trie.vocab_size + 31) // 32
+    good = np.zeros(words, dtype=np.int32)
+    for state in (-1, automaton.states, 2**40):
+        with pytest.raises((ValueError, OverflowError)):
+            native.walk_mask(trie, automaton, state, b"", False, good)
+    for pending in (b"a", b"\x80", b"\xe4\xb8\xad", b"\xf0\x9f\x98\x80", b"\xff"):
+        with pytest.raises(ValueError):
+            native.walk_mask(trie, automaton, 0, pending, False, good)
+    with pytest.raises(ValueError):
+        native.walk_mask(trie, automaton, 0, b"", False, np.zeros(words - 1, dtype=np.int32))
+    with pytest.raises(ValueError):
+        native.walk_mask(trie, automaton, 0, b"", False, np.zeros(words * 4 + 1, dtype=np.uint8)[1:])
+    with pytest.raises(TypeError):
+        native.walk_mask(trie, automaton, 0, b"", False, bytes(words * 4))
+    with pytest.raises(TypeError):
+        native.walk_mask(automaton, trie, 0, b"", False, good)
+    offsets = np.array([0, 2, 1], dtype=np.int64)
+    with pytest.raises(ValueError):
+        native.Trie.from_tokens(b"abc", offsets, 2)
+    with pytest.raises(ValueError):
+        native.Trie.from_tokens(b"abc", np.array([0, 1, 9], dtype=np.int64), 2)
+    with pytest.raises(ValueError):
+        native.Trie.from_tokens(b"abc", np.array([0, 1, 2], dtype=np.int64), 1)
+
+
+def _rss() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="reads the resident size from /proc")
+def test_no_leak_over_100000_masks():
+    rng = random.Random(3)
+    trie = trie_of(random_tokens(rng, 200))
+    automaton = native.Automaton(**random_automaton(rng))
+    out = np.zeros((trie.vocab_size + 31) // 32, dtype=np.int32)
+    pendings = [b"", b"\xe4", b"\xf0\x9f"]
+    for i in range(10_000):
+        native.walk_mask(trie, automaton, i % automaton.states, pendings[i % 3], i % 2 == 0, out)
+    before = _rss()
+    for i in range(100_000):
+        native.walk_mask(trie, automaton, i % automaton.states, pendings[i % 3], i % 2 == 0, out)
+    grown = _rss() - before
+    assert grown < 1 << 20, f"resident size grew by {grown} bytes over 100,000 masks"

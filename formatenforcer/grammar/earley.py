@@ -28,6 +28,7 @@ from ..core.charset import EMPTY, CharSet
 from ..parsers.regex import CompiledRegex
 from .check import check_productive, check_symbols, compile_terminals
 from .ir import Grammar, Symbol
+from .json_lexer import ParserLexer
 
 Item = tuple  # (production, dot, origin EarleySet | None)
 
@@ -42,10 +43,10 @@ class CompiledGrammar:
         productive = check_productive(grammar, dfas)
         self.grammar = grammar
         self.terminal_names: list[str] = []
-        self.dfas: list[CompiledRegex] = []
+        self.dfas: list[CompiledRegex | ParserLexer] = []
         terminal_ids: dict[str, int] = {}
         for name, dfa in dfas.items():
-            if dfa is not None and dfa.transitions[0]:  # it matches some non-empty string
+            if dfa is not None and dfa.charset(0):  # it matches some non-empty string
                 terminal_ids[name] = len(self.dfas)
                 self.terminal_names.append(name)
                 self.dfas.append(dfa)
@@ -88,7 +89,7 @@ class CompiledGrammar:
         self.ignore: list[int] = []  # lexer ids of %ignore terminals: after the grammar's own terminals
         for name in grammar.ignore:
             dfa = dfas[name]
-            if dfa is not None and dfa.transitions[0]:
+            if dfa is not None and dfa.charset(0):
                 self.ignore.append(len(self.dfas))
                 self.terminal_names.append(f"%ignore {name}")
                 self.dfas.append(dfa)

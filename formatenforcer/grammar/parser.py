@@ -64,11 +64,14 @@ def read_grammar(text: str, syntax: str | None = None) -> Grammar:
 class _Compiled:
     """What every state of one GrammarParser shares: the Earley grammar and the interned states."""
 
-    __slots__ = ("earley", "states", "__weakref__")
+    __slots__ = ("earley", "states", "epoch", "__weakref__")
 
     def __init__(self, earley: CompiledGrammar) -> None:
         self.earley = earley
         self.states: dict[Hashable, GrammarState] = {}
+        self.epoch = 0
+        """Bumped when the intern table is cleared: states then drop their transition memos when next
+        stepped, so the memo chain from the start state does not keep every state ever made alive."""
 
     def state(self, active: frozenset, fresh: frozenset) -> GrammarState:
         key = (active, fresh)
@@ -76,6 +79,7 @@ class _Compiled:
         if found is None:
             if len(self.states) >= _INTERNED:
                 self.states.clear()
+                self.epoch += 1
             found = self.states[key] = GrammarState(self, active, fresh)
         return found
 
@@ -83,7 +87,8 @@ class _Compiled:
 class GrammarState(CharacterParser):
     """A state of a grammar's parser (see the module notes). Made by ``GrammarParser`` and its steps."""
 
-    __slots__ = ("_compiled", "_active", "_fresh", "_key", "_next", "_charset", "_lexeme", "_run", "__weakref__")
+    __slots__ = ("_compiled", "_active", "_fresh", "_key", "_next", "_epoch", "_charset", "_lexeme", "_run",
+                 "__weakref__")  # fmt: skip
 
     def __init__(self, compiled: _Compiled, active: frozenset, fresh: frozenset) -> None:
         self._compiled = compiled
@@ -91,11 +96,14 @@ class GrammarState(CharacterParser):
         self._fresh = fresh
         self._key = ("grammar", id(compiled), active, fresh)
         self._next: dict[str, GrammarState | None] = {}
+        self._epoch = compiled.epoch
         self._charset: CharSet | None = None
         self._lexeme: Lexeme | None | bool = False
         self._run: FreeRun | None | bool = False
 
     def add_character(self, ch: str) -> GrammarState | None:
+        if self._epoch != self._compiled.epoch:
+            self._next, self._epoch = {}, self._compiled.epoch
         found = self._next.get(ch, False)
         if found is not False:
             return found  # type: ignore[return-value]

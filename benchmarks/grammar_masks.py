@@ -1,7 +1,8 @@
 """Time per mask of a grammar, teacher-forced, on the Llama 3 vocabulary: formatenforcer and llguidance.
 
-Each text of ``TEXTS`` (SQL queries of benchmarks/grammars/sql.lark) is tokenized naturally and fed token by
-token; before each token the engine computes the full mask of allowed tokens (a packed int32 bitmask), and
+Each text of a workload (``--workload sql``: SQL queries of benchmarks/grammars/sql.lark; ``tools``: Hermes
+tool calls with reasoning, ToolCallParser's grammar with one %json rule per tool) is tokenized naturally and
+fed token by token; before each token the engine computes the full mask of allowed tokens (a packed int32 bitmask), and
 the token is checked against it. Reported per engine:
 
 - TTFM  time from the grammar text to the first mask (compile + matcher + first mask), a fresh grammar object
@@ -16,6 +17,7 @@ shared and drifts, so compare engines within one run.
 
     python benchmarks/grammar_masks.py                       # formatenforcer and llguidance, 3 rounds
     python benchmarks/grammar_masks.py --engines formatenforcer --rounds 1 --reuse
+    python benchmarks/grammar_masks.py --workload tools
 """
 
 from __future__ import annotations
@@ -32,8 +34,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-GRAMMAR = (ROOT / "benchmarks" / "grammars" / "sql.lark").read_text(encoding="utf-8")
-TEXTS = [
+SQL_GRAMMAR = (ROOT / "benchmarks" / "grammars" / "sql.lark").read_text(encoding="utf-8")
+SQL_TEXTS = [
     "SELECT * FROM users",
     'select name, email from customers where age >= 21 and country = "FR" order by name asc limit 50',
     'SELECT count(*) FROM orders WHERE status != "shipped" OR (total > 100.5 AND NOT paid = 1)',
@@ -41,6 +43,49 @@ TEXTS = [
     "SELECT id,title,author FROM books WHERE year<1950 ORDER BY title DESC LIMIT 10;",
     'select sum(amount) from payments where method = "card" and (day = 3 or day = 4 or day = 5)',
 ]
+
+TOOLS = [
+    {
+        "name": "get_weather",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "city": {"type": "string"},
+                "days": {"type": "integer", "minimum": 1, "maximum": 14},
+                "unit": {"enum": ["celsius", "fahrenheit"]},
+            },
+            "required": ["city"],
+            "additionalProperties": False,
+        },
+    },
+    {
+        "name": "search",
+        "parameters": {
+            "type": "object",
+            "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
+            "required": ["query"],
+            "additionalProperties": False,
+        },
+    },
+]
+TOOL_TEXTS = [
+    '<think>The user asks about Paris.</think>\n\n<tool_call>\n{"name": "get_weather", "arguments": '
+    '{"city": "Paris", "days": 3, "unit": "celsius"}}\n</tool_call>',
+    "I will look both up.\n<tool_call>\n"
+    '{"name": "search", "arguments": {"query": "best pizza in Naples"}}\n</tool_call>\n'
+    '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Naples"}}\n</tool_call>',
+    '<tool_call>\n{"name": "search", "arguments": {"query": "train times Zurich to Milan", "limit": 5}}\n</tool_call>',
+]
+
+
+def workload(name: str) -> tuple[str, list[str]]:
+    """(grammar text, texts): ``sql`` (benchmarks/grammars/sql.lark) or ``tools`` (ToolCallParser's Hermes
+    grammar with reasoning and two tools: the same %json grammar text both engines read)."""
+    if name == "sql":
+        return SQL_GRAMMAR, SQL_TEXTS
+    from formatenforcer.grammar import tool_call_grammar
+
+    return tool_call_grammar(TOOLS, "hermes", reasoning=True), TOOL_TEXTS
 
 
 def _bit(bitmask: np.ndarray, token: int) -> bool:
@@ -104,15 +149,15 @@ class Llguidance:
         return Session()
 
 
-def run(engine: Any, tokenizer: Any, rounds: int, reuse: bool) -> dict[str, Any]:
+def run(engine: Any, tokenizer: Any, rounds: int, reuse: bool, grammar: str, texts: list[str]) -> dict[str, Any]:
     ttfm: list[float] = []
     tbm: list[float] = []
     refused = 0
     for _ in range(rounds):
-        for text in TEXTS:
+        for text in texts:
             tokens = list(tokenizer.encode(text, add_special_tokens=False)) + [engine.eos]
             t0 = time.perf_counter()
-            session = engine.start(GRAMMAR, reuse)
+            session = engine.start(grammar, reuse)
             session.mask()
             ttfm.append(time.perf_counter() - t0)
             for i, token in enumerate(tokens):
@@ -144,6 +189,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--engines", default="formatenforcer,llguidance")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--workload", choices=["sql", "tools"], default="sql")
     parser.add_argument(
         "--reuse", action="store_true", help="one grammar object for every text (as a server keeps one per grammar)"
     )
@@ -155,7 +201,8 @@ def main() -> None:
     print("| engine | TTFM p50 / max | TBM mean / p50 / p99 | masks | refused |")
     print("|---|---|---|---|---|")
     for name in args.engines.split(","):
-        result = run(makers[name](tokenizer), tokenizer, args.rounds, args.reuse)
+        grammar, texts = workload(args.workload)
+        result = run(makers[name](tokenizer), tokenizer, args.rounds, args.reuse, grammar, texts)
         print(
             f"| {result['engine']} | {result['ttfm_p50_ms']:.2f} ms / {result['ttfm_max_ms']:.1f} ms | "
             f"{result['tbm_mean_ms']:.3f} ms / {result['tbm_p50_ms']:.3f} ms / {result['tbm_p99_ms']:.2f} ms | "

@@ -39,7 +39,7 @@ from .core.matcher import Matcher
 from .core.protocol import CharacterParser
 from .core.token_texts import token_bytes_from_pieces
 from .core.vocabulary import Vocabulary
-from .grammar import GrammarParser
+from .grammar import GrammarParser, ToolCallParser
 from .jsonschema import JsonConfig, JsonParser, JsonSchemaParser
 from .parsers.choice import ChoiceParser
 from .parsers.combinators import SequenceParser, UnionParser
@@ -66,6 +66,7 @@ __all__ = [
     "SchemaError",
     "SequenceParser",
     "TokenEnforcer",
+    "ToolCallParser",
     "UnionParser",
     "UnsupportedSchemaError",
     "Vocabulary",

@@ -30,7 +30,7 @@ CORE = {
 ENGINES = {"mask_token_ids", "token_bytes_from_pieces", "write_mask_row"}
 """What the engine adapters (integrations/) use beyond the core: they import nothing else."""
 JSON = {"JsonConfig", "JsonParser", "JsonSchemaParser"}
-GRAMMAR = {"GrammarError", "GrammarParser"}
+GRAMMAR = {"GrammarError", "GrammarParser", "ToolCallParser"}
 
 
 def test_exported_members():

@@ -9,5 +9,6 @@ parser.py      GrammarParser: the character-level state over it (contextual lexi
 """
 
 from .parser import GrammarParser, GrammarState, detect_syntax, read_grammar
+from .tools import ToolCallParser, tool_call_grammar
 
-__all__ = ["GrammarParser", "GrammarState", "detect_syntax", "read_grammar"]
+__all__ = ["GrammarParser", "GrammarState", "ToolCallParser", "detect_syntax", "read_grammar", "tool_call_grammar"]

@@ -10,9 +10,10 @@ prefix the parser accepts can be completed.
 
 from __future__ import annotations
 
-from ..core.errors import GrammarError, RegexError
+from ..core.errors import FormatEnforcerError, GrammarError, RegexError
 from ..parsers.regex import CompiledRegex, compile_regex
 from .ir import Grammar, Symbol
+from .json_lexer import ParserLexer
 
 MAX_PRODUCTIONS = 200_000
 """A grammar that expands into more alternatives than this (a huge repeat of rules) is refused."""
@@ -52,12 +53,20 @@ def reachable(grammar: Grammar) -> set[str]:
     return seen
 
 
-def compile_terminals(grammar: Grammar) -> dict[str, CompiledRegex | None]:
+def compile_terminals(grammar: Grammar) -> dict[str, CompiledRegex | ParserLexer | None]:
     """Each used terminal's automaton (None for a declared terminal with no definition), or GrammarError."""
     used = {symbol.name for symbol in grammar.symbols() if symbol.kind == "terminal"} | set(grammar.ignore)
-    out: dict[str, CompiledRegex | None] = {}
+    out: dict[str, CompiledRegex | ParserLexer | None] = {}
     for name in sorted(used):
-        pattern = grammar.terminals[name].pattern
+        pattern, schema = grammar.terminals[name].pattern, grammar.terminals[name].schema
+        if schema is not None:
+            from ..jsonschema import JsonSchemaParser  # the JSON layer only when a grammar embeds a schema
+
+            try:
+                out[name] = ParserLexer(JsonSchemaParser(schema), name)
+            except FormatEnforcerError as error:
+                raise GrammarError(f"{grammar.describe(name, 'terminal')}: %json schema: {error}") from None
+            continue
         if pattern is None:
             out[name] = None
             continue
@@ -68,7 +77,7 @@ def compile_terminals(grammar: Grammar) -> dict[str, CompiledRegex | None]:
     return out
 
 
-def check_productive(grammar: Grammar, dfas: dict[str, CompiledRegex | None]) -> set[str]:
+def check_productive(grammar: Grammar, dfas: dict[str, CompiledRegex | ParserLexer | None]) -> set[str]:
     """The productive rules (those deriving some string); GrammarError for an unproductive user rule."""
 
     def produces(symbol: Symbol) -> bool:

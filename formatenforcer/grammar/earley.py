@@ -28,8 +28,11 @@ from ..core.charset import EMPTY, CharSet
 from ..parsers.regex import CompiledRegex
 from .check import check_productive, check_symbols, compile_terminals
 from .ir import Grammar, Symbol
+from .json_lexer import ParserLexer
 
 Item = tuple  # (production, dot, origin EarleySet | None)
+_SETS_PER_EPOCH = 1 << 16
+"""Sets made before the memo tables of older sets are let go (see ``CompiledGrammar._intern``)."""
 
 
 class CompiledGrammar:
@@ -42,10 +45,10 @@ class CompiledGrammar:
         productive = check_productive(grammar, dfas)
         self.grammar = grammar
         self.terminal_names: list[str] = []
-        self.dfas: list[CompiledRegex] = []
+        self.dfas: list[CompiledRegex | ParserLexer] = []
         terminal_ids: dict[str, int] = {}
         for name, dfa in dfas.items():
-            if dfa is not None and dfa.transitions[0]:  # it matches some non-empty string
+            if dfa is not None and dfa.charset(0):  # it matches some non-empty string
                 terminal_ids[name] = len(self.dfas)
                 self.terminal_names.append(name)
                 self.dfas.append(dfa)
@@ -88,13 +91,14 @@ class CompiledGrammar:
         self.ignore: list[int] = []  # lexer ids of %ignore terminals: after the grammar's own terminals
         for name in grammar.ignore:
             dfa = dfas[name]
-            if dfa is not None and dfa.transitions[0]:
+            if dfa is not None and dfa.charset(0):
                 self.ignore.append(len(self.dfas))
                 self.terminal_names.append(f"%ignore {name}")
                 self.dfas.append(dfa)
         self.terminal_count = len(terminal_ids)
         self.finals = [dfa.finals for dfa in self.dfas]
         self._sets: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+        self.epoch, self._made = 0, 0  # see _intern
         self._final_chars: dict[tuple[int, int], CharSet] = {}
         self._merged: dict[frozenset, EarleySet] = {}
         self.root = self._intern(self._closure([(self.start_production, 0, None)]))
@@ -142,6 +146,12 @@ class CompiledGrammar:
     def _intern(self, items: frozenset) -> EarleySet:
         found = self._sets.get(items)
         if found is None:
+            self._made += 1
+            if self._made >= _SETS_PER_EPOCH:
+                # sets memoise the sets after them, so the chain from the root would keep every set ever
+                # made alive: a new epoch makes each set drop its memo when next asked (live ones rebuild)
+                self.epoch, self._made = self.epoch + 1, 0
+                self._merged.clear()
             found = EarleySet(self, items)
             self._sets[items] = found
         return found
@@ -188,7 +198,7 @@ class EarleySet:
     set after each of them, and which characters can begin one."""
 
     __slots__ = ("grammar", "items", "_waiting", "expected", "accepting", "_scans", "_starts", "_start_chars",
-                 "__weakref__")  # fmt: skip
+                 "_epoch", "__weakref__")  # fmt: skip
 
     def __init__(self, grammar: CompiledGrammar, items: frozenset) -> None:
         self.grammar = grammar
@@ -200,6 +210,7 @@ class EarleySet:
         start = grammar.start_production
         self.accepting = any(p == start and d == 1 for p, d, _ in items)
         self._scans: dict[int, EarleySet] = {}
+        self._epoch = grammar.epoch
         self._starts: dict[str, tuple[tuple[int, int], ...]] = {}
         self._start_chars: CharSet | None = None
 
@@ -217,9 +228,11 @@ class EarleySet:
 
     def scan(self, lexer: int) -> EarleySet:
         """The set after a lexeme of ``lexer`` read here (itself for an %ignore terminal)."""
+        grammar = self.grammar
+        if self._epoch != grammar.epoch:
+            self._scans, self._epoch = {}, grammar.epoch
         found = self._scans.get(lexer)
         if found is None:
-            grammar = self.grammar
             if lexer >= grammar.terminal_count:
                 found = self
             else:

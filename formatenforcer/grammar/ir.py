@@ -35,11 +35,13 @@ def terminal(name: str) -> Symbol:
 
 @dataclass(frozen=True)
 class Terminal:
-    """A lexeme class: the strings ``re.fullmatch(pattern, s)`` accepts. ``pattern`` None: declared without
-    a definition (Lark's ``%declare``), so no text can produce it."""
+    """A lexeme class: the strings ``re.fullmatch(pattern, s)`` accepts, or with ``schema`` the JSON texts
+    valid under that JSON Schema (``%json {...}``). Neither: declared without a definition (Lark's
+    ``%declare``), so no text can produce it."""
 
     name: str
     pattern: str | None
+    schema: object = None
 
 
 @dataclass

@@ -13,6 +13,7 @@ quote, characters other than a newline with every quote and backslash escaped, a
 
 from __future__ import annotations
 
+import json
 import re
 
 from ..core.errors import GrammarError
@@ -54,8 +55,63 @@ def _definition_lines(text: str, names: set[str]) -> dict[str, int]:
     return lines
 
 
+def _cut_json(text: str) -> tuple[str, dict[str, object]]:
+    """``text`` with every ``%json {...}`` replaced by a declared placeholder terminal (lark's loader does
+    not know ``%json``), and the schemas by placeholder name."""
+    schemas: dict[str, object] = {}
+    out: list[str] = []
+    position = 0
+    for found in re.finditer(r"%json\b\s*", text):
+        if found.start() < position:
+            continue
+        begin = found.end()
+        line = text.count("\n", 0, found.start()) + 1
+        if not text.startswith("{", begin):
+            raise GrammarError(f"Lark grammar (line {line}): %json must be followed by a JSON Schema object {{...}}")
+        end = _matching_brace(text, begin)
+        if end is None:
+            raise GrammarError(f"Lark grammar (line {line}): the %json schema's '{{' is never closed")
+        try:
+            schema = json.loads(text[begin:end])
+        except ValueError as error:
+            raise GrammarError(f"Lark grammar (line {line}): the %json schema is not JSON: {error}") from None
+        name = f"_JSON_SCHEMA_{len(schemas)}"
+        schemas[name] = schema
+        out.append(text[position : found.start()])
+        out.append(name)
+        position = end
+    out.append(text[position:])
+    declared = "".join(f"\n%declare {name}" for name in schemas)
+    return "".join(out) + declared, schemas
+
+
+def _matching_brace(text: str, begin: int) -> int | None:
+    """The index just past the ``}`` closing the ``{`` at ``begin`` (JSON strings skipped), or None."""
+    depth, i, inside = 0, begin, False
+    while i < len(text):
+        ch = text[i]
+        if inside:
+            if ch == "\\":
+                i += 1
+            elif ch == '"':
+                inside = False
+        elif ch == '"':
+            inside = True
+        elif ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return None
+
+
 def read_lark(text: str, start: str = "start") -> Grammar:
-    """The neutral form of a Lark grammar whose start rule is ``start``."""
+    """The neutral form of a Lark grammar whose start rule is ``start``; ``%json {...}`` (a JSON Schema, as
+    llguidance writes it) makes a terminal whose lexemes are the JSON texts valid under that schema."""
+    original = text
+    text, schemas = _cut_json(text)
     loaded = _load(text)
     user_rules = {str(definition[0]) for definition in loaded.rule_defs if not definition[1]}  # not templates
     if start not in user_rules:
@@ -77,9 +133,9 @@ def read_lark(text: str, start: str = "start") -> Grammar:
         pattern = _LOOKBEHIND_STRINGS.get(pattern, pattern)
         grammar.terminals[definition.name] = Terminal(definition.name, pattern)
     for name in _declared(loaded):
-        grammar.terminals.setdefault(name, Terminal(name, None))
+        grammar.terminals.setdefault(name, Terminal(name, None, schemas.get(name)))
     names = set(grammar.rules) | set(grammar.terminals) | user_rules
-    grammar.lines = _definition_lines(text, names)
+    grammar.lines = _definition_lines(original, names)
     for name in grammar.rules:
         found = _AUXILIARY.match(name)
         if found and name not in grammar.lines:

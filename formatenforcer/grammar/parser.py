@@ -25,11 +25,13 @@ from collections.abc import Hashable
 
 from ..core.charset import EMPTY, CharSet
 from ..core.errors import GrammarError
+from ..core.hooks import nested_lexeme
 from ..core.protocol import CharacterParser, FreeRun, Lexeme
 from ..parsers.regex import CompiledRegex
 from .earley import CompiledGrammar, EarleySet
 from .gbnf_text import read_gbnf
 from .ir import Grammar
+from .json_lexer import ParserLexer
 from .lark_text import read_lark
 
 SYNTAXES = ("lark", "gbnf", "ebnf")
@@ -62,11 +64,14 @@ def read_grammar(text: str, syntax: str | None = None) -> Grammar:
 class _Compiled:
     """What every state of one GrammarParser shares: the Earley grammar and the interned states."""
 
-    __slots__ = ("earley", "states", "__weakref__")
+    __slots__ = ("earley", "states", "epoch", "__weakref__")
 
     def __init__(self, earley: CompiledGrammar) -> None:
         self.earley = earley
         self.states: dict[Hashable, GrammarState] = {}
+        self.epoch = 0
+        """Bumped when the intern table is cleared: states then drop their transition memos when next
+        stepped, so the memo chain from the start state does not keep every state ever made alive."""
 
     def state(self, active: frozenset, fresh: frozenset) -> GrammarState:
         key = (active, fresh)
@@ -74,6 +79,7 @@ class _Compiled:
         if found is None:
             if len(self.states) >= _INTERNED:
                 self.states.clear()
+                self.epoch += 1
             found = self.states[key] = GrammarState(self, active, fresh)
         return found
 
@@ -81,7 +87,8 @@ class _Compiled:
 class GrammarState(CharacterParser):
     """A state of a grammar's parser (see the module notes). Made by ``GrammarParser`` and its steps."""
 
-    __slots__ = ("_compiled", "_active", "_fresh", "_key", "_next", "_charset", "_lexeme", "_run", "__weakref__")
+    __slots__ = ("_compiled", "_active", "_fresh", "_key", "_next", "_epoch", "_charset", "_lexeme", "_run",
+                 "__weakref__")  # fmt: skip
 
     def __init__(self, compiled: _Compiled, active: frozenset, fresh: frozenset) -> None:
         self._compiled = compiled
@@ -89,11 +96,14 @@ class GrammarState(CharacterParser):
         self._fresh = fresh
         self._key = ("grammar", id(compiled), active, fresh)
         self._next: dict[str, GrammarState | None] = {}
+        self._epoch = compiled.epoch
         self._charset: CharSet | None = None
         self._lexeme: Lexeme | None | bool = False
         self._run: FreeRun | None | bool = False
 
     def add_character(self, ch: str) -> GrammarState | None:
+        if self._epoch != self._compiled.epoch:
+            self._next, self._epoch = {}, self._compiled.epoch
         found = self._next.get(ch, False)
         if found is not False:
             return found  # type: ignore[return-value]
@@ -208,6 +218,8 @@ class GrammarState(CharacterParser):
         after = s.scan(lexer)
         if self._fresh and self._fresh != {after}:
             return None
+        if isinstance(earley.dfas[lexer], ParserLexer):
+            return self._json_lexeme(s, lexer, max(q, 0))
         if earley.final_chars(lexer, max(q, 0)) & after.start_chars() and not _absorbed(earley, s, lexer, q, after):
             return None  # a character could go on with this lexeme or start the next: both are kept
         compiled = self._compiled
@@ -222,6 +234,26 @@ class GrammarState(CharacterParser):
             return compiled.state(frozenset(((s, lexer, state),)), ended if state in finals else empty)
 
         return Lexeme(TerminalState.of(dfa, max(q, 0), q >= 0), resume)
+
+    def _json_lexeme(self, s: EarleySet, lexer: int, q: int) -> Lexeme | None:
+        """Inside a ``%json`` value that cannot end yet: the JSON state's own lexeme (a string or number
+        nested in its containers), put back into this grammar state. Not offered where the value may end
+        (the grammar's next lexeme could start there) nor for a bare scalar value (it may end inside)."""
+        json_lexer = self._compiled.earley.dfas[lexer]
+        state = json_lexer.states[q]  # type: ignore[union-attr]
+        if q == 0 or state.can_end() or self._fresh:  # (q 0: the document start, which may be a bare scalar)
+            return None
+        inner = state.lexeme()
+        if inner is None:
+            return None
+        compiled, after = self._compiled, s.scan(lexer)
+        ended, empty = frozenset((after,)), frozenset()
+
+        def wrap(value: CharacterParser) -> CharacterParser:
+            number = json_lexer.number(value)  # type: ignore[union-attr]
+            return compiled.state(frozenset(((s, lexer, number),)), ended if value.can_end() else empty)
+
+        return nested_lexeme(state, wrap)
 
     def __repr__(self) -> str:
         names = self._compiled.earley.terminal_names

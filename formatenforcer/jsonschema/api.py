@@ -73,10 +73,12 @@ class JsonSchemaParser(_Document):
     ``resources``: other schema documents by absolute URI (``{"https://example.com/person.json": {...}}``),
     for ``$ref``s that name them; nothing is ever fetched, so a ``$ref`` to a document not supplied is an
     unsupported ``$ref`` whose message names the URI.
-    Raises ``SchemaError`` (with the pointer) for a malformed or unsatisfiable schema.
+    Raises ``SchemaError`` (with the pointer) for a malformed or unsatisfiable schema. An unknown ``format``
+    value is an annotation: any string is allowed there, with a ``UserWarning`` naming it and its pointer
+    (listed in ``unknown_formats``).
     """
 
-    __slots__ = ("schema", "problems")
+    __slots__ = ("schema", "problems", "unknown_formats")
 
     def __init__(
         self,
@@ -104,8 +106,13 @@ class JsonSchemaParser(_Document):
         if problems:
             listed = "; ".join(Problem.of(p).describe() for p in problems)
             warnings.warn(f"formatenforcer: not enforcing {listed}{missing}", stacklevel=2)
+        for note in normalizer.unknown_formats:  # annotations, not errors: see Normalizer._kinds
+            warnings.warn(f"formatenforcer: {note.reason} (at {note.pointer})", UserWarning, stacklevel=2)
         self.schema = raw
         self.problems = problems
+        self.unknown_formats: list[Problem] = list(normalizer.unknown_formats)
+        """``format`` values not known to formatenforcer, each a Problem (pointer, "format", reason): not
+        asserted, so any value is allowed there, as JSON Schema 2020-12's format-annotation vocabulary says."""
         self._setup(compiler, root)
 
 

@@ -59,7 +59,11 @@ _UUID = rf"{_HEX}{{8}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}"
 _URI, _URI_REFERENCE = uri_patterns(iri=False)
 _IRI, _IRI_REFERENCE = uri_patterns(iri=True)
 
+# RFC 4648 section 4: the base64 alphabet in groups of four, the last group padded with "=" (OpenAPI's "byte")
+_BASE64 = r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?"
+
 FORMAT_PATTERNS: dict[str, str] = {
+    "byte": _BASE64,
     "date": _DATE,
     "duration": _DURATION,
     "email": _EMAIL,
@@ -152,6 +156,33 @@ take no ``pattern``, other format, ``not`` or length limit on the same string.""
 FORMAT_MAX_LENGTH: dict[str, int] = {"hostname": 253, "email": 254}  # RFC 1123 + 1035; RFC 5321 4.5.3.1.3
 """Length limits (characters) a format adds to its pattern: kept out of the DFA, where a total-length count
 times the per-label count would multiply the states."""
+
+FORMAT_ALIASES: dict[str, str] = {"url": "uri"}
+"""Format names that mean another one exactly (``url``, common in OpenAPI documents, is a URI)."""
+
+ANY_STRING_FORMATS = frozenset({"binary", "password"})
+"""OpenAPI string formats that constrain nothing in JSON text: ``binary`` (any octets, as a string) and
+``password`` (a hint to hide the input)."""
+
+NUMBER_FORMATS: dict[str, tuple[int, int] | None] = {
+    "int32": (-(2**31), 2**31 - 1),
+    "int64": (-(2**63), 2**63 - 1),
+    "float": None,
+    "double": None,
+}
+"""OpenAPI number formats: ``int32``/``int64`` make a number an integer in the signed range of that width;
+``float``/``double`` allow any JSON number (their precision is the reader's business, not the text's).
+They apply to numbers only, as every format applies to the instances of its own type."""
+
+
+def format_known(name: str) -> bool:
+    """Whether formatenforcer knows what format ``name`` means (asserted, or known to constrain nothing)."""
+    name = FORMAT_ALIASES.get(name, name)
+    return name in FORMATS or name in ANY_STRING_FORMATS or name in NUMBER_FORMATS or name in _OTHER_KNOWN
+
+
+_OTHER_KNOWN = frozenset({"regex", "idn-hostname", "idn-email"})
+"""Asserted by the string machinery itself (ECMA-262 regex syntax, formats_idn.py)."""
 
 UNSUPPORTED_FORMATS: dict[str, str] = {}
 """Standard formats that are refused (UnsupportedSchemaError), with the reason; any other name is unknown.

@@ -22,6 +22,7 @@ from . import unevaluated
 from .dialects import is_legacy, unknown_keywords
 from .ecma import EcmaSyntaxError
 from .ecma_translate import check_pattern
+from .formats import FORMAT_ALIASES, NUMBER_FORMATS, format_known
 from .ir import (
     ANNOTATIONS,
     FORMATS,
@@ -146,6 +147,8 @@ class Normalizer(References):
 
     def __init__(self, root: Any, resources: Mapping[str, Any] | None = None) -> None:
         self.problems: list[Problem] = []
+        self.unknown_formats: list[Problem] = []
+        """``format`` values this library does not know: annotations (any string), reported as warnings."""
         self.merger = Merger()
         self.origin: dict[int, str] = {}
         self._nodes: dict[tuple[str, Scope], Node] = {}
@@ -381,6 +384,12 @@ class Normalizer(References):
             self.report(where, keyword, problem)
 
     def _kinds(self, schema: dict, pointer: str, base: str) -> Node:
+        fmt = schema.get("format")
+        if isinstance(fmt, str) and not format_known(fmt) and not is_metaschema_uri(pointer.partition("#")[0]):
+            # JSON Schema 2020-12 makes `format` an annotation unless the format-assertion vocabulary is on: a
+            # validator accepts any value there, and so does this parser (with a warning)
+            why = f"unknown format {fmt!r} is not asserted: any value is allowed there (an annotation)"
+            self.unknown_formats.append(Problem(f"{pointer}/format", "format", why))
         declared = schema.get("type")
         if declared is None and _KIND_KEYWORDS.isdisjoint(schema):
             return AnyValue()  # keeps a bare {"$ref": ...} a plain reference
@@ -435,6 +444,15 @@ class Normalizer(References):
                     high, high_open = point, open_
                 if not bounds_satisfiable(integer, low, low_open, high, high_open, None):
                     return Never("no number satisfies the bounds")
+        width = NUMBER_FORMATS.get(schema.get("format")) if isinstance(schema.get("format"), str) else None
+        if width is not None:  # int32/int64: an integer of that signed width
+            integer = True
+            if low is None or width[0] > low or (width[0] == low and low_open):
+                low, low_open = Fraction(width[0]), False
+            if high is None or width[1] < high or (width[1] == high and high_open):
+                high, high_open = Fraction(width[1]), False
+            if not bounds_satisfiable(integer, low, low_open, high, high_open, None):
+                return Never("no number satisfies the bounds")
         multiple = schema.get("multipleOf")
         step = None
         if isinstance(multiple, (int, float)) and not isinstance(multiple, bool):
@@ -447,13 +465,11 @@ class Normalizer(References):
         formats: tuple[str, ...] = ()
         fmt = schema.get("format")
         if isinstance(fmt, str):
+            fmt = FORMAT_ALIASES.get(fmt, fmt)
             if fmt in FORMATS:
                 formats = (fmt,)
-            elif not is_metaschema_uri(pointer.partition("#")[0]):
-                why = f"format {fmt!r} cannot be asserted; docs/json-schema.md, Formats, lists those that can"
-                self.report(f"{pointer}/format", "format", why)
-            # else: json-schema.org's metaschemas declare `format` an annotation (their `pattern`: "regex"),
-            # so where it cannot be asserted there it stays the annotation they make it
+            # else: a number format, a format that constrains no string (ANY_STRING_FORMATS), or an unknown
+            # one, which _kinds notes as an annotation (json-schema.org's metaschemas declare it one too)
         pattern = schema.get("pattern")
         if isinstance(pattern, str) and not _translatable(pattern):
             pattern = None  # reported by _check_pattern; with lenient=True it is not enforced

@@ -21,6 +21,7 @@ from .ir import AnyValue, Never, Node, deref
 from .merge import Merger
 from .metaschemas import missing_hint
 from .normalize import Normalizer, load_schema
+from .root import root_start
 
 
 class _Document(CharacterParser):
@@ -35,7 +36,7 @@ class _Document(CharacterParser):
         if start is None:
             reason = deref(root).reason if isinstance(deref(root), Never) else "no value matches"
             raise SchemaError(f"the schema is unsatisfiable: {reason}", "#")
-        self._start = start
+        self._start = root_start(compiler.config, compiler.ws, start)
 
     def add_character(self, ch: str) -> CharacterParser | None:
         return self._start.add_character(ch)

@@ -261,6 +261,35 @@ def _strip_anchors(pattern: str) -> str:
     return pattern
 
 
+def _validate(pattern: str) -> None:
+    try:
+        re.compile(pattern)
+    except re.error as error:
+        raise RegexError(f"invalid regular expression {pattern!r}: {error}") from None
+
+
+def _anchor_at(body: str, pattern: str | None = None) -> int | None:
+    """The position (in ``pattern``, default ``body``) of the first ``^``/``$`` of ``body`` that is an anchor:
+    not escaped, not inside a character class; None if there is none."""
+    offset = 0 if pattern is None else pattern.find(body)
+    i, in_class, class_start = 0, False, False
+    while i < len(body):
+        c = body[i]
+        if c == "\\":
+            i += 2
+            continue
+        if in_class:
+            if c == "]" and not class_start:
+                in_class = False
+            class_start = class_start and c == "^"
+        elif c == "[":
+            in_class, class_start = True, True
+        elif c in "^$":
+            return i + max(offset, 0)
+        i += 1
+    return None
+
+
 def _build_fsm(pattern: str):  # noqa: ANN202 - interegular's FSM type
     _check_constructs(pattern)
     body = _strip_anchors(pattern)
@@ -268,14 +297,25 @@ def _build_fsm(pattern: str):  # noqa: ANN202 - interegular's FSM type
         with fsm_crawl.deadline(COMPILE_SECONDS):
             try:
                 # it reads only syntax that re accepts (anything doubtful is Unhandled), so re.compile's
-                # validation (~0.1 ms a pattern) is needed only on the interegular path
+                # validation (~0.1 ms a pattern) is needed only on the interegular path, and for anchors
+                if _anchor_at(body) is not None:
+                    _validate(pattern)
                 return regex_build.build_fsm(body, fsm_crawl.expired)
             except regex_build.Unhandled:
                 pass
-            try:
-                re.compile(pattern)
-            except re.error as error:
-                raise RegexError(f"invalid regular expression {pattern!r}: {error}") from None
+            except regex_build.Unsatisfiable:
+                raise RegexError(
+                    f"regular expression {pattern!r} matches no text here: each of its branches has a '^' after "
+                    f"a character or a '$' before one (first anchor at position {_anchor_at(body, pattern)}; "
+                    "'^' holds only at the start of the text and '$' only at its end)"
+                ) from None
+            _validate(pattern)
+            where = _anchor_at(body, pattern)
+            if where is not None:
+                raise RegexError(
+                    f"regular expression {pattern!r} is not supported: the anchor at position {where} is "
+                    "combined with syntax (inline flags, lookaround...) whose anchors cannot be decided here"
+                )
             return interegular.parse_pattern(body).to_fsm()
     except (fsm_crawl.CrawlTimeout, TimeoutError):
         raise _too_complex(pattern) from None

@@ -261,6 +261,15 @@ def _strip_anchors(pattern: str) -> str:
     return pattern
 
 
+def _check_encodable(pattern: str) -> None:
+    """A lone surrogate (``"\\ud800"``) is no character of any text a model writes (UTF-8 cannot spell it): a
+    pattern naming one would build a state that allows only end of sequence."""
+    for i, c in enumerate(pattern):
+        if "\ud800" <= c <= "\udfff":
+            raise RegexError(f"regular expression {pattern!r} holds a lone surrogate U+{ord(c):04X} at position {i}, "
+                             "which no UTF-8 text contains")  # fmt: skip
+
+
 def _validate(pattern: str) -> None:
     try:
         re.compile(pattern)
@@ -469,6 +478,8 @@ class RegexParser(CharacterParser):
     def __init__(self, pattern: str | CompiledRegex, _state: int = 0) -> None:
         if not isinstance(pattern, (str, CompiledRegex)):
             raise RegexError(f"a regular expression must be a string, not {type(pattern).__name__}")
+        if isinstance(pattern, str):
+            _check_encodable(pattern)
         self._dfa = pattern if isinstance(pattern, CompiledRegex) else compile_regex(pattern)
         self._state = _state
 

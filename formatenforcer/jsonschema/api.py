@@ -24,6 +24,11 @@ from .normalize import Normalizer, load_schema
 from .root import root_start
 
 
+def _check_config(config: object) -> None:
+    if config is not None and not isinstance(config, JsonConfig):
+        raise TypeError(f"config must be a JsonConfig or None, not {type(config).__name__}")
+
+
 class _Document(CharacterParser):
     """A JSON document: delegates to the start state of its root value. Weakly referable: the enforcers
     made for one document share its caches for as long as it lives (see TokenEnforcer)."""
@@ -89,7 +94,18 @@ class JsonSchemaParser(_Document):
         config: JsonConfig | None = None,
         resources: Mapping[str, Any] | None = None,
     ) -> None:
+        _check_config(config)
+        if resources is not None and not (
+            isinstance(resources, Mapping) and all(isinstance(uri, str) for uri in resources)
+        ):
+            raise TypeError(f"resources must be a mapping of URI strings to schemas, not {type(resources).__name__}")
         raw = load_schema(schema)
+        for uri, document in (resources or {}).items():
+            if isinstance(document, dict):
+                try:
+                    load_schema(document)
+                except SchemaError as error:
+                    raise SchemaError(f"in resource {uri!r}: {error}") from None
         normalizer = Normalizer(raw, resources)
         root = normalizer.node(raw)
         normalizer.finish()
@@ -124,5 +140,6 @@ class JsonParser(_Document):
     __slots__ = ()
 
     def __init__(self, config: JsonConfig | None = None) -> None:
+        _check_config(config)
         root = AnyValue()
         self._setup(Compiler(config or JsonConfig(), Merger(), lambda n: "#"), root)

@@ -12,6 +12,7 @@ Cost: linear in the schema, plus the merges, which are memoised.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import replace
 from fractions import Fraction
@@ -41,6 +42,7 @@ from .ir import (
     String,
     deref,
 )  # fmt: skip
+from .json_value import check_json_data
 from .merge import Merger, Unsupported, checked_array, union_of
 from .metaschemas import is_metaschema_uri
 from .numbers import bounds_satisfiable
@@ -74,11 +76,14 @@ _CHECKED = KNOWN_UNSUPPORTED | frozenset(
 )  # fmt: skip
 """The keywords whose values ``Normalizer._check_keywords`` checks."""
 _UNSUPPORTED, _COUNT, _NUMBER, _SCHEMA, _SCHEMA_LIST, _SCHEMA_MAP, _OTHER = (object() for _ in range(7))
+_BOOLEAN_KEYWORDS = frozenset({"uniqueItems", "nullable"})
+_STRING_KEYWORDS = frozenset({"$id", "$schema", "$anchor", "$dynamicAnchor", "$comment"})
 _CHECK_OF: dict[str, object] = {
     **{key: _OTHER for key in _CHECKED}, **{key: _SCHEMA_MAP for key in _SCHEMA_MAPS},
     **{key: _SCHEMA_LIST for key in _SCHEMA_LISTS}, **{key: _SCHEMA for key in _SCHEMAS},
     **{key: _NUMBER for key in _NUMBERS}, **{key: _COUNT for key in _COUNTS},
     **{key: _UNSUPPORTED for key in KNOWN_UNSUPPORTED},
+    **{key: _OTHER for key in _BOOLEAN_KEYWORDS | _STRING_KEYWORDS},
 }  # fmt: skip
 """Which check ``_check_keywords`` applies to each keyword of ``_CHECKED`` (the first group it belongs to)."""
 _STEPS = (
@@ -101,6 +106,7 @@ _RANGES = (("minimum", "maximum"), ("minLength", "maxLength"), ("minItems", "max
 def load_schema(schema: Any) -> Any:
     """A dict/bool schema from a dict, bool, JSON text, or pydantic BaseModel subclass."""
     if isinstance(schema, (dict, bool)):
+        check_json_data(schema)
         return schema
     if isinstance(schema, (str, bytes)):
         try:
@@ -210,7 +216,10 @@ class Normalizer(References):
         for keyword in ("enum", "const"):
             if keyword in schema:
                 values = schema[keyword] if keyword == "enum" else [schema[keyword]]
-                node = literals([v for v in values if accepts(node, v)])
+                try:
+                    node = literals([v for v in values if accepts(node, v)])
+                except Unsupported as problem:  # (more values than a union holds: not enforced)
+                    self.report(f"{pointer}/{keyword}", keyword, problem.reason)
         return node
 
     def _sub(self, schema: dict, keyword: str, pointer: str, base: str) -> Node:
@@ -323,6 +332,8 @@ class Normalizer(References):
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or value != int(value):
                     raise SchemaError(f"'{key}' must be a non-negative integer", f"{pointer}/{key}")
             elif check is _NUMBER:
+                if isinstance(value, float) and not math.isfinite(value):
+                    raise SchemaError(f"'{key}' must be a finite number, not {value!r}", f"{pointer}/{key}")
                 if key.startswith("exclusive") and isinstance(value, bool):
                     self.report(f"{pointer}/{key}", key,
                                 "draft-04's boolean form (a flag on minimum/maximum) is not implemented")
@@ -365,6 +376,10 @@ class Normalizer(References):
                     raise SchemaError("'items' must be a schema or an array of schemas", f"{pointer}/{key}")
             elif key == "dependentRequired" and not isinstance(value, dict):
                 raise SchemaError("'dependentRequired' must be an object", f"{pointer}/{key}")
+            elif key in _BOOLEAN_KEYWORDS and not isinstance(value, bool):
+                raise SchemaError(f"'{key}' must be a boolean, not {type(value).__name__}", f"{pointer}/{key}")
+            elif key in _STRING_KEYWORDS and not isinstance(value, str):
+                raise SchemaError(f"'{key}' must be a string, not {type(value).__name__}", f"{pointer}/{key}")
         for low, high in _RANGES:
             a = schema.get(low)
             if a is None:

@@ -103,3 +103,20 @@ def test_internal_error_enters_the_error_state(caplog) -> None:
 def test_regex_parser_is_still_fine_with_ordinary_arguments() -> None:
     matcher = TokenEnforcer(Vocabulary.from_tokens(["<eos>", "a"], [0]), RegexParser("a+")).matcher()
     assert matcher.accept_token(np.int64(1)) and matcher.error is None  # numpy ids are integers
+
+
+def test_deep_nesting_never_raises_into_the_engine() -> None:
+    """A model that repeats ``[``: past the depth the recursive parser states reach (about 490 levels at
+    Python's default recursion limit) the matcher enters its error state instead of raising RecursionError
+    into the engine's loop. (A configurable depth limit enforced in the mask is still to come: issue 18.)"""
+    vocabulary = Vocabulary.from_tokens(["<eos>", "[", "]"], eos_token_ids=[0])
+    matcher = TokenEnforcer(vocabulary, formatenforcer.JsonParser()).matcher()
+    for _ in range(10_000):
+        allowed = matcher.allowed_token_ids()
+        if not matcher.accept_token(1):
+            break
+    assert matcher.num_accepted >= 100  # well-formed nesting of ordinary depth is untouched
+    assert matcher.error is not None or allowed == [1, 2]
+    if matcher.error is not None:
+        assert isinstance(matcher.error, RecursionError)
+        assert matcher.allowed_token_ids() == [0] and matcher.accept_token(0)

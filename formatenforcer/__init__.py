@@ -17,12 +17,13 @@ Usual call sequence::
 Importing this package loads no engine (no torch, transformers or vLLM); integrations import theirs lazily.
 """
 
-from .bitmask import allocate_bitmask, apply_bitmask
-from .charset import CharSet
-from .choice import ChoiceParser
-from .combinators import SequenceParser, UnionParser
-from .enforcer import EnforcerConfig, TokenEnforcer
-from .errors import (
+from .core.batch import fill_bitmasks
+from .core.bitmask import allocate_bitmask, apply_bitmask
+from .core.bitmask import ids_of as mask_token_ids
+from .core.bitmask import write_row as write_mask_row
+from .core.charset import CharSet
+from .core.enforcer import EnforcerConfig, TokenEnforcer
+from .core.errors import (
     FormatEnforcerError,
     FormatError,
     RegexError,
@@ -30,11 +31,15 @@ from .errors import (
     UnsupportedSchemaError,
     VocabularyError,
 )
+from .core.hooks import FreeRun
+from .core.matcher import Matcher
+from .core.protocol import CharacterParser
+from .core.token_texts import token_bytes_from_pieces
+from .core.vocabulary import Vocabulary
 from .jsonschema import JsonConfig, JsonParser, JsonSchemaParser
-from .matcher import Matcher
-from .parser import CharacterParser, FreeRun
-from .regex import RegexParser
-from .vocabulary import Vocabulary
+from .parsers.choice import ChoiceParser
+from .parsers.combinators import SequenceParser, UnionParser
+from .parsers.regex import RegexParser
 
 __all__ = [
     "CharSet",
@@ -59,6 +64,10 @@ __all__ = [
     "VocabularyError",
     "allocate_bitmask",
     "apply_bitmask",
+    "fill_bitmasks",
+    "mask_token_ids",
+    "token_bytes_from_pieces",
+    "write_mask_row",
 ]
 
 __version__ = "0.1.0"

@@ -47,9 +47,8 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from formatenforcer import (
+    CharacterParser,
     ChoiceParser,
     FormatError,
     JsonConfig,
@@ -57,9 +56,12 @@ from formatenforcer import (
     RegexParser,
     TokenEnforcer,
     Vocabulary,
+    allocate_bitmask,
+    apply_bitmask,
+    fill_bitmasks,
+    write_mask_row,
 )
-from formatenforcer.bitmask import apply_bitmask, words_for, write_row
-from formatenforcer.parser import CharacterParser
+from formatenforcer.integrations._lazy import lazy_classes
 
 if TYPE_CHECKING:
     from formatenforcer import Matcher
@@ -249,7 +251,7 @@ def _make_processor_class() -> type:
             self._cache: EnforcerCache | None = None
             self._cache_lock = threading.Lock()
             self._requests: dict[int, _RequestState] = {}
-            self._bitmask = np.full((self._max_rows, words_for(self._vocab_size)), -1, dtype=np.int32)
+            self._bitmask = allocate_bitmask(self._max_rows, self._vocab_size)
 
         # --- per-tokenizer and per-format objects, built on first need ------------------------------------
         @property
@@ -319,13 +321,16 @@ def _make_processor_class() -> type:
                 return logits
             bitmask = self._bitmask[: len(rows)]
             eos_mask = self.enforcers.vocabulary.eos_mask
+            matchers, slots = [], []
             for slot, index in enumerate(rows):
                 state = self._requests[index]
                 state.sync()
                 if state.broken or state.matcher is None:
-                    write_row(bitmask, slot, eos_mask)
+                    write_mask_row(bitmask, slot, eos_mask)
                 else:
-                    state.matcher.fill_bitmask(bitmask, slot)
+                    matchers.append(state.matcher)
+                    slots.append(slot)
+            fill_bitmasks(matchers, bitmask, slots)
             packed = torch.from_numpy(bitmask)
             if len(rows) == logits.shape[0]:
                 apply_bitmask(logits, packed)  # every row constrained: rows are 0..n-1 in order
@@ -341,18 +346,8 @@ def _make_processor_class() -> type:
     return FormatEnforcerLogitsProcessor
 
 
-_LAZY_CLASSES = {"FormatEnforcerLogitsProcessor": _make_processor_class}
-
-
-def __getattr__(name: str) -> Any:
-    """Defines the vLLM-derived classes on first access, so importing this module does not import vLLM
-    (and ``module:FormatEnforcerLogitsProcessor`` still resolves for ``--logits-processors`` and pickling)."""
-    factory = _LAZY_CLASSES.get(name)
-    if factory is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    cls = factory()
-    globals()[name] = cls
-    return cls
+__getattr__ = lazy_classes(globals(), {"FormatEnforcerLogitsProcessor": _make_processor_class})
+"""Defines the engine-derived classes on first access (see _lazy.py): importing this module imports no engine."""
 
 
 __all__ = [

@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from formatenforcer.collector import paused
+from formatenforcer.core.collector import paused
 
 
 def test_paused_disables_inside_and_restores_after_nesting():

@@ -12,7 +12,7 @@ import warnings
 import pytest
 
 from formatenforcer import JsonSchemaParser
-from formatenforcer.cli_formats import unsupported_keywords
+from formatenforcer.cli.formats import unsupported_keywords
 
 
 @pytest.mark.parametrize("fmt", ["color", "path", "non-blank", "snowflake"])

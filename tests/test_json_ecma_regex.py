@@ -13,12 +13,12 @@ import warnings
 import pytest
 
 from formatenforcer import JsonSchemaParser, SchemaError, TokenEnforcer, UnsupportedSchemaError
-from formatenforcer.jsonschema import ecma
-from formatenforcer.jsonschema import ecma_syntax as es
-from formatenforcer.jsonschema import ecma_translate as et
-from formatenforcer.jsonschema.ecma_classes import PROPERTY_NAMES
-from formatenforcer.jsonschema.ecma_regex_content import RegexSyntaxContent, completion, completion_cost
-from formatenforcer.regex import CompiledRegex, compile_regex
+from formatenforcer.jsonschema.ecma import parse as ecma
+from formatenforcer.jsonschema.ecma import translate as et
+from formatenforcer.jsonschema.ecma.classes import PROPERTY_NAMES
+from formatenforcer.jsonschema.formats import regex_syntax as es
+from formatenforcer.jsonschema.formats.regex_content import RegexSyntaxContent, completion, completion_cost
+from formatenforcer.parsers.regex import CompiledRegex, compile_regex
 
 from .json_checks import accepts_tokens, char_walk
 
@@ -281,7 +281,7 @@ def test_format_regex_free_runs_against_the_plain_walk(llama3_vocabulary, prefix
     that go on with ``-`` (a range whose lower end the run does not remember) or ``>`` after the run."""
     import numpy as np
 
-    from formatenforcer.walk import allowed_mask
+    from formatenforcer.core.walk import allowed_mask
 
     from .test_free_run_masks import WalkOnly
 
@@ -314,7 +314,7 @@ def test_format_regex_under_max_length_never_dead_ends(high):
 def test_format_regex_runs_under_max_length_match_the_plain_walk(llama3_vocabulary, prefix):
     import numpy as np
 
-    from formatenforcer.walk import allowed_mask
+    from formatenforcer.core.walk import allowed_mask
 
     from .test_free_run_masks import WalkOnly
 

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from formatenforcer import JsonSchemaParser, TokenEnforcer
-from formatenforcer.jsonschema.formats import format_matches
-from formatenforcer.jsonschema.formats_idna import WITNESS_EXTRA, valid_a_label_text, witness
+from formatenforcer.jsonschema.formats.idna import WITNESS_EXTRA, valid_a_label_text, witness
+from formatenforcer.jsonschema.formats.patterns import format_matches
 
 from .json_checks import accepts_tokens
 

@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 
 from formatenforcer import JsonSchemaParser, TokenEnforcer
-from formatenforcer.errors import UnsupportedSchemaError
+from formatenforcer.core.errors import UnsupportedSchemaError
 
 from .checking import random_walk
 from .json_checks import accepts_tokens, char_walk

@@ -16,7 +16,7 @@ import re
 import pytest
 
 from formatenforcer import JsonSchemaParser, TokenEnforcer
-from formatenforcer.jsonschema.formats import format_matches
+from formatenforcer.jsonschema.formats.patterns import format_matches
 
 from .checking import random_walk
 from .json_checks import accepts_tokens, char_walk

@@ -13,9 +13,9 @@ import interegular
 import pytest
 from interegular.fsm import anything_else
 
-from formatenforcer import fsm_crawl, regex_build
-from formatenforcer.errors import RegexError
-from formatenforcer.regex import RegexParser, compile_regex
+from formatenforcer.core.errors import RegexError
+from formatenforcer.parsers import fsm_crawl, regex_build
+from formatenforcer.parsers.regex import RegexParser, compile_regex
 
 
 def _difference(a, b) -> str | None:  # noqa: ANN001 - interegular FSMs

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from formatenforcer import JsonConfig, JsonParser, JsonSchemaParser, TokenEnforcer
-from formatenforcer.walk import allowed_mask
+from formatenforcer.core.walk import allowed_mask
 
 from .test_free_run_masks import WalkOnly
 

@@ -12,15 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from ..charset import CharSet
-from ..parser import (
-    CharacterParser,
-    FreeRun,
-    Lexeme,
-    nested_alternatives,
-    nested_first_char_split,
-    nested_lexeme,
-)
+from ..core.charset import CharSet
+from ..core.hooks import FreeRun, Lexeme, nested_alternatives, nested_first_char_split, nested_lexeme
+from ..core.protocol import CharacterParser
 from .config import JsonConfig
 from .spaced import SpacedValue
 from .whitespace import JSON_WHITESPACE, Whitespace

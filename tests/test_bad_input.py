@@ -100,6 +100,16 @@ def test_internal_error_enters_the_error_state(caplog) -> None:
     assert matcher.accept_token(0) and matcher.is_finished()
 
 
+def test_prefix_allowed_tokens_never_raise(caplog) -> None:
+    """The prefix-keyed path (``prefix_allowed_tokens_fn``) answers an internal error with end-of-sequence."""
+    vocabulary = Vocabulary.from_tokens(["<eos>", "a", "b", "ab"], eos_token_ids=[0])
+    enforcer = TokenEnforcer(vocabulary, _Broken())
+    with caplog.at_level(logging.ERROR, logger="formatenforcer"):
+        assert enforcer.allowed_tokens([1, 2]) == [0]  # the step over "b" meets the bug
+        assert enforcer.allowed_tokens([]) == [0]  # the first mask walks into "b" and "ab"
+    assert any("internal error" in r.getMessage() for r in caplog.records)
+
+
 def test_regex_parser_is_still_fine_with_ordinary_arguments() -> None:
     matcher = TokenEnforcer(Vocabulary.from_tokens(["<eos>", "a"], [0]), RegexParser("a+")).matcher()
     assert matcher.accept_token(np.int64(1)) and matcher.error is None  # numpy ids are integers

@@ -113,6 +113,7 @@ def test_prefix_allowed_tokens_never_raise(caplog) -> None:
 def test_regex_parser_is_still_fine_with_ordinary_arguments() -> None:
     matcher = TokenEnforcer(Vocabulary.from_tokens(["<eos>", "a"], [0]), RegexParser("a+")).matcher()
     assert matcher.accept_token(np.int64(1)) and matcher.error is None  # numpy ids are integers
+    assert not matcher.accept_token(99) and matcher.validate_tokens([99]) == 0  # outside: refused, no error
 
 
 def test_deep_nesting_never_raises_into_the_engine() -> None:

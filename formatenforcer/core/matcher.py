@@ -42,8 +42,9 @@ class Matcher:
     logger (with the traceback) and from then on allows only end-of-sequence: ``fill_bitmask`` writes the EOS
     ids alone, ``accept_token`` accepts only them, and ``error`` holds the exception. No exception reaches the
     engine's loop; ``reset()`` and ``rollback()`` leave the error state. Wrong arguments (a token id that is
-    not an integer or outside the vocabulary, a row the bitmask lacks) still raise TypeError/ValueError: they
-    are the caller's bug, not the format's."""
+    not an integer, a row the bitmask lacks) still raise TypeError/ValueError: they are the caller's bug, not
+    the format's. An integer id outside the vocabulary is refused (``False``), like any token the format
+    does not allow."""
 
     def __init__(self, enforcer: Stepper) -> None:
         self.enforcer = enforcer
@@ -67,9 +68,7 @@ class Matcher:
             token = operator.index(token_id)
         except TypeError:
             raise TypeError(f"a token id must be an integer, not {type(token_id).__name__}: {token_id!r}") from None
-        if not 0 <= token < self.enforcer.vocabulary.size:
-            raise ValueError(f"token id {token} is outside the vocabulary of {self.enforcer.vocabulary.size} tokens")
-        return token
+        return token  # (an id outside the vocabulary, such as a padded logit, is refused like any other)
 
     def accept_token(self, token_id: int) -> bool:
         """Advances by ``token_id`` if the format allows it there; returns whether it did."""

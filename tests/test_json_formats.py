@@ -178,7 +178,7 @@ def test_ipv6_pattern_agrees_with_ipaddress():
         assert parser.accepts(json.dumps(text)) is valid(text), text
 
 
-@pytest.mark.parametrize("fmt", [*UNSUPPORTED_FORMATS, "no-such-format"])
+@pytest.mark.parametrize("fmt", list(UNSUPPORTED_FORMATS))
 def test_unsupported_formats_are_refused_with_the_pointer(fmt):
     schema = {"type": "object", "properties": {"a": {"type": "string", "format": fmt}}}
     with pytest.raises(UnsupportedSchemaError) as raised:

@@ -111,10 +111,10 @@ def _schema_format(schema: Any, lenient: bool, config: JsonConfig, description: 
 
 def unsupported_keywords(schema: Any) -> list[Problem]:
     """Every keyword formatenforcer cannot enforce in ``schema`` as ``(JSON pointer, keyword)`` pairs with a
-    ``reason`` (``errors.Problem``); empty if none.
+    ``reason`` (``errors.Problem``), unknown ``format`` values (annotations) included; empty if none.
 
     Raises SchemaError (from the library) when the schema is broken rather than merely unsupported."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         parser = JsonSchemaParser(schema, lenient=True)
-    return list(parser.problems)
+    return list(parser.problems) + list(parser.unknown_formats)

@@ -33,7 +33,10 @@ def allocate_bitmask(batch: int, vocab_size: int, *, backend: str = "numpy") -> 
 
 
 def write_row(bitmask: Any, row: int, mask: np.ndarray) -> None:
-    """Copies one packed mask into ``bitmask[row]``, clipping or zero-padding to the row's width."""
+    """Copies one packed mask into ``bitmask[row]``, clipping or zero-padding to the row's width. Raises
+    ValueError for a row the bitmask does not have (a negative one included: it would wrap around)."""
+    if isinstance(row, bool) or not isinstance(row, (int, np.integer)) or not 0 <= row < bitmask.shape[0]:
+        raise ValueError(f"row {row!r} does not exist in a bitmask of {bitmask.shape[0]} row(s)")
     width = bitmask.shape[1]
     n = min(width, mask.shape[0])
     if isinstance(bitmask, np.ndarray):

@@ -146,15 +146,21 @@ class TokenEnforcer:
 
     # --- prefix-keyed use (Hugging Face prefix_allowed_tokens_fn) ----------------------------------------
     def allowed_tokens(self, token_ids: Sequence[int]) -> list[int]:
-        """Allowed next ids after the generated ``token_ids`` (prompt excluded). Never empty."""
-        position = self.position_after(token_ids)
-        if position is None:
-            logger.warning(
-                "formatenforcer: the generated tokens %r left the format; allowing only end-of-sequence",
-                list(token_ids)[-8:],
-            )
+        """Allowed next ids after the generated ``token_ids`` (prompt excluded). Never empty, and never raises
+        because of the format: an internal error (see ``Matcher``'s error state) is logged and answered with
+        end-of-sequence alone."""
+        try:
+            position = self.position_after(token_ids)
+            if position is not None:
+                return ids_of(self.mask(position))
+        except Exception as error:  # noqa: BLE001 - never into the engine's loop
+            logger.error("formatenforcer: internal error, allowing only end-of-sequence: %r", error, exc_info=error)
             return list(self.vocabulary.eos_token_ids) or [0]
-        return ids_of(self.mask(position))
+        logger.warning(
+            "formatenforcer: the generated tokens %r left the format; allowing only end-of-sequence",
+            list(token_ids)[-8:],
+        )
+        return list(self.vocabulary.eos_token_ids) or [0]
 
     def position_after(self, token_ids: Sequence[int]) -> Position | None:
         """The position after ``token_ids``, or None if some token was refused. Positions are memoised in a

@@ -6,6 +6,8 @@ pop. The masks come from the enforcer's shared cache, so many matchers of one fo
 
 from __future__ import annotations
 
+import logging
+import operator
 from collections.abc import Iterable
 from typing import Any, Protocol
 
@@ -26,26 +28,67 @@ class Stepper(Protocol):
 
     def mask(self, position: Position) -> np.ndarray: ...
 
+    @property
+    def vocabulary(self) -> Any: ...  # its size, eos_token_ids and eos_mask (the error state's mask)
+
+
+logger = logging.getLogger("formatenforcer")
+
 
 class Matcher:
-    """Tracks one sequence through a format. Create with ``TokenEnforcer.matcher()``."""
+    """Tracks one sequence through a format. Create with ``TokenEnforcer.matcher()``.
+
+    Error state: if computing a mask or a step meets an internal error (a bug in a parser, a custom
+    ``CharacterParser`` that raises, memory running out), the matcher logs it once on the ``formatenforcer``
+    logger (with the traceback) and from then on allows only end-of-sequence: ``fill_bitmask`` writes the EOS
+    ids alone, ``accept_token`` accepts only them, and ``error`` holds the exception. No exception reaches the
+    engine's loop; ``reset()`` and ``rollback()`` leave the error state. Wrong arguments (a token id that is
+    not an integer, a row the bitmask lacks) still raise TypeError/ValueError: they are the caller's bug, not
+    the format's. An integer id outside the vocabulary is refused (``False``), like any token the format
+    does not allow."""
 
     def __init__(self, enforcer: Stepper) -> None:
         self.enforcer = enforcer
         self._history: list[Position] = [enforcer.start]
         self._tokens: list[int] = []
+        self.error: BaseException | None = None
+        """The internal error that put the matcher in its error state (None: none)."""
+        self._eos_finished = False
 
     @property
     def position(self) -> Position:
         return self._history[-1]
 
+    def _fail(self, error: Exception) -> None:
+        if self.error is None:
+            logger.error("formatenforcer: internal error, allowing only end-of-sequence from here: %r", error,
+                         exc_info=error)  # fmt: skip
+        self.error = error
+
+    def _token(self, token_id: Any) -> int:
+        try:
+            token = operator.index(token_id)
+        except TypeError:
+            raise TypeError(f"a token id must be an integer, not {type(token_id).__name__}: {token_id!r}") from None
+        return token  # (an id outside the vocabulary, such as a padded logit, is refused like any other)
+
     def accept_token(self, token_id: int) -> bool:
         """Advances by ``token_id`` if the format allows it there; returns whether it did."""
-        nxt = self.enforcer.step(self._history[-1], int(token_id))
+        token = self._token(token_id)
+        if self.error is not None:
+            if token in self.enforcer.vocabulary.eos_token_ids and not self._eos_finished:
+                self._eos_finished = True
+                return True
+            return False
+        try:
+            nxt = self.enforcer.step(self._history[-1], token)
+        except Exception as error:  # noqa: BLE001 - the documented error state, never into the engine
+            self._fail(error)
+            return self.accept_token(token)
         if nxt is None:
             return False
         self._history.append(nxt)
-        self._tokens.append(int(token_id))
+        self._tokens.append(token)
         return True
 
     def accept_tokens(self, token_ids: Iterable[int]) -> bool:
@@ -57,7 +100,14 @@ class Matcher:
         position = self._history[-1]
         count = 0
         for token in token_ids:
-            position = self.enforcer.step(position, int(token))
+            token = self._token(token)
+            if self.error is not None:
+                return int(token in self.enforcer.vocabulary.eos_token_ids and not self._eos_finished and count == 0)
+            try:
+                position = self.enforcer.step(position, token)
+            except Exception as error:  # noqa: BLE001 - see the class docstring
+                self._fail(error)
+                return count
             if position is None:
                 break
             count += 1
@@ -65,16 +115,22 @@ class Matcher:
 
     def rollback(self, n: int) -> None:
         """Undoes the last ``n`` accepted tokens."""
-        if n < 0 or n > len(self._history) - 1:
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+            raise TypeError(f"rollback takes an int, not {type(n).__name__}")
+        if n < 0:
+            raise ValueError(f"cannot roll back a negative number of tokens ({n})")
+        if n > len(self._history) - 1:
             raise ValueError(f"cannot roll back {n} tokens: only {len(self._history) - 1} were accepted")
         if n:
             del self._history[-n:]
             del self._tokens[-n:]
+        self.error, self._eos_finished = None, False
 
     def reset(self) -> None:
         """Back to the start of the format."""
         del self._history[1:]
         self._tokens.clear()
+        self.error, self._eos_finished = None, False
 
     @property
     def generated_tokens(self) -> list[int]:
@@ -101,16 +157,27 @@ class Matcher:
 
     def can_end(self) -> bool:
         """Whether the text so far is complete (end-of-sequence would be accepted)."""
+        if self.error is not None:
+            return True
         position = self._history[-1]
-        return position.finished or (not position.pending and position.state.can_end())
+        try:
+            return position.finished or (not position.pending and position.state.can_end())
+        except Exception as error:  # noqa: BLE001 - see the class docstring
+            self._fail(error)
+            return True
 
     def is_finished(self) -> bool:
         """Whether end-of-sequence has been accepted."""
-        return self._history[-1].finished
+        return self._eos_finished or self._history[-1].finished
 
     def mask(self) -> np.ndarray:
         """The packed (read-only) mask of allowed next tokens."""
-        return self.enforcer.mask(self._history[-1])
+        if self.error is None:
+            try:
+                return self.enforcer.mask(self._history[-1])
+            except Exception as error:  # noqa: BLE001 - see the class docstring
+                self._fail(error)
+        return self.enforcer.vocabulary.eos_mask
 
     def allowed_token_ids(self) -> list[int]:
         """The allowed next token ids (never empty: a dead end allows end-of-sequence)."""

@@ -66,6 +66,8 @@ class CharacterParser(WalkHooks):
 
     def accepts(self, text: str) -> bool:
         """Whether ``text`` read from this state is a complete instance of the format."""
+        if not isinstance(text, str):
+            raise TypeError(f"accepts() takes a str, not {type(text).__name__}")
         state = self.add_text(text)
         return state is not None and state.can_end()
 

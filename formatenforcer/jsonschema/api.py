@@ -17,11 +17,17 @@ from ..core.hooks import FreeRun, Lexeme, walk_lexeme
 from ..core.protocol import CharacterParser
 from .compile import Compiler
 from .config import JsonConfig
+from .root import root_start
 from .schema.ir import AnyValue, Never, Node, deref
 from .schema.load import load_schema
 from .schema.merge import Merger
 from .schema.metaschemas import missing_hint
 from .schema.normalize import Normalizer
+
+
+def _check_config(config: object) -> None:
+    if config is not None and not isinstance(config, JsonConfig):
+        raise TypeError(f"config must be a JsonConfig or None, not {type(config).__name__}")
 
 
 class _Document(CharacterParser):
@@ -36,7 +42,7 @@ class _Document(CharacterParser):
         if start is None:
             reason = deref(root).reason if isinstance(deref(root), Never) else "no value matches"
             raise SchemaError(f"the schema is unsatisfiable: {reason}", "#")
-        self._start = start
+        self._start = root_start(compiler.config, compiler.ws, start)
 
     def add_character(self, ch: str) -> CharacterParser | None:
         return self._start.add_character(ch)
@@ -74,10 +80,12 @@ class JsonSchemaParser(_Document):
     ``resources``: other schema documents by absolute URI (``{"https://example.com/person.json": {...}}``),
     for ``$ref``s that name them; nothing is ever fetched, so a ``$ref`` to a document not supplied is an
     unsupported ``$ref`` whose message names the URI.
-    Raises ``SchemaError`` (with the pointer) for a malformed or unsatisfiable schema.
+    Raises ``SchemaError`` (with the pointer) for a malformed or unsatisfiable schema. An unknown ``format``
+    value is an annotation: any string is allowed there, with a ``UserWarning`` naming it and its pointer
+    (listed in ``unknown_formats``).
     """
 
-    __slots__ = ("schema", "problems")
+    __slots__ = ("schema", "problems", "unknown_formats")
 
     def __init__(
         self,
@@ -87,7 +95,18 @@ class JsonSchemaParser(_Document):
         config: JsonConfig | None = None,
         resources: Mapping[str, Any] | None = None,
     ) -> None:
+        _check_config(config)
+        if resources is not None and not (
+            isinstance(resources, Mapping) and all(isinstance(uri, str) for uri in resources)
+        ):
+            raise TypeError(f"resources must be a mapping of URI strings to schemas, not {type(resources).__name__}")
         raw = load_schema(schema)
+        for uri, document in (resources or {}).items():
+            if isinstance(document, dict):
+                try:
+                    load_schema(document)
+                except SchemaError as error:
+                    raise SchemaError(f"in resource {uri!r}: {error}") from None
         normalizer = Normalizer(raw, resources)
         root = normalizer.node(raw)
         normalizer.finish()
@@ -105,8 +124,13 @@ class JsonSchemaParser(_Document):
         if problems:
             listed = "; ".join(Problem.of(p).describe() for p in problems)
             warnings.warn(f"formatenforcer: not enforcing {listed}{missing}", stacklevel=2)
+        for note in normalizer.unknown_formats:  # annotations, not errors: see Normalizer._kinds
+            warnings.warn(f"formatenforcer: {note.reason} (at {note.pointer})", UserWarning, stacklevel=2)
         self.schema = raw
         self.problems = problems
+        self.unknown_formats: list[Problem] = list(normalizer.unknown_formats)
+        """``format`` values not known to formatenforcer, each a Problem (pointer, "format", reason): not
+        asserted, so any value is allowed there, as JSON Schema 2020-12's format-annotation vocabulary says."""
         self._setup(compiler, root)
 
 
@@ -117,5 +141,6 @@ class JsonParser(_Document):
     __slots__ = ()
 
     def __init__(self, config: JsonConfig | None = None) -> None:
+        _check_config(config)
         root = AnyValue()
         self._setup(Compiler(config or JsonConfig(), Merger(), lambda n: "#"), root)

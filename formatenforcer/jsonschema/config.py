@@ -17,8 +17,9 @@ class JsonConfig:
         once, with every required one present before ``}``; ``"schema"`` fixes named properties to the order
         the schema lists them (extra properties, where allowed, come after them).
     whitespace: ``"flexible"`` (default) allows runs of spaces, tabs, newlines and carriage returns between
-        tokens, capped by ``max_whitespace``; ``"compact"`` allows no whitespace at all (``separators=(",",
-        ":")`` output only), which is the cheapest for the model and the mask cache.
+        tokens and before and after the root value (RFC 8259), each run capped by ``max_whitespace``;
+        ``"compact"`` allows no whitespace at all (``separators=(",", ":")`` output only), which is the
+        cheapest for the model and the mask cache.
     max_whitespace: the longest run of consecutive whitespace characters in flexible mode. One run is the
         newline plus the indentation before a key or item, so ``indent=2`` at nesting depth ``d`` needs
         ``1 + 2*d`` characters; the default 20 fits nine levels of ``indent=2`` while stopping a model that

@@ -5,20 +5,19 @@ character is allowed only if some completion of the text stays inside the allowe
 arithmetic of schema/number_bounds.py decides. So the parser never reaches a dead end, and
 ``minimum``/``maximum`` are enforced while generating, not checked afterwards.
 
-Integers never take a fraction or exponent. Numbers under bounds or ``multipleOf`` are written in plain
-decimal notation (no exponent): the reachable set of an exponent prefix is not an interval, and plain
-notation is what models write for bounded quantities.
+Integers never take a fraction or exponent. Numbers under bounds alone take exponents too (``1e-06``), decided
+exactly by schema/number_bounds.py; numbers under ``multipleOf`` or excluded values are written in plain
+decimal notation.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable
-from fractions import Fraction
 
 from ..core.charset import EMPTY, CharSet
 from ..core.hooks import FreeRun
 from ..core.protocol import CharacterParser
-from .schema.number_bounds import NumberContext, feasible
+from .schema.number_bounds import NumberContext, exponent_feasible, feasible, mantissa
 
 DIGITS = "0123456789"
 _DIGIT_SET = CharSet.of(DIGITS)
@@ -70,12 +69,12 @@ class NumberParser(CharacterParser):
             frac += ch
         else:
             whole += ch
-        if exp is None and self._ctx.constrained:
+        if self._ctx.constrained:
             memo = self._ctx.feasible
-            key = (neg, whole, frac)
+            key = (neg, whole, frac, exp)
             ok = memo.get(key)
             if ok is None:
-                ok = memo[key] = feasible(self._ctx, neg, whole, frac)
+                ok = memo[key] = feasible(self._ctx, neg, whole, frac, exp)
                 if len(memo) > 65536:
                     memo.clear()
             if not ok:
@@ -99,14 +98,16 @@ class NumberParser(CharacterParser):
             return False
         if not self._ctx.constrained:
             return True
-        value = Fraction(int(self._whole + (self._frac or "")), 10 ** len(self._frac or ""))
+        value = mantissa(self._whole, self._frac)
+        if self._exp is not None:  # bounds alone (see NumberContext.exponent), decided without 10**x
+            return exponent_feasible(value, self._exp, self._ctx.negative if self._neg else self._ctx.positive, True)
         from .schema.validate import number_ok
 
         return number_ok(self._ctx.node, -value if self._neg else value, True)
 
     def key(self) -> Hashable:
         if self._ctx.constrained:
-            return ("num", id(self._ctx), self._neg, self._whole, self._frac)
+            return ("num", id(self._ctx), self._neg, self._whole, self._frac, self._exp)
         whole = 0 if self._whole == "" else 1 if self._whole == "0" else 2
         frac = None if self._frac is None else len(self._frac) > 0
         exp = None if self._exp is None else min(len(self._exp.strip("+-")), 1) + (2 if self._exp else 0)
@@ -122,7 +123,7 @@ class NumberParser(CharacterParser):
         ctx, neg, whole, frac, exp = self._ctx, self._neg, self._whole, self._frac, self._exp
         if exp is not None:
             if ctx.constrained:
-                return None  # (exponents are written only without constraints)
+                return None  # (under bounds, the exponent's digits decide: see exponent_feasible)
             return FreeRun(_DIGIT_SET, None, lambda n: NumberParser(ctx, neg, whole, frac, exp + "0" * n), True)
         if whole == "" or (whole == "0" and frac is None):
             return None  # the first digit decides, and no digit follows a leading zero
@@ -160,6 +161,11 @@ class NumberParser(CharacterParser):
         if excluded or non or not (multiple is None or (ctx.integer and multiple == 1)):
             return None
         magnitude = int(whole)  # bounds are mirrored for negatives: they bound the magnitude
+        if ctx.exponent and ((low is not None and low > 0) or high is not None):
+            # an exponent reaches values near 0 (a minimum > 0 decides where by the value) and past any
+            # maximum (``1201e-1`` is 120.1 under 1000: any digits may follow, and the value decides whether
+            # the number may end), so only a bound of "minimum <= 0" leaves the continuations value-free
+            return None
         if frac is not None or whole == "0":  # every value in [W, W+1] is reachable
             inside = (low is None or low < magnitude) and (high is None or magnitude + 1 < high)
             return ("far", whole == "0", frac is None, frac == "") if inside else None

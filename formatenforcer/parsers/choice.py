@@ -83,6 +83,8 @@ class ChoiceParser(CharacterParser):
         else:
             if isinstance(choices, str):
                 raise FormatError("ChoiceParser takes a list of strings, not a single string")
+            if not isinstance(choices, Iterable):
+                raise TypeError(f"ChoiceParser takes an iterable of strings, not {type(choices).__name__}")
             listed = list(choices)
             if not listed:
                 raise FormatError("ChoiceParser needs at least one choice")

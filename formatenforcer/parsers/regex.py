@@ -263,6 +263,44 @@ def _strip_anchors(pattern: str) -> str:
     return pattern
 
 
+def _check_encodable(pattern: str) -> None:
+    """A lone surrogate (``"\\ud800"``) is no character of any text a model writes (UTF-8 cannot spell it): a
+    pattern naming one would build a state that allows only end of sequence."""
+    for i, c in enumerate(pattern):
+        if "\ud800" <= c <= "\udfff":
+            raise RegexError(f"regular expression {pattern!r} holds a lone surrogate U+{ord(c):04X} at position {i}, "
+                             "which no UTF-8 text contains")  # fmt: skip
+
+
+def _validate(pattern: str) -> None:
+    try:
+        re.compile(pattern)
+    except re.error as error:
+        raise RegexError(f"invalid regular expression {pattern!r}: {error}") from None
+
+
+def _anchor_at(body: str, pattern: str | None = None) -> int | None:
+    """The position (in ``pattern``, default ``body``) of the first ``^``/``$`` of ``body`` that is an anchor:
+    not escaped, not inside a character class; None if there is none."""
+    offset = 0 if pattern is None else pattern.find(body)
+    i, in_class, class_start = 0, False, False
+    while i < len(body):
+        c = body[i]
+        if c == "\\":
+            i += 2
+            continue
+        if in_class:
+            if c == "]" and not class_start:
+                in_class = False
+            class_start = class_start and c == "^"
+        elif c == "[":
+            in_class, class_start = True, True
+        elif c in "^$":
+            return i + max(offset, 0)
+        i += 1
+    return None
+
+
 def _build_fsm(pattern: str):  # noqa: ANN202 - interegular's FSM type
     _check_constructs(pattern)
     body = _strip_anchors(pattern)
@@ -270,14 +308,25 @@ def _build_fsm(pattern: str):  # noqa: ANN202 - interegular's FSM type
         with fsm_crawl.deadline(COMPILE_SECONDS):
             try:
                 # it reads only syntax that re accepts (anything doubtful is Unhandled), so re.compile's
-                # validation (~0.1 ms a pattern) is needed only on the interegular path
+                # validation (~0.1 ms a pattern) is needed only on the interegular path, and for anchors
+                if _anchor_at(body) is not None:
+                    _validate(pattern)
                 return regex_build.build_fsm(body, fsm_crawl.expired)
             except regex_build.Unhandled:
                 pass
-            try:
-                re.compile(pattern)
-            except re.error as error:
-                raise RegexError(f"invalid regular expression {pattern!r}: {error}") from None
+            except regex_build.Unsatisfiable:
+                raise RegexError(
+                    f"regular expression {pattern!r} matches no text here: each of its branches has a '^' after "
+                    f"a character or a '$' before one (first anchor at position {_anchor_at(body, pattern)}; "
+                    "'^' holds only at the start of the text and '$' only at its end)"
+                ) from None
+            _validate(pattern)
+            where = _anchor_at(body, pattern)
+            if where is not None:
+                raise RegexError(
+                    f"regular expression {pattern!r} is not supported: the anchor at position {where} is "
+                    "combined with syntax (inline flags, lookaround...) whose anchors cannot be decided here"
+                )
             return interegular.parse_pattern(body).to_fsm()
     except (fsm_crawl.CrawlTimeout, TimeoutError):
         raise _too_complex(pattern) from None
@@ -431,6 +480,8 @@ class RegexParser(CharacterParser):
     def __init__(self, pattern: str | CompiledRegex, _state: int = 0) -> None:
         if not isinstance(pattern, (str, CompiledRegex)):
             raise RegexError(f"a regular expression must be a string, not {type(pattern).__name__}")
+        if isinstance(pattern, str):
+            _check_encodable(pattern)
         self._dfa = pattern if isinstance(pattern, CompiledRegex) else compile_regex(pattern)
         self._state = _state
 

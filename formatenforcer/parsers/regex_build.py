@@ -32,6 +32,10 @@ class Unhandled(Exception):
     """The pattern uses syntax this builder does not read; interegular builds it instead."""
 
 
+class Unsatisfiable(Exception):
+    """Every word of the pattern needs a ``^`` after its first character or a ``$`` before its last."""
+
+
 # A character set: (negated, characters). Negated sets hold every character except those listed.
 CharSet = tuple[bool, frozenset[str]]
 
@@ -55,8 +59,10 @@ def _union(a: CharSet, b: CharSet) -> CharSet:
     return True, (xs - ys) if neg_a else (ys - xs)
 
 
-# Tree nodes: ("leaf", CharSet) | ("cat", [nodes]) | ("alt", [nodes]) | ("star", node) | ("opt", node)
+# Tree nodes: ("leaf", CharSet) | ("cat", [nodes]) | ("alt", [nodes]) | ("star", node) | ("opt", node), and
+# ("anchor", "^" or "$") until ``_without_anchors`` rewrites them away
 Node = tuple
+_EMPTY_WORD: Node = ("cat", [])
 
 
 class _Reader:
@@ -66,6 +72,7 @@ class _Reader:
         self.text = text
         self.i = 0
         self.positions = 0
+        self.anchors = 0
         self.names: set[str] = set()
 
     def read(self) -> Node:
@@ -141,7 +148,11 @@ class _Reader:
         if c in "*+?{":
             raise Unhandled(f"quantifier {c!r} with nothing to repeat")
         if c in "^$":
-            raise Unhandled("anchor inside the pattern")
+            self.i += 1
+            if self._peek() is not None and self._peek() in "*+?{":
+                raise Unhandled("repeated anchor")  # re: "nothing to repeat" (its message names the position)
+            self.anchors += 1
+            return ("anchor", c), 0
         self.i += 1
         self.positions += 1
         if c == ".":
@@ -295,11 +306,119 @@ class _Positions:
         return True, f, la
 
 
+def _nullable(node: Node) -> bool:
+    kind = node[0]
+    if kind == "leaf":
+        return False
+    if kind == "cat":
+        return all(_nullable(item) for item in node[1])
+    if kind == "alt":
+        return any(_nullable(item) for item in node[1])
+    return True
+
+
+def _has_anchor(node: Node) -> bool:
+    kind = node[0]
+    if kind == "anchor":
+        return True
+    if kind in ("cat", "alt"):
+        return any(_has_anchor(item) for item in node[1])
+    return kind != "leaf" and _has_anchor(node[1])
+
+
+def _cat(*items: Node) -> Node:
+    kept = [item for item in items if item != _EMPTY_WORD]
+    return kept[0] if len(kept) == 1 else ("cat", kept)
+
+
+def _alt(items: list[Node]) -> Node:
+    return items[0] if len(items) == 1 else ("alt", items)
+
+
+Variants = dict[tuple[bool, bool], Node]
+"""A node's words split by what its anchors require: key (at_start, at_end) says the word must begin at the
+start of the text (a ``^`` was matched at its first character) and/or end at its end (a ``$`` at its last);
+the value is an anchor-free node of those words. A missing key: no such word."""
+
+
+def _variants(node: Node) -> Variants:
+    """``node``'s words by anchor requirement (see ``Variants``). A ``^`` matched after a character of the
+    same word, or a ``$`` before one, can never hold: those words are dropped."""
+    kind = node[0]
+    if kind == "anchor":
+        return {(True, False) if node[1] == "^" else (False, True): _EMPTY_WORD}
+    if not _has_anchor(node):
+        return {(False, False): node}
+    if kind == "cat":
+        acc: Variants = {(False, False): _EMPTY_WORD}
+        for item in node[1]:
+            acc = _concat_variants(acc, _variants(item))
+        return acc
+    if kind == "alt":
+        pieces: dict[tuple[bool, bool], list[Node]] = {}
+        for item in node[1]:
+            for flags, word in _variants(item).items():
+                pieces.setdefault(flags, []).append(word)
+        return {flags: _alt(words) for flags, words in pieces.items()}
+    inner = _variants(node[1])
+    plain = inner.get((False, False))
+    if kind == "opt":
+        out = dict(inner)
+        out[(False, False)] = _EMPTY_WORD if plain is None else ("opt", plain)
+        return out
+    # star: iterations w1..wk; one that needs the start has only empty words before it, one that needs the
+    # end only empty words after it, so the anchored iterations can only be the first and the last
+    loop = _EMPTY_WORD if plain is None else ("star", plain)
+    out = {(False, False): loop}
+    head, tail, both = inner.get((True, False)), inner.get((False, True)), inner.get((True, True))
+    if head is not None:
+        out[(True, False)] = _cat(head, loop)
+    if tail is not None:
+        out[(False, True)] = _cat(loop, tail)
+    whole = ([both] if both is not None else []) + ([_cat(head, loop, tail)] if head and tail else [])
+    if whole:
+        out[(True, True)] = _alt(whole)
+    return out
+
+
+def _concat_variants(left: Variants, right: Variants) -> Variants:
+    """Words u·v: if v needs the start, u must be empty (and then u·v needs it); if u needs the end, v must be
+    empty."""
+    pieces: dict[tuple[bool, bool], list[Node]] = {}
+    for (s1, e1), u in left.items():
+        for (s2, e2), v in right.items():
+            if s2 and u != _EMPTY_WORD:
+                if not _nullable(u):
+                    continue
+                u = _EMPTY_WORD
+            w = v
+            if e1 and w != _EMPTY_WORD:
+                if not _nullable(w):
+                    continue
+                w = _EMPTY_WORD
+            pieces.setdefault((s1 or s2, e1 or e2), []).append(_cat(u, w))
+    return {flags: _alt(words) for flags, words in pieces.items()}
+
+
+def _without_anchors(tree: Node) -> Node | None:
+    """The anchor-free tree of the text ``tree`` fully matches: a whole text starts at the start and ends at
+    the end, so every word's requirement holds; None when no word is left (no anchor can be satisfied).
+    ``$`` is read as the end of the text only (Python's also matches before a final newline: the texts
+    allowed are then a subset of ``re.fullmatch``'s, never more)."""
+    words = list(_variants(tree).values())
+    return _alt(words) if words else None
+
+
 def build_fsm(body: str, expired: Callable[[], bool] = lambda: False) -> FSM:
-    """The automaton of ``re.fullmatch(body, ...)`` (``body`` without ``^``/``$``; already checked by
-    ``re.compile``). Raises ``Unhandled`` for syntax it does not read; ``expired()`` is polled during the
-    subset construction and a true result raises ``TimeoutError``."""
-    tree = _Reader(body).read()
+    """The automaton of ``re.fullmatch(body, ...)`` (already checked by ``re.compile`` when it holds an
+    anchor: see ``_without_anchors``). Raises ``Unhandled`` for syntax it does not read; ``expired()`` is
+    polled during the subset construction and a true result raises ``TimeoutError``."""
+    reader = _Reader(body)
+    tree = reader.read()
+    if reader.anchors:
+        tree = _without_anchors(tree)
+        if tree is None:
+            raise Unsatisfiable(body)
     positions = _Positions()
     nullable, first, last = positions.visit(tree)
     sets = positions.sets

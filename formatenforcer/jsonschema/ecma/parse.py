@@ -22,6 +22,7 @@ from functools import lru_cache
 from ...core.charset import ANY, CharSet
 from .classes import DOT, ESCAPE_CLASSES, property_class
 
+_QUANTIFIER = re.compile(r"\{([0-9]+)(,([0-9]*))?\}")
 
 class EcmaSyntaxError(ValueError):
     """Not an ECMA-262 (unicode mode) regular expression."""
@@ -102,7 +103,7 @@ class _Parser:
             self.i += 1
             lo, hi = {"*": (0, None), "+": (1, None), "?": (0, 1)}[c]
         elif c == "{":
-            m = re.compile(r"\{([0-9]+)(,([0-9]*))?\}").match(self.s, self.i)
+            m = _QUANTIFIER.match(self.s, self.i)
             if m is None:
                 if self.lenient:
                     return atom  # Annex B: a brace that starts no quantifier is a literal
@@ -116,6 +117,9 @@ class _Parser:
             return atom
         if self.peek() == "?":
             self.i += 1  # lazy: same language
+        after = self.peek()
+        if after in ("*", "+", "?") or (after == "{" and _QUANTIFIER.match(self.s, self.i)):
+            raise self.error("nothing to repeat: a quantifier follows a quantifier")  # (a{2}{3}: not a{2} "{3}")
         return ("rep", atom, lo, hi)
 
     def atom(self) -> tuple:

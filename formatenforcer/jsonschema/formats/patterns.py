@@ -59,7 +59,11 @@ _UUID = rf"{_HEX}{{8}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}"
 _URI, _URI_REFERENCE = uri_patterns(iri=False)
 _IRI, _IRI_REFERENCE = uri_patterns(iri=True)
 
+# RFC 4648 section 4: the base64 alphabet in groups of four, the last group padded with "=" (OpenAPI's "byte")
+_BASE64 = r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?"
+
 FORMAT_PATTERNS: dict[str, str] = {
+    "byte": _BASE64,
     "date": _DATE,
     "duration": _DURATION,
     "email": _EMAIL,

@@ -6,11 +6,13 @@ import json
 from typing import Any
 
 from ...core.errors import SchemaError
+from .json_value import check_json_data
 
 
 def load_schema(schema: Any) -> Any:
     """A dict/bool schema from a dict, bool, JSON text, or pydantic BaseModel subclass."""
     if isinstance(schema, (dict, bool)):
+        check_json_data(schema)
         return schema
     if isinstance(schema, (str, bytes)):
         try:

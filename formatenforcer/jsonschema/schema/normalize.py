@@ -11,6 +11,7 @@ Cost: linear in the schema, plus the merges, which are memoised.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import replace
 from fractions import Fraction
@@ -45,6 +46,7 @@ from .load import load_schema
 from .merge import Merger, checked_array
 from .metaschemas import is_metaschema_uri
 from .number_bounds import bounds_satisfiable
+from .openapi_formats import FORMAT_ALIASES, NUMBER_FORMATS, format_known
 from .references import CYCLE, References, Scope, _escape, _join
 from .validate import accepts, to_fraction
 
@@ -75,11 +77,14 @@ _CHECKED = KNOWN_UNSUPPORTED | frozenset(
 )  # fmt: skip
 """The keywords whose values ``Normalizer._check_keywords`` checks."""
 _UNSUPPORTED, _COUNT, _NUMBER, _SCHEMA, _SCHEMA_LIST, _SCHEMA_MAP, _OTHER = (object() for _ in range(7))
+_BOOLEAN_KEYWORDS = frozenset({"uniqueItems", "nullable"})
+_STRING_KEYWORDS = frozenset({"$id", "$schema", "$anchor", "$dynamicAnchor", "$comment"})
 _CHECK_OF: dict[str, object] = {
     **{key: _OTHER for key in _CHECKED}, **{key: _SCHEMA_MAP for key in _SCHEMA_MAPS},
     **{key: _SCHEMA_LIST for key in _SCHEMA_LISTS}, **{key: _SCHEMA for key in _SCHEMAS},
     **{key: _NUMBER for key in _NUMBERS}, **{key: _COUNT for key in _COUNTS},
     **{key: _UNSUPPORTED for key in KNOWN_UNSUPPORTED},
+    **{key: _OTHER for key in _BOOLEAN_KEYWORDS | _STRING_KEYWORDS},
 }  # fmt: skip
 """Which check ``_check_keywords`` applies to each keyword of ``_CHECKED`` (the first group it belongs to)."""
 _STEPS = (
@@ -134,6 +139,8 @@ class Normalizer(References):
 
     def __init__(self, root: Any, resources: Mapping[str, Any] | None = None) -> None:
         self.problems: list[Problem] = []
+        self.unknown_formats: list[Problem] = []
+        """``format`` values this library does not know: annotations (any string), reported as warnings."""
         self.merger = Merger()
         self.origin: dict[int, str] = {}
         self._nodes: dict[tuple[str, Scope], Node] = {}
@@ -195,7 +202,10 @@ class Normalizer(References):
         for keyword in ("enum", "const"):
             if keyword in schema:
                 values = schema[keyword] if keyword == "enum" else [schema[keyword]]
-                node = literals([v for v in values if accepts(node, v)])
+                try:
+                    node = literals([v for v in values if accepts(node, v)])
+                except Unsupported as problem:  # (more values than a union holds: not enforced)
+                    self.report(f"{pointer}/{keyword}", keyword, problem.reason)
         return node
 
     def _sub(self, schema: dict, keyword: str, pointer: str, base: str) -> Node:
@@ -308,6 +318,8 @@ class Normalizer(References):
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or value != int(value):
                     raise SchemaError(f"'{key}' must be a non-negative integer", f"{pointer}/{key}")
             elif check is _NUMBER:
+                if isinstance(value, float) and not math.isfinite(value):
+                    raise SchemaError(f"'{key}' must be a finite number, not {value!r}", f"{pointer}/{key}")
                 if key.startswith("exclusive") and isinstance(value, bool):
                     self.report(f"{pointer}/{key}", key,
                                 "draft-04's boolean form (a flag on minimum/maximum) is not implemented")
@@ -350,6 +362,10 @@ class Normalizer(References):
                     raise SchemaError("'items' must be a schema or an array of schemas", f"{pointer}/{key}")
             elif key == "dependentRequired" and not isinstance(value, dict):
                 raise SchemaError("'dependentRequired' must be an object", f"{pointer}/{key}")
+            elif key in _BOOLEAN_KEYWORDS and not isinstance(value, bool):
+                raise SchemaError(f"'{key}' must be a boolean, not {type(value).__name__}", f"{pointer}/{key}")
+            elif key in _STRING_KEYWORDS and not isinstance(value, str):
+                raise SchemaError(f"'{key}' must be a string, not {type(value).__name__}", f"{pointer}/{key}")
         for low, high in _RANGES:
             a = schema.get(low)
             if a is None:
@@ -369,6 +385,12 @@ class Normalizer(References):
             self.report(where, keyword, problem)
 
     def _kinds(self, schema: dict, pointer: str, base: str) -> Node:
+        fmt = schema.get("format")
+        if isinstance(fmt, str) and not format_known(fmt) and not is_metaschema_uri(pointer.partition("#")[0]):
+            # JSON Schema 2020-12 makes `format` an annotation unless the format-assertion vocabulary is on: a
+            # validator accepts any value there, and so does this parser (with a warning)
+            why = f"unknown format {fmt!r} is not asserted: any value is allowed there (an annotation)"
+            self.unknown_formats.append(Problem(f"{pointer}/format", "format", why))
         declared = schema.get("type")
         if declared is None and _KIND_KEYWORDS.isdisjoint(schema):
             return AnyValue()  # keeps a bare {"$ref": ...} a plain reference
@@ -423,6 +445,15 @@ class Normalizer(References):
                     high, high_open = point, open_
                 if not bounds_satisfiable(integer, low, low_open, high, high_open, None):
                     return Never("no number satisfies the bounds")
+        width = NUMBER_FORMATS.get(schema.get("format")) if isinstance(schema.get("format"), str) else None
+        if width is not None:  # int32/int64: an integer of that signed width
+            integer = True
+            if low is None or width[0] > low or (width[0] == low and low_open):
+                low, low_open = Fraction(width[0]), False
+            if high is None or width[1] < high or (width[1] == high and high_open):
+                high, high_open = Fraction(width[1]), False
+            if not bounds_satisfiable(integer, low, low_open, high, high_open, None):
+                return Never("no number satisfies the bounds")
         multiple = schema.get("multipleOf")
         step = None
         if isinstance(multiple, (int, float)) and not isinstance(multiple, bool):
@@ -435,13 +466,11 @@ class Normalizer(References):
         formats: tuple[str, ...] = ()
         fmt = schema.get("format")
         if isinstance(fmt, str):
+            fmt = FORMAT_ALIASES.get(fmt, fmt)
             if fmt in format_checks().names:
                 formats = (fmt,)
-            elif not is_metaschema_uri(pointer.partition("#")[0]):
-                why = f"format {fmt!r} cannot be asserted; docs/json-schema.md, Formats, lists those that can"
-                self.report(f"{pointer}/format", "format", why)
-            # else: json-schema.org's metaschemas declare `format` an annotation (their `pattern`: "regex"),
-            # so where it cannot be asserted there it stays the annotation they make it
+            # else: a number format, a format that constrains no string (ANY_STRING_FORMATS), or an unknown
+            # one, which _kinds notes as an annotation (json-schema.org's metaschemas declare it one too)
         pattern = schema.get("pattern")
         if isinstance(pattern, str) and not _translatable(pattern):
             pattern = None  # reported by _check_pattern; with lenient=True it is not enforced

@@ -5,6 +5,12 @@ a ``.`` is read); ``feasible`` intersects each such interval with the bounds, th
 and the excluded values. The number parser (numbers.py) asks it per character; stage one asks
 ``number_satisfiable`` when it merges bounds. Cost: a few Fraction comparisons, and a loop over k bounded by
 the digits of ``maximum``.
+
+Numbers under bounds alone take exponents too (``1e-06`` is how Python's ``json.dumps`` writes 0.000001): a
+mantissa prefix with significant digits ``s`` can still become any value ``0.s… × 10^j``, and an exponent
+prefix reaches the exponents that start with its digits, so both are decided exactly against the bounds with
+integer and Fraction arithmetic (``_mantissa_feasible``, ``exponent_feasible``), never by computing ``10**x``
+for the exponent written. Numbers under ``multipleOf`` or excluded values are written in plain notation.
 """
 
 from __future__ import annotations
@@ -43,7 +49,8 @@ class NumberContext:
             # the candidates are integers, not every decimal: "0" cannot go on when 0 is excluded, and
             # [0.5, 0.9] holds no integer
             multiple = Fraction(1)
-        self.exponent = not node.integer and not self.constrained
+        self.exponent = not node.integer and multiple is None and not node.excluded and not non
+        """Whether an exponent may follow the mantissa: unconstrained, or under bounds alone."""
         self.positive = (node.low, node.low_open, node.high, node.high_open, multiple, node.excluded, non)
         self.negative = (
             None if node.high is None else -node.high,
@@ -112,13 +119,18 @@ def _hits(a: Fraction, b: Fraction | None, bounds: tuple) -> bool:
     return False
 
 
-def feasible(ctx: NumberContext, negative: bool, whole: str, fraction: str | None) -> bool:
-    """Whether the prefix (sign, integer digits, fraction digits or None) can still end inside the set."""
+def feasible(ctx: NumberContext, negative: bool, whole: str, fraction: str | None, exp: str | None = None) -> bool:
+    """Whether the prefix (sign, integer digits, fraction digits or None, exponent text or None) can still end
+    inside the set."""
     if not ctx.constrained:
         return True
     bounds = ctx.negative if negative else ctx.positive
     if whole == "":
         return _hits(Fraction(0), None, bounds)
+    if exp is not None:
+        return exponent_feasible(mantissa(whole, fraction), exp, bounds, False)
+    if ctx.exponent:
+        return _mantissa_feasible(whole, fraction, bounds)
     if fraction is not None:
         a = Fraction(int(whole + fraction), 10 ** len(fraction))
         return _hits(a, a + Fraction(1, 10 ** len(fraction)), bounds)
@@ -132,6 +144,107 @@ def feasible(ctx: NumberContext, negative: bool, whole: str, fraction: str | Non
             return False
         if _hits(a, Fraction((n + 1) * 10**k), bounds):
             return True
+    return False
+
+
+def mantissa(whole: str, fraction: str | None) -> Fraction:
+    """The value of the digits read (no sign, no exponent)."""
+    return Fraction(int(whole + (fraction or "")), 10 ** len(fraction or ""))
+
+
+def _pow10(x: int) -> Fraction:
+    return Fraction(10**x) if x >= 0 else Fraction(1, 10**-x)
+
+
+def _floor_log10(r: Fraction) -> int:
+    """The integer e with 10^e <= r < 10^(e+1), for r > 0 (exact: an estimate from the digit counts, adjusted)."""
+    e = len(str(r.numerator)) - len(str(r.denominator))
+    while _pow10(e) > r:
+        e -= 1
+    while _pow10(e + 1) <= r:
+        e += 1
+    return e
+
+
+def _point_ok(value: Fraction, bounds: tuple) -> bool:
+    low, low_open, high, high_open = bounds[:4]
+    if low is not None and (value < low or (low_open and value == low)):
+        return False
+    return high is None or not (value > high or (high_open and value == high))
+
+
+def _mantissa_feasible(whole: str, fraction: str | None, bounds: tuple) -> bool:
+    """Whether a mantissa prefix, with an exponent still possible, can end inside the bounds: with significant
+    digits ``s`` (n = int(s)) it can become any value in [n, n+1)·10^j for every integer j (more digits, then
+    ``e`` and any exponent), or 0 while it has no significant digit. Only the smallest j with (n+1)·10^j above
+    ``low`` can hit: every larger j starts at or above 10·n·10^j0."""
+    significant = (whole + (fraction or "")).lstrip("0")
+    if not significant:  # zeros so far: 0, or any positive value after more digits
+        return _hits(Fraction(0), None, bounds)
+    low, _, high, _ = bounds[:4]
+    if high is None:
+        return True  # a large enough exponent passes any minimum
+    if high <= 0:
+        return False
+    n = int(significant)
+    if low is None or low <= 0:
+        return True  # a small enough exponent goes under any maximum > 0
+    c = _pow10(_floor_log10(low / (n + 1)) + 1)  # the smallest power of ten with (n+1)·c > low
+    return _hits(n * c, (n + 1) * c, bounds)
+
+
+def _exponent_range(m: Fraction, bounds: tuple) -> tuple[int | None, int | None] | None:
+    """For a mantissa m > 0, the integers x with m·10^x inside the bounds as (lowest, highest), None meaning
+    unbounded on that side; None when there is none."""
+    low, low_open, high, high_open = bounds[:4]
+    lowest = highest = None
+    if low is not None and low > 0:
+        r = low / m
+        e = _floor_log10(r)
+        lowest = e if (_pow10(e) == r and not low_open) else e + 1
+    if high is not None:
+        if high < 0 or (high == 0):
+            return None
+        r = high / m
+        e = _floor_log10(r)
+        highest = e - 1 if (_pow10(e) == r and high_open) else e
+    if lowest is not None and highest is not None and lowest > highest:
+        return None
+    return lowest, highest
+
+
+def exponent_feasible(m: Fraction, exp: str, bounds: tuple, complete: bool) -> bool:
+    """Whether the exponent text ``exp`` (after ``e``: a sign, then digits) can still give a value m·10^x inside
+    the bounds; ``complete``: whether the value as written is inside (the text must hold a digit). The
+    exponents reachable from digits d are int(d + t) for every digit string t: the union over k of
+    [int(d)·10^k, (int(d)+1)·10^k) (every natural number when int(d) is 0)."""
+    if m == 0:
+        return _point_ok(Fraction(0), bounds)
+    span = _exponent_range(m, bounds)
+    if span is None:
+        return False
+    lowest, highest = span
+    digits = exp.lstrip("+-")
+    if complete:
+        x = -int(digits) if exp.startswith("-") else int(digits)
+        return (lowest is None or x >= lowest) and (highest is None or x <= highest)
+    if exp == "":
+        return True  # any integer exponent, and the range is not empty
+    # the magnitudes n of the exponent that fit: x = n or x = -n
+    if exp.startswith("-"):
+        a, b = (0 if highest is None else max(0, -highest)), (None if lowest is None else -lowest)
+    else:
+        a, b = (0 if lowest is None else max(0, lowest)), highest
+    if b is not None and b < a:
+        return False
+    start = int(digits) if digits else 0
+    if start == 0 or b is None:
+        return True
+    k = 1
+    while start * k <= b:
+        if (start + 1) * k - 1 >= a:
+            return True
+        k *= 10
     return False
 
 

@@ -17,8 +17,9 @@ from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
 from ..core.charset import EMPTY, CharSet, union_memo
-from ..core.hooks import FreeRun, Lexeme, nested_alternatives, nested_first_char_split, nested_lexeme
 from ..core.protocol import CharacterParser, MemoAllowed
+from .array_phases import AFTER, DONE, FIRST, NEXT, OPEN, UNKNOWN_TEXT, VALUE
+from .array_walk import ArrayWalkHooks
 from .schema.ir import (
     AnyValue,
     Array,
@@ -36,15 +37,10 @@ from .schema.ir import (
 )
 from .schema.normalize import literal_node
 from .schema.validate import _canonical
-from .spaced import SpacedValue
-from .whitespace import JSON_WHITESPACE
 
 if TYPE_CHECKING:
     from .compile import Compiler
 
-OPEN, FIRST, VALUE, AFTER, NEXT, DONE = range(6)
-_UNKNOWN = "\x00"
-"""Marks item text read inside a free run (never in real JSON text: raw control characters are invalid)."""
 _OPEN = CharSet.of("[")
 _CLOSE = CharSet.of("]")
 _COMMA = CharSet.of(",")
@@ -231,7 +227,7 @@ class ArrayContext:
         return _canonical(json.loads(text)) in values
 
 
-class ArrayParser(MemoAllowed):
+class ArrayParser(ArrayWalkHooks, MemoAllowed):
     """One JSON array; ``extra`` is (contains matches so far, texts of the items seen when unique). With
     several ``contains`` the matches are a tuple (one count each) and so are the trackers of the item."""
 
@@ -261,7 +257,7 @@ class ArrayParser(MemoAllowed):
 
     def _finish_item(self) -> ArrayParser | None:
         ctx = self._ctx
-        if ctx.unique and _UNKNOWN in self._text:
+        if ctx.unique and UNKNOWN_TEXT in self._text:
             return None  # a free-run stand-in does not know the item, so it cannot record it as seen
         count, seen = self._extra
         _, tracked = ctx.item_start(self._index, count, seen)
@@ -302,7 +298,7 @@ class ArrayParser(MemoAllowed):
                     tracker = tracker.add_character(ch)
                 text = self._text + ch if ctx.unique else ""
                 if ctx.compound and text[0] in "[{" and child.can_end() and (
-                    _UNKNOWN in text or ctx.duplicate(text, self._extra[1])
+                    UNKNOWN_TEXT in text or ctx.duplicate(text, self._extra[1])
                 ):
                     return None  # the bracket that would close a duplicate of an earlier item (or might)
                 return ArrayParser(ctx, VALUE, self._index, 0, child, self._extra, tracker, text)
@@ -368,83 +364,6 @@ class ArrayParser(MemoAllowed):
 
     def can_end(self) -> bool:
         return self._phase == DONE
-
-    def free_run(self) -> FreeRun | None:
-        """The item's run, passed through (not with a contains tracker riding along). Under uniqueItems the
-        run's characters are not known to ``after(n)``, so its stand-in marks the item text unknown and
-        refuses what depends on it (finishing the item, closing a compound one): a subset of the real
-        state, as the enforcer requires; tokens reaching past the item's end get walked from real states
-        only when they start at the run's beginning."""
-        if self._phase in (FIRST, AFTER, NEXT):
-            return self._whitespace_run()
-        if self._phase != VALUE or self._tracker is not None:
-            return None
-        inner = self._child.free_run()
-        if inner is None:
-            return None
-        ctx, index, extra, after, text = self._ctx, self._index, self._extra, inner.after, self._text
-        if not ctx.unique:
-            return FreeRun(inner.chars, inner.max_length, lambda n: ArrayParser(ctx, VALUE, index, 0, after(n), extra))
-        if inner.chars == JSON_WHITESPACE and text[:1] in ("[", "{"):
-            # whitespace inside a compound item is followed by its closing bracket (" },"), which the
-            # stand-in would refuse: walked from real states instead
-            return None
-
-        def stand_in(n: int) -> ArrayParser:
-            return ArrayParser(ctx, VALUE, index, 0, after(n), extra, None, text + _UNKNOWN if n else text)
-
-        return FreeRun(inner.chars, inner.max_length, stand_in)
-
-    def _whitespace_run(self) -> FreeRun | None:
-        """Flexible whitespace between tokens: a bounded run (see ObjectParser._whitespace_run)."""
-        ctx, phase, index, ws, extra = self._ctx, self._phase, self._index, self._ws, self._extra
-        room = ctx.ws.room(ws)
-        if not room:
-            return None
-        return FreeRun(JSON_WHITESPACE, room, lambda n: ArrayParser(ctx, phase, index, ws + n, None, extra))
-
-    def lexeme(self) -> Lexeme | None:
-        # not when a contains tracker or a unique item's text must see every character
-        if self._phase == NEXT and self._ctx._tracker is None and not self._ctx.unique:
-            return self._item_start_lexeme()
-        if self._phase != VALUE or self._tracker is not None or self._ctx.unique:
-            return None
-        ctx, index, extra = self._ctx, self._index, self._extra
-        return nested_lexeme(self._child, lambda c: ArrayParser(ctx, VALUE, index, 0, c, extra))
-
-    def alternatives(self) -> tuple[CharacterParser, ...] | None:
-        # as for objects: an item over a union is the union of the arrays over each branch
-        if self._phase != VALUE:
-            return None
-        ctx, index, extra, tracker, text = self._ctx, self._index, self._extra, self._tracker, self._text
-        return nested_alternatives(self._child, lambda c: ArrayParser(ctx, VALUE, index, 0, c, extra, tracker, text))
-
-    def first_char_split(self) -> tuple[CharacterParser, bytes] | None:
-        """The item's split, passed through. This is what makes a uniqueItems array of strings cheap: a new
-        item excludes the earlier ones, so its string is not a free run until it leaves all of them, and a
-        walk from its start would enter every first character of the vocabulary on its own (1,600 subtree
-        tables, ~50 ms per item). Its twin has already left them, so its mask is one shared free-run table;
-        only tokens starting with an earlier item's first letter (or a quote, a backslash) are walked here."""
-        if self._phase != VALUE or self._tracker is not None:
-            return None
-        ctx, index, extra, text = self._ctx, self._index, self._extra, self._text
-        return nested_first_char_split(self._child, lambda c: ArrayParser(ctx, VALUE, index, 0, c, extra, None, text))
-
-    def _item_start_lexeme(self) -> Lexeme | None:
-        """After ``,``, the whitespace and the next item's start alone (see spaced.py)."""
-        ctx, index, extra = self._ctx, self._index, self._extra
-        if ctx.max_items is not None and index >= ctx.max_items:
-            return None
-        start, _ = ctx.item_start(index, *extra)
-        if start is None:
-            return None
-
-        def resume(inner: CharacterParser) -> ArrayParser:
-            if isinstance(inner, SpacedValue):
-                return ArrayParser(ctx, NEXT, index, inner.run, None, extra)
-            return ArrayParser(ctx, VALUE, index, 0, inner, extra)
-
-        return Lexeme(SpacedValue(ctx.ws, self._ws, start), resume)
 
     def key(self) -> Hashable:
         if self._key is None:

@@ -1,0 +1,107 @@
+"""The array state's walk hooks (core/hooks.py): how the token walk may take an array's next characters in
+bigger steps than one character, without changing which tokens are allowed.
+
+- ``free_run``: flexible whitespace between tokens, and runs its item promises, passed through;
+- ``lexeme``: an item's start after ``[`` or a comma (``SpacedValue``), and the item's own lexeme;
+- ``alternatives`` and ``first_char_split``: the item's, put back in the array.
+
+``ArrayParser`` (arrays.py) inherits these; they read its fields and build its states, and say nothing of
+what JSON allows, which arrays.py decides.
+"""
+
+from __future__ import annotations
+
+from ..core.hooks import FreeRun, Lexeme, nested_alternatives, nested_first_char_split, nested_lexeme
+from ..core.protocol import CharacterParser
+from .array_phases import AFTER, FIRST, NEXT, UNKNOWN_TEXT, VALUE
+from .spaced import SpacedValue
+from .whitespace import JSON_WHITESPACE
+
+
+class ArrayWalkHooks:
+    """The walk hooks of ``ArrayParser`` (a mixin: no fields of its own)."""
+
+    __slots__ = ()
+
+    def free_run(self) -> FreeRun | None:
+        """The item's run, passed through (not with a contains tracker riding along). Under uniqueItems the
+        run's characters are not known to ``after(n)``, so its stand-in marks the item text unknown and
+        refuses what depends on it (finishing the item, closing a compound one): a subset of the real
+        state, as the enforcer requires; tokens reaching past the item's end get walked from real states
+        only when they start at the run's beginning."""
+        state = type(self)
+        if self._phase in (FIRST, AFTER, NEXT):
+            return self._whitespace_run()
+        if self._phase != VALUE or self._tracker is not None:
+            return None
+        inner = self._child.free_run()
+        if inner is None:
+            return None
+        ctx, index, extra, after, text = self._ctx, self._index, self._extra, inner.after, self._text
+        if not ctx.unique:
+            return FreeRun(inner.chars, inner.max_length, lambda n: state(ctx, VALUE, index, 0, after(n), extra))
+        if inner.chars == JSON_WHITESPACE and text[:1] in ("[", "{"):
+            # whitespace inside a compound item is followed by its closing bracket (" },"), which the
+            # stand-in would refuse: walked from real states instead
+            return None
+
+        def stand_in(n: int) -> CharacterParser:
+            return state(ctx, VALUE, index, 0, after(n), extra, None, text + UNKNOWN_TEXT if n else text)
+
+        return FreeRun(inner.chars, inner.max_length, stand_in)
+
+    def _whitespace_run(self) -> FreeRun | None:
+        """Flexible whitespace between tokens: a bounded run (see ObjectParser._whitespace_run)."""
+        state = type(self)
+        ctx, phase, index, ws, extra = self._ctx, self._phase, self._index, self._ws, self._extra
+        room = ctx.ws.room(ws)
+        if not room:
+            return None
+        return FreeRun(JSON_WHITESPACE, room, lambda n: state(ctx, phase, index, ws + n, None, extra))
+
+    def lexeme(self) -> Lexeme | None:
+        state = type(self)
+        # not when a contains tracker or a unique item's text must see every character
+        if self._phase == NEXT and self._ctx._tracker is None and not self._ctx.unique:
+            return self._item_start_lexeme()
+        if self._phase != VALUE or self._tracker is not None or self._ctx.unique:
+            return None
+        ctx, index, extra = self._ctx, self._index, self._extra
+        return nested_lexeme(self._child, lambda c: state(ctx, VALUE, index, 0, c, extra))
+
+    def alternatives(self) -> tuple[CharacterParser, ...] | None:
+        state = type(self)
+        # as for objects: an item over a union is the union of the arrays over each branch
+        if self._phase != VALUE:
+            return None
+        ctx, index, extra, tracker, text = self._ctx, self._index, self._extra, self._tracker, self._text
+        return nested_alternatives(self._child, lambda c: state(ctx, VALUE, index, 0, c, extra, tracker, text))
+
+    def first_char_split(self) -> tuple[CharacterParser, bytes] | None:
+        """The item's split, passed through. This is what makes a uniqueItems array of strings cheap: a new
+        item excludes the earlier ones, so its string is not a free run until it leaves all of them, and a
+        walk from its start would enter every first character of the vocabulary on its own (1,600 subtree
+        tables, ~50 ms per item). Its twin has already left them, so its mask is one shared free-run table;
+        only tokens starting with an earlier item's first letter (or a quote, a backslash) are walked here."""
+        state = type(self)
+        if self._phase != VALUE or self._tracker is not None:
+            return None
+        ctx, index, extra, text = self._ctx, self._index, self._extra, self._text
+        return nested_first_char_split(self._child, lambda c: state(ctx, VALUE, index, 0, c, extra, None, text))
+
+    def _item_start_lexeme(self) -> Lexeme | None:
+        """After ``,``, the whitespace and the next item's start alone (see spaced.py)."""
+        state = type(self)
+        ctx, index, extra = self._ctx, self._index, self._extra
+        if ctx.max_items is not None and index >= ctx.max_items:
+            return None
+        start, _ = ctx.item_start(index, *extra)
+        if start is None:
+            return None
+
+        def resume(inner: CharacterParser) -> CharacterParser:
+            if isinstance(inner, SpacedValue):
+                return state(ctx, NEXT, index, inner.run, None, extra)
+            return state(ctx, VALUE, index, 0, inner, extra)
+
+        return Lexeme(SpacedValue(ctx.ws, self._ws, start), resume)

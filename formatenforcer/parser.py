@@ -12,6 +12,8 @@ contract; a fifth is an optional speed hint:
     free_run()           -> optional: a FreeRun promising that any run of characters from a set leads to a
                             state that is known without reading it (inside a JSON string, ``.*`` in a regex);
                             the token enforcer then answers from precomputed token sets instead of walking
+    automaton_state()    -> optional: (dfa, state number) for a plain automaton state, which the compiled core
+                            walks on its own (formatenforcer/core/compiled_walk.py)
 """
 
 from __future__ import annotations

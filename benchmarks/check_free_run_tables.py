@@ -19,9 +19,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from formatenforcer import CharSet, Vocabulary  # noqa: E402
-from formatenforcer.charset import ANY, utf8_length  # noqa: E402
-from formatenforcer.run_tables import pack_ids, split_complete  # noqa: E402
-from formatenforcer.trie import IDS, as_dict, ids_at  # noqa: E402
+from formatenforcer.core.charset import ANY, utf8_length  # noqa: E402
+from formatenforcer.core.run_tables import pack_ids, split_complete  # noqa: E402
+from formatenforcer.core.trie import IDS, as_dict, ids_at  # noqa: E402
 
 
 def reference(entries: list[tuple[int, bytes]], chars: CharSet, size: int) -> tuple[list[np.ndarray], set]:

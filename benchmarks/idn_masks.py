@@ -40,7 +40,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from formatenforcer import JsonSchemaParser, TokenEnforcer, Vocabulary  # noqa: E402
-from formatenforcer.enforcer import Position  # noqa: E402
+from formatenforcer.core.enforcer import Position  # noqa: E402
 from tests.tokenizers_fixtures import LLAMA3_EOS, llama3_tokenizer  # noqa: E402
 
 HOST = ["", "exa", "example.", "mün", "Host", "실례", "실례.테스", "παράδειγμα", "παράδειγμα" * 2,

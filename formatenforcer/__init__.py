@@ -2,7 +2,8 @@
 
 Key types, by lifetime:
     Vocabulary      per tokenizer: the exact bytes each token adds, in a trie (``Vocabulary.from_transformers``)
-    parsers         per format: RegexParser, ChoiceParser, SequenceParser, UnionParser (immutable states)
+    parsers         per format: RegexParser, ChoiceParser, GrammarParser, SequenceParser, UnionParser,
+                    ReasoningParser (immutable states)
     TokenEnforcer   per (vocabulary, format): allowed next tokens, cached by parser state
     Matcher         per sequence: accept_token / rollback / fill_bitmask, for engines
 
@@ -17,25 +18,33 @@ Usual call sequence::
 Importing this package loads no engine (no torch, transformers or vLLM); integrations import theirs lazily.
 """
 
-from .bitmask import allocate_bitmask, apply_bitmask
-from .charset import CharSet
-from .choice import ChoiceParser
-from .combinators import SequenceParser, UnionParser
 from .core.backend import core_backend
-from .enforcer import EnforcerConfig, TokenEnforcer
-from .errors import (
+from .core.batch import fill_bitmasks
+from .core.bitmask import allocate_bitmask, apply_bitmask
+from .core.bitmask import ids_of as mask_token_ids
+from .core.bitmask import write_row as write_mask_row
+from .core.charset import CharSet
+from .core.enforcer import EnforcerConfig, TokenEnforcer
+from .core.errors import (
     FormatEnforcerError,
     FormatError,
+    GrammarError,
     RegexError,
     SchemaError,
     UnsupportedSchemaError,
     VocabularyError,
 )
+from .core.hooks import FreeRun
+from .core.matcher import Matcher
+from .core.protocol import CharacterParser
+from .core.token_texts import token_bytes_from_pieces
+from .core.vocabulary import Vocabulary
+from .grammar import GrammarParser
 from .jsonschema import JsonConfig, JsonParser, JsonSchemaParser
-from .matcher import Matcher
-from .parser import CharacterParser, FreeRun
-from .regex import RegexParser
-from .vocabulary import Vocabulary
+from .parsers.choice import ChoiceParser
+from .parsers.combinators import SequenceParser, UnionParser
+from .parsers.reasoning import ReasoningParser
+from .parsers.regex import RegexParser
 
 __all__ = [
     "CharSet",
@@ -45,10 +54,13 @@ __all__ = [
     "FormatEnforcerError",
     "FormatError",
     "FreeRun",
+    "GrammarError",
+    "GrammarParser",
     "JsonConfig",
     "JsonParser",
     "JsonSchemaParser",
     "Matcher",
+    "ReasoningParser",
     "RegexError",
     "RegexParser",
     "SchemaError",
@@ -60,6 +72,10 @@ __all__ = [
     "VocabularyError",
     "allocate_bitmask",
     "apply_bitmask",
+    "fill_bitmasks",
+    "mask_token_ids",
+    "token_bytes_from_pieces",
+    "write_mask_row",
     "core_backend",
 ]
 

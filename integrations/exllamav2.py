@@ -35,9 +35,15 @@ from collections import OrderedDict
 from collections.abc import Hashable, Iterable
 from typing import Any
 
-from formatenforcer import CharacterParser, TokenEnforcer, Vocabulary, VocabularyError
-from formatenforcer.bitmask import ids_of
-from formatenforcer.hf_tokens import piece_bytes, scheme_of, verify_token_bytes
+from formatenforcer import (
+    CharacterParser,
+    TokenEnforcer,
+    Vocabulary,
+    VocabularyError,
+    mask_token_ids,
+    token_bytes_from_pieces,
+)
+from formatenforcer.integrations._lazy import lazy_classes
 
 logger = logging.getLogger("formatenforcer.exllamav2")
 
@@ -52,7 +58,6 @@ def token_bytes_of(tokenizer: Any) -> list[bytes | None]:
     hf = getattr(model, "hf_tokenizer", None)
     if hf is None:
         raise VocabularyError(f"{type(model).__name__}: expected exllamav2's tokenizer.json model (exllamav2>=0.3)")
-    scheme = scheme_of(str(hf.decoder))
     size = max(model.vocab_size(), int(getattr(tokenizer, "actual_vocab_size", 0) or 0))
     special = set(getattr(tokenizer, "extended_id_to_piece", {}))
     literal = dict(getattr(tokenizer, "unspecial_id_to_piece", {}))
@@ -60,19 +65,15 @@ def token_bytes_of(tokenizer: Any) -> list[bytes | None]:
     def decode_one(token_id: int) -> str:
         return hf.decode([token_id], skip_special_tokens=False)
 
-    data: list[bytes | None] = []
+    pieces: list[str | bytes | None] = []
     for token_id in range(size):
         if token_id in special:
-            data.append(None)
-            continue
-        if token_id in literal:
-            data.append(literal[token_id].encode("utf-8"))
-            continue
-        piece = hf.id_to_token(token_id) if token_id < model.vocab_size() else None
-        data.append(piece_bytes(piece, scheme, decode_one, token_id) if piece else None)
-    # SentencePiece decoders drop a lone token's leading space, which the check allows for
-    verify_token_bytes(decode_one, data, strip=scheme == "sentencepiece")
-    return data
+            pieces.append(None)
+        elif token_id in literal:
+            pieces.append(literal[token_id].encode("utf-8"))
+        else:
+            pieces.append(hf.id_to_token(token_id) if token_id < model.vocab_size() else None)
+    return token_bytes_from_pieces(pieces, str(hf.decoder), decode_one)
 
 
 def eos_ids_of(tokenizer: Any) -> list[int]:
@@ -120,7 +121,7 @@ class _IdLists:
             if hit is not None:
                 self.items.move_to_end(key)
                 return hit
-        ids = ids_of(enforcer.mask(position))
+        ids = mask_token_ids(enforcer.mask(position))
         with self.lock:
             self.items[key] = ids
             if len(self.items) > self.max_size:
@@ -206,17 +207,8 @@ def _make_filter_class() -> type:
     return FormatEnforcerFilter
 
 
-_LAZY_CLASSES = {"FormatEnforcerFilter": _make_filter_class}
-
-
-def __getattr__(name: str) -> Any:
-    """Defines ``FormatEnforcerFilter`` on first access, so importing this module does not import exllamav2."""
-    factory = _LAZY_CLASSES.get(name)
-    if factory is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    cls = factory()
-    globals()[name] = cls
-    return cls
+__getattr__ = lazy_classes(globals(), {"FormatEnforcerFilter": _make_filter_class})
+"""Defines the engine-derived classes on first access (see _lazy.py): importing this module imports no engine."""
 
 
 __all__ = [

@@ -33,8 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from formatenforcer import CharacterParser, TokenEnforcer, Vocabulary
-from formatenforcer.bitmask import apply_bitmask
+from formatenforcer import CharacterParser, TokenEnforcer, Vocabulary, apply_bitmask
 
 logger = logging.getLogger("formatenforcer.llamacpp")
 

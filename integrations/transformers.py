@@ -14,10 +14,7 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-import numpy as np
-
-from formatenforcer import CharacterParser, TokenEnforcer, Vocabulary
-from formatenforcer.bitmask import words_for
+from formatenforcer import CharacterParser, TokenEnforcer, Vocabulary, allocate_bitmask
 
 try:
     from transformers import LogitsProcessor
@@ -104,7 +101,7 @@ class FormatEnforcerLogitsProcessor(LogitsProcessor):
 
         enforcer = self.enforcer
         rows = input_ids.tolist()
-        bitmask = np.zeros((len(rows), words_for(enforcer.vocabulary.size)), dtype=np.int32)
+        bitmask = allocate_bitmask(len(rows), enforcer.vocabulary.size)
         for row, ids in enumerate(rows):
             position = enforcer.position_after(self._tracker.generated(ids))
             if position is None:
@@ -113,3 +110,14 @@ class FormatEnforcerLogitsProcessor(LogitsProcessor):
             else:
                 bitmask[row] = enforcer.mask(position)
         return apply_bitmask(scores, bitmask)
+
+
+from .transformers_generate import GenerationOutput, generate, prompt_inputs  # noqa: E402 - the loop, re-exported
+
+__all__ = [
+    "FormatEnforcerLogitsProcessor",
+    "GenerationOutput",
+    "build_prefix_allowed_tokens_fn",
+    "generate",
+    "prompt_inputs",
+]

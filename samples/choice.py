@@ -4,7 +4,7 @@ Run: python samples/choice.py
 """
 
 from formatenforcer import ChoiceParser
-from formatenforcer.cli_model import load
+from formatenforcer.cli.model import load
 from formatenforcer.integrations.transformers import build_prefix_allowed_tokens_fn
 
 LABELS = ["positive", "negative", "neutral"]

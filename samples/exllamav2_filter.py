@@ -9,7 +9,7 @@ from exllamav2 import ExLlamaV2, ExLlamaV2Cache, ExLlamaV2Config, ExLlamaV2Token
 from exllamav2.generator import ExLlamaV2DynamicGenerator
 
 from formatenforcer import JsonSchemaParser
-from formatenforcer.cli_model import transformers_folder
+from formatenforcer.cli.model import transformers_folder
 from formatenforcer.integrations.exllamav2 import FormatEnforcerFilter
 
 SCHEMA = {

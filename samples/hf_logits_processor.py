@@ -9,7 +9,7 @@ import json
 from transformers import LogitsProcessorList
 
 from formatenforcer import JsonConfig, JsonParser
-from formatenforcer.cli_model import load
+from formatenforcer.cli.model import load
 from formatenforcer.integrations.transformers import FormatEnforcerLogitsProcessor
 
 model, tokenizer, _ = load(None)

@@ -6,7 +6,7 @@ Run: python samples/hf_prefix_allowed_tokens.py   (uses SmolLM2-135M-Instruct fr
 import json
 
 from formatenforcer import JsonSchemaParser
-from formatenforcer.cli_model import load
+from formatenforcer.cli.model import load
 from formatenforcer.integrations.transformers import build_prefix_allowed_tokens_fn
 
 # Any local model works the same: AutoModelForCausalLM.from_pretrained("path/to/model") and its tokenizer.

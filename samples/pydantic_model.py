@@ -20,7 +20,7 @@ def main() -> None:
     from transformers import LogitsProcessorList
 
     from formatenforcer import JsonSchemaParser
-    from formatenforcer.cli_model import load
+    from formatenforcer.cli.model import load
     from formatenforcer.integrations.transformers import FormatEnforcerLogitsProcessor
 
     model, tokenizer, _ = load(None)

@@ -9,7 +9,7 @@ import re
 from transformers import LogitsProcessorList
 
 from formatenforcer import RegexParser
-from formatenforcer.cli_model import load
+from formatenforcer.cli.model import load
 from formatenforcer.integrations.transformers import FormatEnforcerLogitsProcessor
 
 DATE = r"(19|20)[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])"

@@ -9,7 +9,7 @@ import json
 
 from vllm import LLM, SamplingParams
 
-from formatenforcer.cli_model import transformers_folder
+from formatenforcer.cli.model import transformers_folder
 from formatenforcer.integrations.vllm import FormatEnforcerLogitsProcessor
 
 SCHEMA = {

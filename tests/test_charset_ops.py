@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from formatenforcer.charset import ANY, EMPTY, MAX_CODE_POINT, CharSet
+from formatenforcer.core.charset import ANY, EMPTY, MAX_CODE_POINT, CharSet
 
 _SURROGATES = range(0xD800, 0xE000)
 _EDGES = [0, 1, 9, 10, 31, 32, 126, 127, 128, 255, 0x7FF, 0x800, 0xD7FF, 0xD800, 0xDFFF, 0xE000, 0xFFFF,

@@ -166,7 +166,7 @@ def test_version_and_help() -> None:
 
 
 def test_importing_the_cli_loads_no_engine() -> None:
-    code = "import sys, formatenforcer.cli; print('torch' in sys.modules or 'transformers' in sys.modules)"
+    code = "import sys, formatenforcer.cli.main; print('torch' in sys.modules or 'transformers' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.stdout.strip() == "False", result.stderr
 
@@ -225,7 +225,7 @@ def test_explain_tokens_with_default_tokenizer() -> None:
 
 def test_model_sources_and_cache_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("transformers")
-    from formatenforcer.cli_model import CliError, cache_folder, cache_root, default_source, resolve_source
+    from formatenforcer.cli.model import CliError, cache_folder, cache_root, default_source, resolve_source
 
     default = resolve_source(None)
     assert default == default_source() and default.gguf_file and default.gguf_file.endswith(".gguf")
@@ -251,7 +251,7 @@ def test_model_sources_and_cache_key(tmp_path: Path, monkeypatch: pytest.MonkeyP
 def test_progress_is_quiet_off_a_terminal_and_draws_on_one() -> None:
     import io
 
-    from formatenforcer.cli_progress import Progress
+    from formatenforcer.cli.progress import Progress
 
     quiet = io.StringIO()
     with Progress("Working", stream=quiet):

@@ -1,4 +1,4 @@
-"""The cycle collector policy (collector.py): paused while the index is built, restored exactly after."""
+"""The cycle collector policy (core/collector.py): paused while the index is built, restored exactly after."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from formatenforcer.collector import paused
+from formatenforcer.core.collector import paused
 
 
 def test_paused_disables_inside_and_restores_after_nesting():

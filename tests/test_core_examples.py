@@ -19,7 +19,7 @@ from formatenforcer import (
     allocate_bitmask,
     apply_bitmask,
 )
-from formatenforcer.bitmask import unpack
+from formatenforcer.core.bitmask import unpack
 
 
 def mask_of(matcher, size):
@@ -128,7 +128,7 @@ def test_unsupported_regex_names_the_construct(pattern, construct):
 
 
 def test_hostile_regex_fails_fast(monkeypatch):
-    from formatenforcer import regex
+    from formatenforcer.parsers import regex
 
     monkeypatch.setattr(regex, "COMPILE_SECONDS", 0.5)
     with pytest.raises(RegexError, match="too complex"):

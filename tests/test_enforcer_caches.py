@@ -54,3 +54,51 @@ def test_a_state_in_the_middle_of_a_format_gets_caches_of_its_own(llama3_vocabul
     one, two = TokenEnforcer(llama3_vocabulary, state), TokenEnforcer(llama3_vocabulary, state)
     assert one.allowed_tokens([]) == two.allowed_tokens([])
     assert one._cache is not two._cache
+
+
+def test_caches_go_with_their_parser_after_generation(llama3_tokenizer, llama3_vocabulary):
+    """The positions kept per place (with their memos) hold states of the parser, never the parser itself."""
+    gc.collect()
+    count = len(llama3_vocabulary.format_caches)
+    parser = JsonSchemaParser(SCHEMA)
+    matcher = TokenEnforcer(llama3_vocabulary, parser).matcher()
+    assert matcher.accept_tokens(llama3_tokenizer.encode(json.dumps(INSTANCE), add_special_tokens=False))
+    assert len(llama3_vocabulary.format_caches) == count + 1
+    del matcher, parser
+    gc.collect()
+    assert len(llama3_vocabulary.format_caches) == count
+
+
+def test_a_token_taken_again_is_a_look_up(llama3_tokenizer, llama3_vocabulary):
+    """Matchers of one parser reach the same position objects for the same tokens, with their masks kept:
+    the second sequence through a schema steps no parser and walks nothing."""
+    parser = JsonSchemaParser(SCHEMA)
+    tokens = llama3_tokenizer.encode(json.dumps(INSTANCE), add_special_tokens=False)
+    seen = []
+    for _ in range(2):
+        matcher = TokenEnforcer(llama3_vocabulary, parser).matcher()
+        path = []
+        for token in tokens:
+            matcher.mask()
+            assert matcher.accept_token(token)
+            path.append(matcher.position)
+        seen.append(path)
+    assert all(a is b for a, b in zip(*seen))
+    assert all(position.mask is not None for position in seen[0][:-1])
+    refused = TokenEnforcer(llama3_vocabulary, parser).matcher()
+    assert not refused.accept_token(llama3_tokenizer.encode("]", add_special_tokens=False)[0])
+    assert not refused.accept_token(llama3_tokenizer.encode("]", add_special_tokens=False)[0])  # memo: refused
+
+
+def test_kept_positions_are_bounded(llama3_tokenizer, llama3_vocabulary):
+    from formatenforcer import EnforcerConfig
+
+    parser = RegexParser(r"[a-z ]{0,400}")
+    enforcer = TokenEnforcer(llama3_vocabulary, parser, EnforcerConfig(cache_size=8))
+    matcher = enforcer.matcher()
+    first = None
+    for token in llama3_tokenizer.encode("the quick brown fox jumps over the lazy dog " * 4, add_special_tokens=False):
+        assert matcher.accept_token(token)
+        first = first or matcher.position
+    assert len(enforcer._positions) == 8
+    assert first.next == {}  # evicted: it holds on to nothing

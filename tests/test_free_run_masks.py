@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from formatenforcer import JsonConfig, JsonSchemaParser, RegexParser
-from formatenforcer.charset import CharSet
-from formatenforcer.parser import CharacterParser
-from formatenforcer.trie import as_dict
-from formatenforcer.walk import allowed_mask
+from formatenforcer.core.charset import CharSet
+from formatenforcer.core.protocol import CharacterParser
+from formatenforcer.core.trie import as_dict
+from formatenforcer.core.walk import allowed_mask
 
 
 class WalkOnly(CharacterParser):
@@ -354,7 +354,7 @@ def test_union_inside_containers_splits_into_branches():
 def test_narrow_lookup_in_wide_nodes_equals_testing_every_child(llama3_vocabulary, parser, prefix, monkeypatch):
     """A wide trie node (the root) is entered through a narrow set's own bytes (``CharSet.narrow``); the
     same plain walk testing every child gives the same mask."""
-    import formatenforcer.walk as walk
+    import formatenforcer.core.walk as walk
 
     state = parser.add_text(prefix)
     narrow = allowed_mask(llama3_vocabulary, WalkOnly(state), b"", False)

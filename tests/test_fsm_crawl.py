@@ -9,10 +9,10 @@ import interegular
 import interegular.fsm as fsm_module
 import pytest
 
-from formatenforcer import fsm_crawl
-from formatenforcer.errors import RegexError
-from formatenforcer.jsonschema.formats import FORMAT_PATTERNS
-from formatenforcer.regex import CompiledRegex
+from formatenforcer.core.errors import RegexError
+from formatenforcer.jsonschema.formats.patterns import FORMAT_PATTERNS
+from formatenforcer.parsers import fsm_crawl
+from formatenforcer.parsers.regex import CompiledRegex
 
 PATTERNS = [
     r"[A-Z]{2}[0-9]{2}[A-Z0-9]{11,30}",
@@ -47,7 +47,7 @@ def test_products_are_the_same_as_interegular(monkeypatch):
 
 def test_hostile_pattern_stops_at_the_deadline(monkeypatch):
     """A subset construction with 2^18 states: refused with a clear error, near the limit, not hung."""
-    from formatenforcer import regex
+    from formatenforcer.parsers import regex
 
     monkeypatch.setattr(regex, "COMPILE_SECONDS", 1.0)
     started = time.monotonic()

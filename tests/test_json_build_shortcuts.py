@@ -13,10 +13,10 @@ import pytest
 from formatenforcer import JsonSchemaParser, SchemaError, UnsupportedSchemaError
 from formatenforcer.jsonschema.compile import Compiler, children
 from formatenforcer.jsonschema.config import JsonConfig
-from formatenforcer.jsonschema.ir import AnyValue, Object, deref
-from formatenforcer.jsonschema.normalize import Normalizer
 from formatenforcer.jsonschema.objects import ObjectContext
-from formatenforcer.jsonschema.validate import value_schemas
+from formatenforcer.jsonschema.schema.ir import AnyValue, Object, deref
+from formatenforcer.jsonschema.schema.normalize import Normalizer
+from formatenforcer.jsonschema.schema.validate import value_schemas
 
 CASES = Path(__file__).resolve().parents[1] / "benchmarks" / "cases"
 

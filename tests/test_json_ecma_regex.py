@@ -1,7 +1,7 @@
-"""JSON Schema regexes are ECMA-262 (unicode mode): ``pattern``/``patternProperties`` semantics (ecma.py) and
-``format: regex`` (the syntax automaton of ecma_syntax.py), through JsonSchemaParser, character by character
+"""JSON Schema regexes are ECMA-262 (unicode mode): ``pattern``/``patternProperties`` semantics (ecma/parse.py) and
+``format: regex`` (the syntax automaton of formats/regex_syntax.py), through JsonSchemaParser, character by character
 in both JSON spellings and token by token with the Llama 3 tokenizer; plus seeded random walks showing that
-``format: regex`` never dead-ends and only writes what the independent parser of ecma.py accepts."""
+``format: regex`` never dead-ends and only writes what the independent parser of jsonschema/ecma/parse.py accepts."""
 
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ import warnings
 import pytest
 
 from formatenforcer import JsonSchemaParser, SchemaError, TokenEnforcer, UnsupportedSchemaError
-from formatenforcer.jsonschema import ecma
-from formatenforcer.jsonschema import ecma_syntax as es
-from formatenforcer.jsonschema import ecma_translate as et
-from formatenforcer.jsonschema.ecma_classes import PROPERTY_NAMES
-from formatenforcer.jsonschema.ecma_regex_content import RegexSyntaxContent, completion, completion_cost
-from formatenforcer.regex import CompiledRegex, compile_regex
+from formatenforcer.jsonschema.ecma import parse as ecma
+from formatenforcer.jsonschema.ecma import translate as et
+from formatenforcer.jsonschema.ecma.classes import PROPERTY_NAMES
+from formatenforcer.jsonschema.formats import regex_syntax as es
+from formatenforcer.jsonschema.formats.regex_content import RegexSyntaxContent, completion, completion_cost
+from formatenforcer.parsers.regex import CompiledRegex, compile_regex
 
 from .json_checks import accepts_tokens, char_walk
 
@@ -229,7 +229,7 @@ def _python_compiles(text: str) -> bool:
 
 def test_format_regex_random_walks_never_dead_end_and_write_valid_ecma():
     """Seeded walks over the syntax automaton: every offered character is accepted, from every state a
-    completion exists (built per mode), and every completed text is valid for ecma.py's parser (a second,
+    completion exists (built per mode), and every completed text is valid for ecma/parse.py's parser (a second,
     independent reading of the grammar) and, where the dialects agree, for Python's ``re``."""
     content = RegexSyntaxContent()
     rng = random.Random(2024)
@@ -281,7 +281,7 @@ def test_format_regex_free_runs_against_the_plain_walk(llama3_vocabulary, prefix
     that go on with ``-`` (a range whose lower end the run does not remember) or ``>`` after the run."""
     import numpy as np
 
-    from formatenforcer.walk import allowed_mask
+    from formatenforcer.core.walk import allowed_mask
 
     from .test_free_run_masks import WalkOnly
 
@@ -314,7 +314,7 @@ def test_format_regex_under_max_length_never_dead_ends(high):
 def test_format_regex_runs_under_max_length_match_the_plain_walk(llama3_vocabulary, prefix):
     import numpy as np
 
-    from formatenforcer.walk import allowed_mask
+    from formatenforcer.core.walk import allowed_mask
 
     from .test_free_run_masks import WalkOnly
 

@@ -16,8 +16,13 @@ import re
 import pytest
 
 from formatenforcer import JsonSchemaParser, TokenEnforcer, UnsupportedSchemaError
-from formatenforcer.jsonschema.formats import FORMAT_MAX_LENGTH, FORMAT_PATTERNS, UNSUPPORTED_FORMATS, format_matches
-from formatenforcer.regex import compile_regex
+from formatenforcer.jsonschema.formats.patterns import (
+    FORMAT_MAX_LENGTH,
+    FORMAT_PATTERNS,
+    UNSUPPORTED_FORMATS,
+    format_matches,
+)
+from formatenforcer.parsers.regex import compile_regex
 
 from .json_checks import accepts_tokens, char_walk
 

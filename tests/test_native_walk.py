@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from formatenforcer import RegexError, RegexParser, TokenEnforcer, core_backend
 from formatenforcer.core import backend
 from formatenforcer.core.flat_trie import arrays, flat_trie
-from formatenforcer.trie import IDS
-from formatenforcer.walk import allowed_mask
+from formatenforcer.core.trie import IDS
+from formatenforcer.core.walk import allowed_mask
 
 from .conftest import TOKENIZER_NAMES
 from .test_regex_tokenizers import CASES

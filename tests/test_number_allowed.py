@@ -8,8 +8,9 @@ from fractions import Fraction
 
 import pytest
 
-from formatenforcer.jsonschema.ir import Number
-from formatenforcer.jsonschema.numbers import NumberContext, NumberParser
+from formatenforcer.jsonschema.numbers import NumberParser
+from formatenforcer.jsonschema.schema.ir import Number
+from formatenforcer.jsonschema.schema.number_bounds import NumberContext
 
 _PROBES = "0123456789+-.eEx "
 

@@ -79,7 +79,7 @@ def test_install_and_main_commands_are_what_ci_runs() -> None:
 
 
 def test_cli_examples_use_existing_subcommands_and_files() -> None:
-    from formatenforcer.cli import build_argparser
+    from formatenforcer.cli.main import build_argparser
 
     parser = build_argparser()
     for line in blocks("bash")[-1].splitlines():

@@ -1,4 +1,4 @@
-"""The one-pass pattern builder (formatenforcer/regex_build.py) against interegular and Python's ``re``.
+"""The one-pass pattern builder (formatenforcer/parsers/regex_build.py) against interegular and Python's ``re``.
 
 Its automata must accept exactly the language interegular's do (same ASCII reading of ``\\d \\w \\s``), so
 which builder ran never changes a mask. Equivalence is decided exactly, by walking both automata in step
@@ -13,9 +13,9 @@ import interegular
 import pytest
 from interegular.fsm import anything_else
 
-from formatenforcer import fsm_crawl, regex_build
-from formatenforcer.errors import RegexError
-from formatenforcer.regex import RegexParser, compile_regex
+from formatenforcer.core.errors import RegexError
+from formatenforcer.parsers import fsm_crawl, regex_build
+from formatenforcer.parsers.regex import RegexParser, compile_regex
 
 
 def _difference(a, b) -> str | None:  # noqa: ANN001 - interegular FSMs

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from formatenforcer.jsonschema.content import RegexContent
-from formatenforcer.jsonschema.formats import format_automaton
-from formatenforcer.regex import compile_regex
+from formatenforcer.jsonschema.formats.content import RegexContent
+from formatenforcer.jsonschema.formats.patterns import format_automaton
+from formatenforcer.parsers.regex import compile_regex
 
 PATTERNS = ["[a-z]{3,5}", "a|bcdefgh", "(ab)+c", "x*", "[0-9]{4}-[0-9]{2}", "(foo|ba(r|z)+)q{2,3}", "abc"]
 

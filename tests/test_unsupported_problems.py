@@ -9,7 +9,7 @@ import warnings
 import pytest
 
 from formatenforcer import JsonSchemaParser, TokenEnforcer, UnsupportedSchemaError
-from formatenforcer.errors import Problem
+from formatenforcer.core.errors import Problem
 
 from .json_checks import accepts_tokens
 

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from formatenforcer import RegexParser, TokenEnforcer
-from formatenforcer.hf_tokens import vocabulary_from_transformers
+from formatenforcer import RegexParser, TokenEnforcer, Vocabulary
 
 from . import tokenizers_fixtures as tf
 
 
 def test_reload_equals_fresh_build(tmp_path):
-    fresh = vocabulary_from_transformers(tf.llama3_tokenizer(), tf.LLAMA3_EOS, cache_dir=tmp_path)
+    fresh = Vocabulary.from_transformers(tf.llama3_tokenizer(), tf.LLAMA3_EOS, cache_dir=tmp_path)
     files = list(tmp_path.glob("*.vocab"))
     assert len(files) == 1
-    reloaded = vocabulary_from_transformers(tf.llama3_tokenizer(), tf.LLAMA3_EOS, cache_dir=tmp_path)
+    reloaded = Vocabulary.from_transformers(tf.llama3_tokenizer(), tf.LLAMA3_EOS, cache_dir=tmp_path)
     assert reloaded is not fresh
     assert reloaded.token_bytes == fresh.token_bytes and reloaded.trie == fresh.trie
     parser = RegexParser(r"\d{4}-\d{2}")
@@ -23,24 +22,24 @@ def test_reload_equals_fresh_build(tmp_path):
 
 def test_corrupt_entry_is_rebuilt(tmp_path):
     tokenizer = tf.llama3_tokenizer()
-    vocabulary_from_transformers(tokenizer, tf.LLAMA3_EOS, cache_dir=tmp_path)
+    Vocabulary.from_transformers(tokenizer, tf.LLAMA3_EOS, cache_dir=tmp_path)
     (entry,) = tmp_path.glob("*.vocab")
     entry.write_bytes(b"not marshal data")
-    rebuilt = vocabulary_from_transformers(tf.llama3_tokenizer(), tf.LLAMA3_EOS, cache_dir=tmp_path)
+    rebuilt = Vocabulary.from_transformers(tf.llama3_tokenizer(), tf.LLAMA3_EOS, cache_dir=tmp_path)
     assert len(rebuilt.trie) > 200 and rebuilt.token_bytes[0] == b"!"
 
 
 def test_no_disk_cache_when_disabled(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    vocabulary_from_transformers(tf.llama3_tokenizer(), tf.LLAMA3_EOS, cache_dir=False)
+    Vocabulary.from_transformers(tf.llama3_tokenizer(), tf.LLAMA3_EOS, cache_dir=False)
     assert not list(tmp_path.rglob("*.vocab"))
 
 
 def test_large_regex_automata_are_kept_on_disk_and_reload_identically(tmp_path, monkeypatch):
     """Formats such as email take ~1 s to build; a second process loads the automaton instead. A damaged
     file is ignored (rebuilt), never trusted."""
-    from formatenforcer import regex
-    from formatenforcer.jsonschema.formats import FORMAT_PATTERNS
+    from formatenforcer.jsonschema.formats.patterns import FORMAT_PATTERNS
+    from formatenforcer.parsers import regex
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     pattern = FORMAT_PATTERNS["email"]
@@ -73,14 +72,14 @@ def _llama3_folder(tmp_path):
 
 def test_tokenizer_loaded_from_a_folder_is_keyed_by_its_file(tmp_path):
     """No copy of the 128k pieces is needed to find the entry; the reload equals a build from the pieces."""
-    from formatenforcer.hf_tokens import _cache_key
+    from formatenforcer.core.token_texts import cache_key
 
     folder = _llama3_folder(tmp_path)
-    key, pieces = _cache_key(_folder_tokenizer(folder), tf.LLAMA3_EOS, None)
+    key, pieces = cache_key(_folder_tokenizer(folder), tf.LLAMA3_EOS, None)
     assert pieces is None and len(key) == 64
-    fresh = vocabulary_from_transformers(tf.llama3_tokenizer(), tf.LLAMA3_EOS, cache_dir=False)
-    first = vocabulary_from_transformers(_folder_tokenizer(folder), tf.LLAMA3_EOS, cache_dir=tmp_path / "cache")
-    reloaded = vocabulary_from_transformers(_folder_tokenizer(folder), tf.LLAMA3_EOS, cache_dir=tmp_path / "cache")
+    fresh = Vocabulary.from_transformers(tf.llama3_tokenizer(), tf.LLAMA3_EOS, cache_dir=False)
+    first = Vocabulary.from_transformers(_folder_tokenizer(folder), tf.LLAMA3_EOS, cache_dir=tmp_path / "cache")
+    reloaded = Vocabulary.from_transformers(_folder_tokenizer(folder), tf.LLAMA3_EOS, cache_dir=tmp_path / "cache")
     assert len(list((tmp_path / "cache").glob("*.vocab"))) == 1
     assert first.token_bytes == fresh.token_bytes == reloaded.token_bytes and reloaded.trie == fresh.trie
 
@@ -88,35 +87,35 @@ def test_tokenizer_loaded_from_a_folder_is_keyed_by_its_file(tmp_path):
 def test_changed_file_or_added_tokens_change_the_key(tmp_path):
     import json
 
-    from formatenforcer.hf_tokens import _cache_key
+    from formatenforcer.core.token_texts import cache_key
 
     folder = _llama3_folder(tmp_path)
-    base = _cache_key(_folder_tokenizer(folder), tf.LLAMA3_EOS, None)[0]
+    base = cache_key(_folder_tokenizer(folder), tf.LLAMA3_EOS, None)[0]
     added = _folder_tokenizer(folder)
     added.add_tokens(["<my_marker>"])
-    assert _cache_key(added, tf.LLAMA3_EOS, None)[0] != base
-    vocabulary = vocabulary_from_transformers(added, tf.LLAMA3_EOS, cache_dir=tmp_path / "cache")
+    assert cache_key(added, tf.LLAMA3_EOS, None)[0] != base
+    vocabulary = Vocabulary.from_transformers(added, tf.LLAMA3_EOS, cache_dir=tmp_path / "cache")
     assert vocabulary.text_of(len(added) - 1) == b"<my_marker>"
     spec = json.loads((folder / "tokenizer.json").read_text())
     vocab = spec["model"]["vocab"]
     vocab["!"], vocab['"'] = vocab['"'], vocab["!"]  # ids 0 and 1 swapped
     (folder / "tokenizer.json").write_text(json.dumps(spec))
     edited = _folder_tokenizer(folder)
-    assert _cache_key(edited, tf.LLAMA3_EOS, None)[0] != base
-    assert vocabulary_from_transformers(edited, tf.LLAMA3_EOS, cache_dir=tmp_path / "cache").text_of(0) == b'"'
+    assert cache_key(edited, tf.LLAMA3_EOS, None)[0] != base
+    assert Vocabulary.from_transformers(edited, tf.LLAMA3_EOS, cache_dir=tmp_path / "cache").text_of(0) == b'"'
 
 
 def test_entry_that_disagrees_with_the_tokenizer_is_rebuilt(tmp_path):
     """An entry found through the file but not matching the tokenizer in memory (spot-checked) is not used."""
-    from formatenforcer import vocab_cache
-    from formatenforcer.hf_tokens import _cache_key
+    from formatenforcer.core import disk_cache
+    from formatenforcer.core.token_texts import cache_key
 
     folder = _llama3_folder(tmp_path)
     cache = tmp_path / "cache"
-    vocabulary_from_transformers(_folder_tokenizer(folder), tf.LLAMA3_EOS, cache_dir=cache)
-    key = _cache_key(_folder_tokenizer(folder), tf.LLAMA3_EOS, None)[0]
-    data, strip, scheme, trie = vocab_cache.load(cache, key)
+    Vocabulary.from_transformers(_folder_tokenizer(folder), tf.LLAMA3_EOS, cache_dir=cache)
+    key = cache_key(_folder_tokenizer(folder), tf.LLAMA3_EOS, None)[0]
+    data, strip, scheme, trie = disk_cache.load(cache, key)
     data[0] = b"?"  # id 0 is in the spot-check sample
-    vocab_cache.save(cache, key, (data, strip, scheme, trie))
-    rebuilt = vocabulary_from_transformers(_folder_tokenizer(folder), tf.LLAMA3_EOS, cache_dir=cache)
+    disk_cache.save(cache, key, (data, strip, scheme, trie))
+    rebuilt = Vocabulary.from_transformers(_folder_tokenizer(folder), tf.LLAMA3_EOS, cache_dir=cache)
     assert rebuilt.text_of(0) == b"!"

@@ -84,7 +84,7 @@ def test_import_loads_no_engine():
 @pytest.mark.parametrize("name", TOKENIZER_NAMES)
 @pytest.mark.parametrize("lead", [b'"', b"{ \n", bytes(range(0x61, 0x7B)), b"\xe4\xf0", b"\x00"])
 def test_first_bytes_mask_holds_exactly_the_tokens_starting_with_those_bytes(vocabularies, name, lead):
-    from formatenforcer.bitmask import ids_of
+    from formatenforcer.core.bitmask import ids_of
 
     vocabulary = vocabularies[name]
     expected = [i for i, data in enumerate(vocabulary.token_bytes) if data and data[0] in lead]
@@ -93,7 +93,7 @@ def test_first_bytes_mask_holds_exactly_the_tokens_starting_with_those_bytes(voc
 
 @pytest.mark.parametrize("name", TOKENIZER_NAMES)
 def test_subtree_entries_are_the_bytes_below_each_node(vocabularies, name):
-    from formatenforcer.trie import IDS, subtree_entries
+    from formatenforcer.core.trie import IDS, subtree_entries
 
     vocabulary = vocabularies[name]
     for first, node in list(vocabulary.trie.items())[:40]:
@@ -113,7 +113,7 @@ def test_pack_ids_sets_exactly_the_given_bits(count):
 
     import numpy as np
 
-    from formatenforcer.run_tables import pack_ids
+    from formatenforcer.core.run_tables import pack_ids
 
     size = 128_256
     ids = random.Random(count).sample(range(size), count) + ([0, 31, 32, size - 1] if count else [])
@@ -126,7 +126,7 @@ def test_pack_ids_sets_exactly_the_given_bits(count):
 
 def _exit_set(table) -> set:
     """A table's exits as (run length, bytes past the run, id) triples."""
-    from formatenforcer.trie import IDS, as_dict, ids_at
+    from formatenforcer.core.trie import IDS, as_dict, ids_at
 
     out = set()
     for run, trie in table.all_exits().items():
@@ -148,9 +148,9 @@ def test_small_subtree_tables_equal_the_vectorized_build(vocabularies, name):
     subtrees of real vocabularies (split characters, byte-fallback tokens included) and several classes."""
     import numpy as np
 
-    from formatenforcer.charset import ANY, CharSet
-    from formatenforcer.run_tables import FreeRunTable
-    from formatenforcer.trie import IDS, subtree_entries
+    from formatenforcer.core.charset import ANY, CharSet
+    from formatenforcer.core.run_tables import FreeRunTable
+    from formatenforcer.core.trie import IDS, subtree_entries
 
     vocabulary = vocabularies[name]
     classes = [ANY - CharSet.of('"\\'), CharSet.ranges(("0", "9")), CharSet.ranges(("a", "z"), ("à", "ÿ")),
@@ -177,8 +177,8 @@ def test_small_subtree_tables_equal_the_vectorized_build(vocabularies, name):
 def test_token_run_lengths_match_counting_characters(vocabularies, name):
     """TokenTexts.runs (narrow classes step over the tokens still inside, wide ones scan every character)
     gives each token's count of leading complete characters in the class, as a plain loop counts them."""
-    from formatenforcer.charset import ANY, CharSet
-    from formatenforcer.run_tables import TokenTexts
+    from formatenforcer.core.charset import ANY, CharSet
+    from formatenforcer.core.run_tables import TokenTexts
 
     vocabulary = vocabularies[name]
     texts = TokenTexts(enumerate(vocabulary.token_bytes))
@@ -203,9 +203,9 @@ def test_big_subtree_tables_from_the_whole_vocabulary_texts_equal_the_subtree_bu
     vocabulary's texts; the tables built on that view equal the tables built from the subtree's own texts."""
     import numpy as np
 
-    from formatenforcer.charset import ANY, CharSet
-    from formatenforcer.run_tables import FreeRunTable, TokenTexts
-    from formatenforcer.trie import IDS, subtree_entries
+    from formatenforcer.core.charset import ANY, CharSet
+    from formatenforcer.core.run_tables import FreeRunTable, TokenTexts
+    from formatenforcer.core.trie import IDS, subtree_entries
 
     vocabulary = vocabularies[name]
     def is_big(node) -> bool:

@@ -11,16 +11,17 @@ import warnings
 from collections.abc import Hashable, Mapping
 from typing import Any
 
-from ..charset import CharSet
-from ..errors import Problem, SchemaError, UnsupportedSchemaError
-from ..parser import CharacterParser, FreeRun, Lexeme, walk_lexeme
-from . import arrays, objects  # noqa: F401 - loaded with the package, not inside the first schema's build
+from ..core.charset import CharSet
+from ..core.errors import Problem, SchemaError, UnsupportedSchemaError
+from ..core.hooks import FreeRun, Lexeme, walk_lexeme
+from ..core.protocol import CharacterParser
 from .compile import Compiler
 from .config import JsonConfig
-from .ir import AnyValue, Never, Node, deref
-from .merge import Merger
-from .metaschemas import missing_hint
-from .normalize import Normalizer, load_schema
+from .schema.ir import AnyValue, Never, Node, deref
+from .schema.load import load_schema
+from .schema.merge import Merger
+from .schema.metaschemas import missing_hint
+from .schema.normalize import Normalizer
 
 
 class _Document(CharacterParser):

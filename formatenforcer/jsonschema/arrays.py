@@ -16,13 +16,27 @@ import json
 from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
-from ..charset import EMPTY, CharSet
-from ..parser import CharacterParser, FreeRun, Lexeme, nested_alternatives, nested_first_char_split, nested_lexeme
-from .compile import union_memo
-from .ir import AnyValue, Array, Boolean, Never, Node, Null, Number, Object, String, Union, deref
-from .merge import Unsupported, union_of
+from ..core.charset import EMPTY, CharSet, union_memo
+from ..core.hooks import FreeRun, Lexeme, nested_alternatives, nested_first_char_split, nested_lexeme
+from ..core.protocol import CharacterParser, MemoAllowed
+from .schema.ir import (
+    AnyValue,
+    Array,
+    Boolean,
+    Never,
+    Node,
+    Null,
+    Number,
+    Object,
+    String,
+    Union,
+    Unsupported,
+    deref,
+    union_of,
+)
+from .schema.normalize import literal_node
+from .schema.validate import _canonical
 from .spaced import SpacedValue
-from .validate import _canonical, to_fraction
 from .whitespace import JSON_WHITESPACE
 
 if TYPE_CHECKING:
@@ -75,17 +89,6 @@ def _unique_kind(node: Node) -> str | None:
     if _scalar_only(node) or isinstance(node, Never):
         return "scalar"
     return "compound" if _plain_container(node) else None
-
-
-def _literal(value: object) -> Node:
-    if value is None:
-        return Null()
-    if isinstance(value, bool):
-        return Boolean(frozenset({value}))
-    if isinstance(value, (int, float)):
-        point = to_fraction(value)
-        return Number(low=point, high=point)
-    return String(values=frozenset({value}))  # type: ignore[arg-type]
 
 
 class ArrayContext:
@@ -215,7 +218,7 @@ class ArrayContext:
             schema = merger.intersect(schema, merger.negate(node.contains))
         scalars = [value for value in (json.loads(text) for text in seen) if not isinstance(value, (list, dict))]
         if scalars:
-            schema = merger.intersect(schema, merger.negate(union_of([_literal(v) for v in scalars])))
+            schema = merger.intersect(schema, merger.negate(union_of([literal_node(v) for v in scalars])))
         return self.compiler.start(schema)
 
     def duplicate(self, text: str, seen: frozenset) -> bool:
@@ -228,7 +231,7 @@ class ArrayContext:
         return _canonical(json.loads(text)) in values
 
 
-class ArrayParser(CharacterParser):
+class ArrayParser(MemoAllowed):
     """One JSON array; ``extra`` is (contains matches so far, texts of the items seen when unique). With
     several ``contains`` the matches are a tuple (one count each) and so are the trackers of the item."""
 
@@ -326,11 +329,6 @@ class ArrayParser(CharacterParser):
             return None
         return self._begin_item(ch)
 
-    def allowed_characters(self) -> CharSet:
-        if self._allowed is None:
-            self._allowed = self._compute_allowed()
-        return self._allowed
-
     def _compute_allowed(self) -> CharSet:
         phase, ctx = self._phase, self._ctx
         if phase == OPEN:
@@ -424,7 +422,7 @@ class ArrayParser(CharacterParser):
     def first_char_split(self) -> tuple[CharacterParser, bytes] | None:
         """The item's split, passed through. This is what makes a uniqueItems array of strings cheap: a new
         item excludes the earlier ones, so its string is not a free run until it leaves all of them, and a
-        walk from its start entered every first character of the vocabulary on its own (1,600 subtree
+        walk from its start would enter every first character of the vocabulary on its own (1,600 subtree
         tables, ~50 ms per item). Its twin has already left them, so its mask is one shared free-run table;
         only tokens starting with an earlier item's first letter (or a quote, a backslash) are walked here."""
         if self._phase != VALUE or self._tracker is not None:

@@ -10,25 +10,34 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..charset import ANY, EMPTY, CharSet
-from ..choice import CharTrie, ChoiceParser
-from ..combinators import UnionParser
-from ..dfa_ops import combine
-from ..errors import Problem, SchemaError, UnsupportedSchemaError
-from ..parser import CharacterParser
-from ..regex import CompiledRegex, RegexError, compile_boolean, compile_regex
+from ..core.charset import ANY
+from ..core.errors import Problem, SchemaError, UnsupportedSchemaError
+from ..core.protocol import CharacterParser
+from ..parsers.choice import CharTrie, ChoiceParser
+from ..parsers.combinators import UnionParser
+from .arrays import ArrayContext
 from .config import JsonConfig
-from .content import Content, ExcludeContent, LengthContent, RegexContent, TrieContent
-from .ecma import EcmaSyntaxError, EcmaUnsupported
-from .ecma_regex_content import RegexSyntaxContent
-from .ecma_translate import Translation, literal_pattern, translate
-from .formats import FORMAT_MAX_LENGTH, IDN_FORMATS, format_automaton
-from .formats_idn import IdnHostnameContent
-from .formats_idn_email import IdnEmailContent
-from .formats_idna import HostnameContent
-from .ir import AnyValue, Array, Boolean, Never, Node, Null, Number, Object, Ref, Side, String, Union, deref
-from .merge import Merger, Unsupported
-from .numbers import NumberContext, NumberParser
+from .numbers import NumberParser
+from .objects import ObjectContext
+from .schema.ir import (
+    AnyValue,
+    Array,
+    Boolean,
+    Never,
+    Node,
+    Null,
+    Number,
+    Object,
+    Ref,
+    Side,
+    String,
+    Union,
+    Unsupported,
+    deref,
+)
+from .schema.merge import Merger
+from .schema.number_bounds import NumberContext
+from .string_content import string_content
 from .strings import NON_ASCII_ESCAPES, StringParser
 from .whitespace import Whitespace
 
@@ -36,112 +45,6 @@ _MISSING = object()
 _NULL = ("null",)
 
 
-def ecma_full(patterns: tuple[str, ...], keyword: str) -> Translation:
-    """Full-match automaton texts for JSON Schema patterns (ECMA-262, searching; see ecma.py), over shared
-    stand-ins; Unsupported (naming ``keyword``) for what they cannot express."""
-    try:
-        return translate(patterns)
-    except (EcmaSyntaxError, EcmaUnsupported) as error:
-        raise Unsupported(keyword, str(error)) from None
-
-
-def string_content(node: String) -> Content | None:
-    """The content automaton enforcing a string node (None: no string at all); raises Unsupported for
-    combinations that could dead-end or whose automaton is too large."""
-    if node.values is not None:
-        return TrieContent(node.values)
-    if not (node.patterns or node.formats or node.not_patterns or node.not_formats):  # lengths, excluded values
-        if not node.excluded:
-            return LengthContent(node.min_length, node.max_length)
-        if node.max_length is None:
-            return ExcludeContent(node.excluded, node.min_length)
-    if "regex" in node.formats or "regex" in node.not_formats:
-        return regex_syntax_content(node)
-    if any(f in IDN_FORMATS for f in node.formats + node.not_formats):
-        return idn_content(node)
-    if node.excluded and not (node.not_patterns or node.not_formats or node.max_length is not None
-                              or node.patterns or node.formats):  # fmt: skip
-        return ExcludeContent(node.excluded, node.min_length)
-    if not (node.patterns or node.formats or node.not_patterns or node.not_formats or node.excluded):
-        return LengthContent(node.min_length, node.max_length)
-    keyword = "format" if node.formats and not node.patterns else "pattern"
-    wanted = tuple(dict.fromkeys(node.patterns))
-    unwanted = tuple(dict.fromkeys(node.not_patterns)) + tuple(literal_pattern(v) for v in sorted(node.excluded))
-    translation = ecma_full(wanted + unwanted, keyword)
-    if any(text is None for text in translation.texts[: len(wanted)]):
-        return None  # a pattern that matches nothing (an empty class)
-    formats = [format_automaton(f) for f in node.formats]
-    not_formats = [format_automaton(f) for f in node.not_formats]
-    if translation.stand_ins and (formats or not_formats):
-        raise Unsupported(keyword, "a pattern with a large Unicode class together with a format")
-    full = list(dict.fromkeys([t for t in translation.texts[: len(wanted)] if t is not None] + formats))
-    never = [t for t in translation.texts[len(wanted):] if t is not None] + not_formats
-    stand_ins = translation.stand_ins
-    if never or len(full) > 1 or not full:
-        # several patterns, a pattern and a format, or what a `not` excludes: one product automaton
-        try:
-            clauses = ((tuple(full), tuple(never)),)
-            # (stand-ins never meet a format: refused above)
-            dfa = compile_boolean(clauses, stand_ins) if stand_ins else combine(clauses)  # type: ignore[arg-type]
-        except RegexError as error:
-            if "no string" in str(error):
-                return None
-            raise Unsupported(keyword if full else "not", str(error)) from None
-        content = RegexContent(dfa, node.min_length, node.max_length)
-        return content if content.satisfiable() else None
-    try:
-        dfa = full[0] if isinstance(full[0], CompiledRegex) else compile_regex(full[0], stand_ins)
-    except RegexError as error:
-        raise Unsupported(keyword, str(error)) from None
-    caps = [FORMAT_MAX_LENGTH[f] for f in node.formats if f in FORMAT_MAX_LENGTH]
-    high = min(caps + ([] if node.max_length is None else [node.max_length]), default=None)
-    content = RegexContent(dfa, node.min_length, high)
-    if not content.satisfiable():
-        raise Unsupported(keyword, "no string matches the pattern within the length limits")
-    if node.formats == ("hostname",) and not node.patterns:
-        return HostnameContent(content)  # A-labels: punycode and IDNA2008 (formats_idna.py)
-    return content
-
-
-def idn_content(node: String) -> Content:
-    """``idn-hostname``/``idn-email``: their own automata (formats_idn.py), alone on the string; a length
-    limit, pattern, other format, excluded value or ``not`` with them is refused (lengths count code points
-    there but octets of the A-label form here, and the automata are not product-combinable DFAs)."""
-    if node.not_formats and any(f in IDN_FORMATS for f in node.not_formats):
-        raise Unsupported("format", "'not' of an idn format")
-    names = set(node.formats)
-    if (len(names) > 1 or node.patterns or node.not_patterns or node.not_formats or node.excluded
-            or node.min_length > 1 or node.max_length is not None):  # fmt: skip
-        raise Unsupported("format", f"format {sorted(names)[0]!r} together with a pattern, another format, "
-                          "a length limit or excluded values")
-    return IdnEmailContent() if "idn-email" in names else IdnHostnameContent()
-
-
-def regex_syntax_content(node: String) -> Content | None:
-    """``format: regex``: the ECMA-262 syntax automaton (ecma_regex_content.py) with lengths or excluded
-    values; a pattern or another format on the same string is refused."""
-    if "regex" in node.not_formats:
-        raise Unsupported("format", "'not' of format 'regex' (strings that are not regular expressions)")
-    if node.patterns or node.not_patterns or len(set(node.formats)) > 1 or node.not_formats:
-        raise Unsupported("format", "format 'regex' together with a pattern or another format")
-    if node.max_length is not None and node.excluded:
-        raise Unsupported("format", "format 'regex' with maxLength and excluded values (could end on one)")
-    if node.max_length is not None and node.max_length < node.min_length:
-        return None
-    return RegexSyntaxContent(node.min_length, node.excluded, node.max_length)
-
-
-_CONTEXTS: dict[type, Callable] = {}
-"""Array and Object -> their context classes, loaded on first use: arrays.py and objects.py import this
-module (an import statement inside ``_build`` would run the import machinery for every container node)."""
-
-
-def _load_contexts() -> dict[type, Callable]:
-    from .arrays import ArrayContext
-    from .objects import ObjectContext
-
-    _CONTEXTS.update({Array: ArrayContext, Object: ObjectContext})
-    return _CONTEXTS
 
 
 class Compiler:
@@ -184,12 +87,12 @@ class Compiler:
         return state
 
     def _build(self, node: Node) -> CharacterParser | None:
-        # the most frequent kinds first (the node classes of ir.py have no subclasses, so order is free)
+        # the most frequent kinds first (the node classes of schema/ir.py have no subclasses, so order is free)
         if isinstance(node, String):
             content = string_content(node)
             return None if content is None else StringParser(content, escapable=self.escapable)
         if isinstance(node, Object):
-            return (_CONTEXTS or _load_contexts())[Object](node, self).start()
+            return ObjectContext(node, self).start()
         if isinstance(node, Number):
             return NumberParser(NumberContext(node))
         if isinstance(node, Union):
@@ -198,7 +101,7 @@ class Compiler:
                 return None
             return starts[0] if len(starts) == 1 else UnionParser(starts)
         if isinstance(node, Array):
-            return (_CONTEXTS or _load_contexts())[Array](node, self).start()
+            return ArrayContext(node, self).start()
         if isinstance(node, Boolean):
             words = tuple(sorted("true" if v else "false" for v in node.values))
             return ChoiceParser(_literal_trie(words) if words else words)  # (no value: ChoiceParser refuses it)
@@ -253,20 +156,6 @@ def _literal_trie(words: tuple[str, ...]) -> CharTrie:
     hit = _LITERAL_TRIES.get(words)
     if hit is None:
         hit = _LITERAL_TRIES[words] = CharTrie(words)
-    return hit
-
-
-def union_memo(memo: dict, parts: tuple) -> CharSet:
-    """The union of CharSets ``parts``, memoised in ``memo`` (a container context's: the same few unions
-    recur at every step, and building a CharSet is the expensive part of a step)."""
-    if len(parts) == 1:
-        return parts[0]
-    hit = memo.get(parts)
-    if hit is None:
-        intervals = [iv for part in parts for iv in part.intervals]
-        hit = memo[parts] = CharSet(intervals) if intervals else EMPTY
-        if len(memo) > 4096:
-            memo.clear()
     return hit
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ..errors import FormatError
+from ..core.errors import FormatError
 
 
 @dataclass(frozen=True)

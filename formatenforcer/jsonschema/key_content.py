@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
-from ..charset import EMPTY, CharSet
-from .content import Content, FreeContent
+from ..core.charset import EMPTY, CharSet
+from .formats.content import Content, FreeContent
 
 if TYPE_CHECKING:
     from .objects import ObjectContext

@@ -11,15 +11,15 @@ Cost: 2^k intersections for k distinct patterns on one object, done once per obj
 
 from __future__ import annotations
 
-from ..dfa_ops import combine
-from ..errors import RegexError
-from ..regex import compile_boolean, compile_regex
-from .compile import ecma_full, string_content
-from .content import Content, LengthContent, RegexContent, TrieContent
-from .ecma_translate import literal_pattern, search
-from .formats import format_automaton
-from .ir import AnyValue, Never, Node, Object, String, deref
-from .merge import Merger, Unsupported
+from ..core.errors import RegexError
+from ..parsers.dfa_ops import combine
+from ..parsers.regex import compile_boolean, compile_regex
+from .ecma.translate import literal_pattern, search
+from .formats.content import Content, LengthContent, RegexContent, TrieContent
+from .formats.patterns import format_automaton
+from .schema.ir import AnyValue, Never, Node, Object, String, Unsupported, deref
+from .schema.merge import Merger
+from .string_content import ecma_full, string_content
 
 MAX_PATTERNS = 8
 """Objects with more distinct key patterns than this are not checked (2^k combinations)."""

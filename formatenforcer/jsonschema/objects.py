@@ -16,18 +16,18 @@ from collections.abc import Hashable
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from ..charset import EMPTY, CharSet
-from ..choice import CharTrie
-from ..parser import CharacterParser, FreeRun, Lexeme, nested_alternatives, nested_first_char_split, nested_lexeme
-from .compile import union_memo
-from .content import LengthContent
-from .ir import AnyValue, Never, Node, Object, Ref, String, Union, deref
+from ..core.charset import EMPTY, CharSet, union_memo
+from ..core.hooks import FreeRun, Lexeme, nested_alternatives, nested_first_char_split, nested_lexeme
+from ..core.protocol import CharacterParser, MemoAllowed
+from ..parsers.choice import CharTrie
+from .formats.content import LengthContent
 from .key_content import KeyContent
 from .keys import extra_keys
-from .merge import Merger, Unsupported
+from .schema.ir import AnyValue, Never, Node, Object, Ref, String, Union, Unsupported, deref
+from .schema.merge import Merger
+from .schema.validate import accepts, value_schemas
 from .spaced import SpacedMember, SpacedValue
 from .strings import StringParser
-from .validate import accepts, value_schemas
 from .whitespace import JSON_WHITESPACE
 
 if TYPE_CHECKING:
@@ -204,7 +204,7 @@ class ObjectContext:
         return self._extra_values[ident]
 
 
-class ObjectParser(CharacterParser):
+class ObjectParser(MemoAllowed):
     """One JSON object; ``_pending`` is the key just read (named index or extra text) until its value starts."""
 
     __slots__ = ("_ctx", "_phase", "_seen", "_extras", "_ws", "_child", "_pending", "_allowed", "_key")
@@ -384,11 +384,6 @@ class ObjectParser(CharacterParser):
             return ObjectParser(ctx, VALUE, self._seen, self._extras, 0, child, self._pending)
         return None
 
-    def allowed_characters(self) -> CharSet:
-        if self._allowed is None:
-            self._allowed = self._compute_allowed()
-        return self._allowed
-
     def _compute_allowed(self) -> CharSet:
         phase, ctx = self._phase, self._ctx
         if phase == OPEN:
@@ -495,7 +490,7 @@ class ObjectParser(CharacterParser):
     def _key_start_lexeme(self) -> Lexeme | None:
         """After ``,``, the whitespace, the quote and the key alone (see spaced.py): in an indented layout
         every member after the first starts with a newline-and-spaces token, and walking those with the
-        whole object state was more than half of an ``indent=2`` document's time. The key's end is
+        whole object state costs more than half of an ``indent=2`` document's time. The key's end is
         checked here as in the KEY phase (a name already used, or not allowed yet, is refused)."""
         start = self._key_start()
         if start is None:

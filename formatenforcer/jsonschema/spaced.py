@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from ..charset import CharSet
-from ..parser import CharacterParser, FreeRun
+from ..core.charset import CharSet
+from ..core.hooks import FreeRun
+from ..core.protocol import CharacterParser
 from .whitespace import JSON_WHITESPACE, Whitespace
 
 

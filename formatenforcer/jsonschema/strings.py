@@ -1,6 +1,6 @@
 """The JSON string parser: quotes, every escape (``\\uXXXX`` and surrogate pairs), no raw control characters.
 
-Decoded characters go to a content automaton (content.py), so ``"\\u0041"`` and ``"A"`` are the same string to
+Decoded characters go to a content automaton (formats/content.py), so ``"\\u0041"`` and ``"A"`` are the same string to
 ``pattern``, ``enum`` or ``maxLength``. An escape is allowed only when the character it can still produce is
 one the content allows: hex digits are narrowed digit by digit to the allowed code-point ranges, and a high
 surrogate only when a matching supplementary character is allowed, so no escape can lead to a dead end.
@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from ..charset import ANY, EMPTY, CharSet
-from ..parser import CharacterParser, FreeRun
-from .content import JSON_STRING_CHARS, Content
+from ..core.charset import ANY, EMPTY, CharSet
+from ..core.hooks import FreeRun
+from ..core.protocol import CharacterParser, MemoAllowed
+from .formats.content import JSON_STRING_CHARS, Content
 
 OPEN, BODY, ESCAPE, HEX, LOW_BACKSLASH, LOW_U, LOW_HEX, DONE = range(8)
 _SIMPLE = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
@@ -49,7 +50,7 @@ def _low_allowed(allowed: CharSet, high: int, lo: int, hi: int) -> bool:
     return allowed.intersects_interval(base + lo, base + hi)
 
 
-class StringParser(CharacterParser):
+class StringParser(MemoAllowed):
     """One JSON string whose decoded characters obey ``content``."""
 
     __slots__ = ("_content", "_phase", "_state", "_aux", "_allowed", "_key", "_escapable")
@@ -113,11 +114,6 @@ class StringParser(CharacterParser):
                 return self._with(LOW_HEX, self._state, (high, value, count + 1))
             return self._decoded(chr(0x10000 + (high - 0xD800) * 0x400 + (value - 0xDC00)))
         return None
-
-    def allowed_characters(self) -> CharSet:
-        if self._allowed is None:
-            self._allowed = self._compute_allowed()
-        return self._allowed
 
     def _compute_allowed(self) -> CharSet:
         phase, content = self._phase, self._content

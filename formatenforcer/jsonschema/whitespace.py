@@ -5,9 +5,9 @@ Containers keep the state of the current whitespace run in their own state and r
 
 from __future__ import annotations
 
-from ..charset import EMPTY, CharSet
-from ..errors import FormatError
-from ..regex import compile_regex
+from ..core.charset import EMPTY, CharSet
+from ..core.errors import FormatError
+from ..parsers.regex import compile_regex
 from .config import JsonConfig
 
 JSON_WHITESPACE = CharSet.of(" \t\n\r")

@@ -1,0 +1,5 @@
+"""The ``formatenforcer`` command line: ``generate``, ``check`` and ``explain`` (see docs/cli.md)."""
+
+from .main import main
+
+__all__ = ["main"]

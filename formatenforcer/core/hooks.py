@@ -1,0 +1,164 @@
+"""The walk hooks: optional shortcuts a parser offers the token walk (listed in protocol.py).
+
+None of them changes which tokens are allowed; each lets the walk reuse work. A parser that offers none is
+walked character by character over the vocabulary trie, which is always exact. The JSON parsers offer them
+all: ``FreeRun`` inside strings and whitespace, ``Lexeme`` for the scalar values and the spaced value starts
+inside containers, ``first_char_split`` for keys of open objects, ``alternatives`` for unions.
+The ``nested_*`` helpers carry a child's hook up through a container that only passes characters to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .charset import CharSet
+
+if TYPE_CHECKING:
+    from .protocol import CharacterParser
+
+
+class FreeRun:
+    """A promise about a parser state ``s``: every string ``w`` of characters from ``chars`` with
+    ``len(w) <= max_length`` (None: no limit) is accepted from ``s`` — and every longer run of them is refused,
+    since the enforcer never looks at tokens with a longer run —, and ``after(len(w))`` stands for
+    ``s.add_text(w)``: it has the same key, or — when the real state depends on *which* characters were read
+    (a JSON key that might name a known property) — it is a stand-in that accepts a subset of what the real
+    state accepts. The enforcer uses ``after`` only to check what follows the run inside a token, so a
+    stand-in can make a mask smaller, never admit a token that ``add_character`` would refuse.
+
+    ``ends_inside`` is True when the state may end part-way through the run (a number's digits: ``12`` may be
+    followed by ``,``). A lexeme walk then records an end at every exit of the run, and a checked one (where
+    every end is decided by the full state, tokens ending there included) walks instead of taking the run.
+
+    Read-only by convention: a plain class with slots, because a walk makes one for every state it enters and
+    a frozen dataclass's ``__init__`` costs twice as much."""
+
+    __slots__ = ("chars", "max_length", "after", "ends_inside")
+
+    def __init__(self, chars: CharSet, max_length: int | None, after: Callable[[int], CharacterParser],
+                 ends_inside: bool = False) -> None:  # fmt: skip
+        self.chars, self.max_length, self.after, self.ends_inside = chars, max_length, after, ends_inside
+
+    def __repr__(self) -> str:
+        return f"FreeRun({self.chars!r}, max_length={self.max_length}, ends_inside={self.ends_inside})"
+
+
+@dataclass(frozen=True)
+class Lexeme:
+    """See ``CharacterParser.lexeme``: ``resume(s)`` is the full state once ``inner`` has become ``s``; the
+    contract is ``full.add_text(w) == resume(inner.add_text(w))`` for every ``w`` that ``inner`` accepts, and
+    where ``inner`` refuses a character but may end, ``resume`` of it reads that character as the full state
+    would (the container finishes the value and goes on)."""
+
+    inner: CharacterParser
+    resume: Callable[[CharacterParser], CharacterParser | None]
+    checked_ends: bool = False
+    """True when ``resume`` may refuse a state where ``inner`` ends (returns None): then the tokens that end
+    exactly where ``inner`` may end are kept out of the cached inner mask and decided by ``resume``."""
+
+
+class WalkHooks:
+    """The hooks' defaults: no shortcut. ``CharacterParser`` inherits them."""
+
+    __slots__ = ()
+
+    SCALAR_LEXEME = False
+    """True for states that read one scalar value on their own (a JSON string or number): a container may
+    hand the vocabulary walk such a state alone (see ``lexeme``). A free run of it that passes points where
+    it could end must say so (``FreeRun.ends_inside``)."""
+
+    def free_run(self) -> FreeRun | None:
+        """A FreeRun shortcut if this state loops over a large character class, else None."""
+        return None
+
+    def lexeme(self) -> Lexeme | None:
+        """Optional: when the next characters are read by an inner scalar state (a JSON string or number
+        nested in containers) that the containers only pass through, that inner state and how to put a state
+        of it back in place. The enforcer then walks the vocabulary with the small inner state alone, caches
+        that walk by the inner state's key (the same key recurs at every position of its kind), and walks
+        with the full state only from the points where the inner value can end."""
+        return None
+
+    def lexeme_key(self, horizon: int) -> Hashable:
+        """For caching the walk of a lexeme's inner state: a key equal for states that accept the same
+        continuations of up to ``horizon`` characters (a token's length), e.g. a string far from its
+        ``maxLength`` whatever its exact length. Defaults to ``key()``."""
+        return self.key()
+
+    def first_char_split(self) -> tuple[CharacterParser, bytes] | None:
+        """Optional: ``(twin, exceptions)`` such that for every first character whose UTF-8 lead byte is not
+        in ``exceptions`` (lead bytes), this state and ``twin`` go to states with equal keys. Inside a key
+        of an open object, every character off the trie of names leads to the same state: the walk for
+        ``twin`` is cached once and reused from every position in a name, and only the few exception
+        characters are walked from here."""
+        return None
+
+    def alternatives(self) -> tuple[CharacterParser, ...] | None:
+        """Optional: states whose languages together are exactly this state's (a union's live branches,
+        carried up through the containers around it), so a mask can be the OR of theirs. Each branch then
+        uses its own cached walks (a key of an object inside ``anyOf`` reuses that object's key walk),
+        where walking the union as one state would step every branch at every trie node."""
+        return None
+
+    def shared_lexeme_key(self, horizon: int) -> Hashable | None:
+        """Like ``lexeme_key`` but equal across formats (built from values, never from ``id()``), so the
+        walk can be cached per vocabulary and reused by every schema that reaches the same inner state (a
+        plain string, an email); None when the state has no such key."""
+        return None
+
+    def automaton_state(self) -> tuple[object, int] | None:
+        """Optional: ``(dfa, state number)`` when this state is a state of a deterministic automaton over
+        characters (a ``CompiledRegex``) and nothing else, so the compiled core can walk the vocabulary with
+        that automaton alone, without a parser step per trie node (formatenforcer/core/compiled_walk.py)."""
+        return None
+
+
+def walk_lexeme(state: CharacterParser) -> Lexeme | None:
+    """``state.lexeme()``, or for a bare scalar state (a top-level string or number, a branch of a top-level
+    union) the state itself with nothing around it to resume: its walk is then the shared cached one."""
+    lexeme = state.lexeme()
+    if lexeme is None and state.SCALAR_LEXEME:
+        return Lexeme(state, _same_state)
+    return lexeme
+
+
+def _same_state(state: CharacterParser) -> CharacterParser:
+    return state
+
+
+def nested_lexeme(child: CharacterParser, wrap: Callable[[CharacterParser], CharacterParser]) -> Lexeme | None:
+    """The lexeme of a container whose next characters all go to ``child``: the child's own lexeme with
+    ``wrap`` (put the child back in the container) added to its resume, or the child itself when it is a
+    scalar (``SCALAR_LEXEME``)."""
+    inner = child.lexeme()
+    if inner is not None:
+        resume = inner.resume
+
+        def resumed(state: CharacterParser) -> CharacterParser | None:
+            back = resume(state)  # None: the child refuses its inner value ending here (a key not allowed)
+            return None if back is None else wrap(back)
+
+        return Lexeme(inner.inner, resumed, checked_ends=inner.checked_ends)
+    if child.SCALAR_LEXEME:
+        return Lexeme(child, wrap)
+    return None
+
+
+def nested_first_char_split(
+    child: CharacterParser, wrap: Callable[[CharacterParser], CharacterParser]
+) -> tuple[CharacterParser, bytes] | None:
+    """The first-character split of a container whose next characters all go to ``child``: the child's
+    twin put back in the container, with the child's exceptions (see ``CharacterParser.first_char_split``)."""
+    split = child.first_char_split()
+    return None if split is None else (wrap(split[0]), split[1])
+
+
+def nested_alternatives(
+    child: CharacterParser, wrap: Callable[[CharacterParser], CharacterParser]
+) -> tuple[CharacterParser, ...] | None:
+    """The alternatives of a container whose next characters all go to ``child``: each of the child's
+    branches put back in the container (see ``CharacterParser.alternatives``)."""
+    branches = child.alternatives()
+    return None if branches is None else tuple(wrap(branch) for branch in branches)

@@ -1,0 +1,437 @@
+"""Free-run tables: for a character class C (say "any character allowed raw inside a JSON string"), the tokens
+made only of C characters, grouped by length, and the remaining tokens re-indexed by what follows their
+longest C prefix. The enforcer answers a state that loops over C from these tables (see core/walk.py).
+
+Whole-vocabulary tables are built in one vectorized numpy pass over the token texts (decoded once per
+vocabulary); a small subtree's table is built by a plain loop, which costs a tenth of numpy's fixed price
+there (thousands of them are built on the first walks of a process).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import numpy as np
+
+from .charset import ANY, CharSet, utf8_length
+from .trie import IDS, Trie, insert
+
+
+def pack_ids(ids: Iterable[int], size: int) -> np.ndarray:
+    """A packed bitmask row (int32 words, bit ``i % 32`` of word ``i // 32``) with the given ids set.
+
+    A few ids are OR-ed into their words directly: the flag array of one byte per token and its packing
+    cost ~13 µs whatever the count, a fixed price on every mask computed."""
+    if ids.__class__ is list and len(ids) <= 8:  # (the common case of a walk's own ids: a handful)
+        words = np.zeros((size + 31) // 32, dtype=np.uint32)
+        for token_id in ids:
+            words[token_id >> 5] |= 1 << (token_id & 31)
+        return words.view(np.int32)
+    index = ids.astype(np.int64, copy=False) if isinstance(ids, np.ndarray) else np.fromiter(ids, dtype=np.int64)
+    if index.size < _FEW_TO_PACK:
+        words = np.zeros((size + 31) // 32, dtype=np.uint32)
+        if index.size:
+            np.bitwise_or.at(words, index >> 5, np.left_shift(np.uint32(1), (index & 31).astype(np.uint32)))
+        return words.view(np.int32)
+    flags = np.zeros(((size + 31) // 32) * 32, dtype=np.bool_)
+    flags[index] = True
+    return np.packbits(flags, bitorder="little").view(np.int32)
+
+
+_FEW_TO_PACK = 128
+
+
+class TokenTexts:
+    """Token texts ready for vectorized class tests: the complete characters of every token as one flat
+    array of code points (with per-token offsets), and the bytes of a trailing incomplete character.
+
+    Tokens that no walk can accept (empty, starting inside a character, invalid UTF-8 inside) are dropped."""
+
+    def __init__(self, entries: Iterable[tuple[int, bytes]]) -> None:
+        ids: list[int] = []
+        texts: list[str] = []
+        tails: list[bytes] = []
+        add_id, add_text, add_tail = ids.append, texts.append, tails.append
+        for token_id, data in entries:
+            if not data:
+                continue
+            try:  # most tokens are whole characters: one decode, no helper calls
+                text, tail = data.decode("utf-8"), b""
+            except UnicodeDecodeError:
+                split = _walkable_split(data)
+                if split is None:
+                    continue
+                text, tail = split
+            add_id(token_id)
+            add_text(text)
+            add_tail(tail)
+        self.ids = np.array(ids, dtype=np.int64)
+        # tuples, not lists: once the collector has seen them they are untracked (thousands of these live on)
+        self.texts, self.tails = tuple(texts), tuple(tails)
+        self.lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+        offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+        np.cumsum(self.lengths, out=offsets[1:])
+        self.starts, self.ends = offsets[:-1], offsets[1:]
+        """Each token's characters are ``code_points[starts[row]:ends[row]]``."""
+        self.code_points = np.frombuffer("".join(texts).encode("utf-32-le"), dtype=np.int32)
+        self.has_tail = np.fromiter(map(bool, tails), dtype=np.bool_, count=len(tails))
+        self._top: int | None = None  # one past the largest code point (see _member_table)
+
+    def text(self, row: int) -> str:
+        """The complete characters of the token at ``row``."""
+        return self.texts[row]
+
+    def tail(self, row: int) -> bytes:
+        """The bytes of the token's trailing incomplete character (empty when none)."""
+        return self.tails[row]
+
+    def suffixes(self, rows: np.ndarray, skip: int) -> TokenTexts:
+        """The tokens at ``rows`` without their first ``skip`` characters, sharing these arrays: the texts
+        below a trie node whose path is ``skip`` whole characters (the space, a quote), read from the
+        whole vocabulary's texts instead of visiting and decoding the node's subtree (~100 ms for the
+        58k tokens below Llama 3's space). Rows left with no character and no tail are dropped (the tokens
+        ending at the node, which a subtree table does not hold)."""
+        view = _Suffixes.__new__(_Suffixes)
+        starts = self.starts[rows] + skip
+        keep = (starts < self.ends[rows]) | self.has_tail[rows]
+        rows = rows[keep]
+        view._base, view._rows, view._skip = self, rows, skip
+        view.ids, view.starts, view.ends = self.ids[rows], starts[keep], self.ends[rows]
+        view.lengths = view.ends - view.starts
+        view.code_points, view.has_tail, view._top = self.code_points, self.has_tail[rows], self._top
+        return view
+
+    def entries_led_by(self, rows: np.ndarray, leads: set[int]) -> list[tuple[int, bytes]]:
+        """(id, bytes) of the tokens at ``rows`` whose first byte is in ``leads`` (read from the code points:
+        only those are encoded)."""
+        picked = rows[np.isin(_lead_bytes(self, rows, np.zeros(len(rows), dtype=np.int64)), list(leads))]
+        return [(int(self.ids[row]), self.text(row).encode("utf-8") + self.tail(row)) for row in picked.tolist()]
+
+    def runs(self, chars: CharSet) -> np.ndarray:
+        """Per token, how many of its leading complete characters are in ``chars``.
+
+        Character by character over the tokens still inside the class: for a narrow class (digits, a
+        format's letters) most tokens leave it at their first character, so a few small passes decide
+        everything (~1 ms for 128k tokens). A wide class keeps most tokens going, and is decided in one
+        pass over every character instead (``_runs_everywhere``)."""
+        member = self._member_table(chars)
+        lengths, starts, cps = self.lengths, self.starts, self.code_points
+        run = np.zeros(len(lengths), dtype=np.int64)
+        active = np.flatnonzero(lengths > 0)
+        step = 0
+        while active.size:
+            inside = member[cps[starts[active] + step]]  # (every active token has a character at ``step``)
+            if step == 1 and active.size * 4 > len(lengths) and inside.sum() * 2 > active.size:
+                # many tokens start inside and most stay (a wide class): one pass over every character is
+                # cheaper; a class like whitespace, which they leave at once, goes on step by step
+                return self._runs_everywhere(member)
+            active = active[inside]
+            step += 1
+            run[active] = step
+            active = active[lengths[active] > step]
+        return run
+
+    def _runs_everywhere(self, member: np.ndarray) -> np.ndarray:
+        """``runs`` from the positions of every character outside the class."""
+        cps, starts = self.code_points, self.starts
+        outside = np.flatnonzero(~member[cps])
+        first = np.append(outside, len(cps))[np.searchsorted(outside, starts)]
+        return np.minimum(first, self.ends) - starts
+
+    def _member_table(self, chars: CharSet) -> np.ndarray:
+        """Class membership by code point, up to the largest code point of these texts."""
+        top = self._top
+        if top is None:
+            top = self._top = int(self.code_points.max()) + 1 if len(self.code_points) else 1
+        member = np.zeros(top, dtype=np.bool_)
+        for lo, hi in chars.intervals:
+            if lo >= top:
+                break
+            member[lo : hi + 1] = True
+        return member
+
+
+class _Suffixes(TokenTexts):
+    """A view of some tokens' texts past their first characters (see TokenTexts.suffixes)."""
+
+    _base: TokenTexts
+    _rows: np.ndarray
+    _skip: int
+
+    def text(self, row: int) -> str:
+        return self._base.texts[int(self._rows[row])][self._skip :]
+
+    def tail(self, row: int) -> bytes:
+        return self._base.tails[int(self._rows[row])]
+
+
+_FEW_IDS = 1024
+
+
+class FreeRunTable:
+    """Tokens sorted by how they behave in a state that loops over the character class ``chars``.
+
+    ``texts``: the tokens (bytes still to read) as TokenTexts or (token id, bytes) pairs; ``bucketed`` keeps one
+    mask per run length (so a ``maxLength`` can be honoured exactly) instead of a single mask for runs of any
+    length; ``root``: the trie node those bytes hang from, whose subtrees are shared as the exits of run 0.
+
+    Built with numpy in one vectorized pass (tens of milliseconds for a 128k vocabulary). The tokens that leave
+    the class after a run are grouped by run length and first byte past the run; a group becomes a small trie
+    only when a walk reaches it with that byte allowed (``exits_for``). For a narrow class such as
+    ``[A-Z0-9 -]`` half the vocabulary leaves it after a character or two, and the state after the run
+    refuses most of those bytes: building every exit trie up front took a second there."""
+
+    def __init__(
+        self,
+        texts: TokenTexts | Iterable[tuple[int, bytes]],
+        chars: CharSet,
+        size: int,
+        bucketed: bool = True,
+        root: Trie | None = None,
+    ) -> None:
+        if not isinstance(texts, TokenTexts):
+            texts = TokenTexts(texts)
+        self.bucketed = bucketed
+        run = texts.runs(chars)
+        whole = run == texts.lengths
+        verdicts: dict[bytes, bool] = {}
+        for row in np.flatnonzero(whole & texts.has_tail).tolist():
+            tail = texts.tail(row)
+            allowed = verdicts.get(tail)
+            if allowed is None:
+                allowed = verdicts[tail] = chars.allows_utf8_prefix(tail)
+            whole[row] = allowed
+        leaving = np.flatnonzero(~whole)
+        self._first_exits: Trie | None = None
+        if root is not None:
+            rows = leaving[run[leaving] == 0]
+            self._first_exits = _share_first_exits(chars, root, lambda mixed: texts.entries_led_by(rows, mixed))
+            leaving = leaving[run[leaving] > 0]
+        self._texts = texts
+        self._groups = _exit_groups(texts, leaving, run[leaving])
+        self._built: dict[tuple[int, int], Trie] = {}
+        lengths_out = set(self._groups)
+        if self._first_exits:
+            lengths_out.add(0)
+        self.exit_lengths: tuple[int, ...] = tuple(sorted(lengths_out))
+        """The run lengths after which some token leaves the class (ascending)."""
+        ids = texts.ids[whole]
+        lengths = (run + texts.has_tail)[whole]
+        self.longest_run = int(lengths.max()) if len(lengths) else 0
+        self._size = size
+        self._within: dict[int, tuple[int, ...] | np.ndarray] = {}
+        self._by_length: dict[int, np.ndarray] = {}
+        self.few: tuple[int, ...] | None = None
+        """Unbucketed tables of small subtrees keep their run tokens as a tuple of ids (cheaper than a packed mask)."""
+        if bucketed:  # sorted by run length: ``runs_upto`` packs a prefix, on demand
+            order = np.argsort(lengths, kind="stable")
+            ids, lengths = ids[order], lengths[order]
+        self._run_ids, self._run_lengths = ids, lengths
+        self._full: np.ndarray | None = None
+        if not bucketed and len(ids) <= _FEW_IDS:
+            self.few = tuple(ids.tolist())
+            return
+        flags = np.zeros(((size + 31) // 32) * 32, dtype=np.bool_)
+        flags[ids] = True
+        self._full = np.packbits(flags, bitorder="little").view(np.int32)
+        self._full.flags.writeable = False
+
+    def runs_upto(self, max_length: int | None) -> np.ndarray | None:
+        """Packed mask of the tokens made of at most ``max_length`` class characters (None: any length);
+        None when this table is not bucketed and a limit is asked for. (Not for tables with ``few``.)
+        A bounded mask is packed at its first use and kept: a table is asked for a handful of lengths (a
+        ``maxLength``, the room left), where packing one per run length up front cost a mask for each of
+        the 100+ lengths of the longest tokens."""
+        if max_length is None or max_length >= self.longest_run:
+            return self._full
+        if not self.bucketed:
+            return None
+        max_length = max(max_length, 0)
+        mask = self._by_length.get(max_length)
+        if mask is None:
+            cut = int(np.searchsorted(self._run_lengths, max_length, side="right"))
+            mask = pack_ids(self._run_ids[:cut], self._size)
+            mask.flags.writeable = False
+            self._by_length[max_length] = mask
+        return mask
+
+    def within(self, max_length: int) -> tuple[int, ...] | np.ndarray:
+        """Unbucketed tables: the run tokens made of at most ``max_length`` class characters, as a tuple of ids
+        (when few) or a packed mask; memoised per length. Lets a bounded run (a counted repeat such as
+        ``[A-Za-z0-9]{8}``) use one subtree table instead of descending to the nodes where every run fits,
+        which built thousands of small tables on a first visit."""
+        hit = self._within.get(max_length)
+        if hit is None:
+            ids = self._run_ids[self._run_lengths <= max_length]  # type: ignore[index,operator]
+            if len(ids) <= _FEW_IDS:
+                hit = tuple(ids.tolist())
+            else:
+                hit = pack_ids(ids, self._size)
+                hit.flags.writeable = False
+            self._within[max_length] = hit
+        return hit
+
+    def exits_for(self, length: int, allowed: CharSet) -> Trie:
+        """The tokens that leave the class after ``length`` run characters, as a trie holding only the first
+        bytes ``allowed`` can start (a superset the walk then checks character by character)."""
+        if length == 0 and self._first_exits is not None:
+            return self._first_exits
+        out: Trie = {}
+        ascii_ok = allowed.ascii
+        for byte, rows in self._groups.get(length, {}).items():
+            if byte < 0x80:
+                if not ascii_ok[byte]:
+                    continue
+            elif not allowed.allows_utf8_prefix(bytes((byte,))):
+                continue
+            child = self._built.get((length, byte))
+            if child is None:
+                child = {}
+                texts = self._texts
+                if texts is None:  # a small table (see ``small``): the bytes after the first are kept
+                    for token_id, rest in rows:
+                        insert(child, rest, token_id)
+                else:
+                    for row in rows.tolist():
+                        rest = texts.text(row)[length:].encode("utf-8") + texts.tail(row)
+                        insert(child, rest[1:], int(texts.ids[row]))
+                self._built[(length, byte)] = child
+            out[byte] = child
+        return out
+
+    def all_exits(self) -> dict[int, Trie]:
+        """Every exit trie, by run length (for checks: walks build only what they reach)."""
+        return {length: self.exits_for(length, ANY) for length in self.exit_lengths}
+
+    @classmethod
+    def small(cls, entries: Iterable[tuple[int, bytes]], chars: CharSet, size: int, root: Trie) -> FreeRunTable:
+        """The unbucketed table of a small subtree (``entries``: token ids and the bytes below ``root``), built
+        by a plain loop over its few tokens: the same table as the vectorized build, which pays some thirty
+        numpy calls (~80 µs) whatever the count, and first walks build thousands of these."""
+        table = cls.__new__(cls)
+        table.bucketed = False
+        run_ids: list[int] = []
+        run_lengths: list[int] = []
+        first: list[tuple[int, bytes]] = []
+        groups: dict[int, dict[int, list[tuple[int, bytes]]]] = {}
+        for token_id, data in entries:
+            if not data:
+                continue
+            try:
+                text, tail = data.decode("utf-8"), b""
+            except UnicodeDecodeError:
+                split = _walkable_split(data)
+                if split is None:
+                    continue
+                text, tail = split
+            run = 0
+            for ch in text:
+                if ch not in chars:
+                    break
+                run += 1
+            if run == len(text) and (not tail or chars.allows_utf8_prefix(tail)):
+                run_ids.append(token_id)
+                run_lengths.append(run + (1 if tail else 0))
+            elif run == 0:
+                first.append((token_id, data))
+            else:
+                rest = text[run:].encode("utf-8") + tail
+                groups.setdefault(run, {}).setdefault(rest[0], []).append((token_id, rest[1:]))
+        table._first_exits = _share_first_exits(chars, root, lambda mixed: first)
+        table._texts = None
+        table._groups = groups  # type: ignore[assignment]
+        table._built = {}
+        table.exit_lengths = tuple(sorted({*groups, *((0,) if table._first_exits else ())}))
+        table.longest_run = max(run_lengths, default=0)
+        table._size = size
+        table._within = {}
+        table._run_ids = np.array(run_ids, dtype=np.int64)
+        table._run_lengths = np.array(run_lengths, dtype=np.int64)
+        table.few = tuple(run_ids)
+        table._full = None
+        table._by_length = {}
+        return table
+
+
+def _share_first_exits(
+    chars: CharSet, root: Trie, leaving: Callable[[set[int]], Iterable[tuple[int, bytes]]]
+) -> Trie | None:
+    """Exits after a run of 0: the tokens whose first character is outside the class, i.e. whole subtrees
+    of ``root`` (shared, not copied) except under lead bytes where the class holds some characters, where
+    the tokens ``leaving(those bytes)`` gives (id, bytes: the run-0 tokens led by them) are inserted."""
+    first: Trie = {}
+    mixed: set[int] = set()
+    for byte, child in root.items():
+        if byte == IDS:
+            continue
+        if byte < 0x80:
+            if not chars.ascii[byte]:
+                first[byte] = child
+        elif utf8_length(byte) > 1:
+            if chars.allows_utf8_prefix(bytes((byte,))):
+                mixed.add(byte)
+            else:
+                first[byte] = child
+    if mixed:
+        for token_id, data in leaving(mixed):
+            if data[0] in mixed:
+                insert(first, data, token_id)
+    return first or None
+
+
+def _lead_bytes(texts: TokenTexts, rows: np.ndarray, runs: np.ndarray) -> np.ndarray:
+    """The UTF-8 lead byte of the character after ``runs`` characters of each token at ``rows`` (the first
+    byte of its trailing incomplete character when the run covers every complete one)."""
+    inside = runs < texts.lengths[rows]
+    cp = np.zeros(len(rows), dtype=np.int64)
+    cp[inside] = texts.code_points[(texts.starts[rows] + runs)[inside]]
+    lead = np.where(cp < 0x80, cp, np.where(cp < 0x800, 0xC0 | (cp >> 6),
+                                            np.where(cp < 0x10000, 0xE0 | (cp >> 12), 0xF0 | (cp >> 18))))  # fmt: skip
+    for index in np.flatnonzero(~inside).tolist():
+        lead[index] = texts.tail(int(rows[index]))[0]
+    return lead
+
+
+def _exit_groups(texts: TokenTexts, rows: np.ndarray, runs: np.ndarray) -> dict[int, dict[int, np.ndarray]]:
+    """The rows of tokens leaving a class, grouped by run length, then by the first byte past the run."""
+    if not len(rows):
+        return {}
+    lead = _lead_bytes(texts, rows, runs)
+    keys = runs.astype(np.int64) * 256 + lead
+    order = np.argsort(keys, kind="stable")
+    keys, rows = keys[order], rows[order]
+    cuts = np.flatnonzero(np.diff(keys)) + 1
+    groups: dict[int, dict[int, np.ndarray]] = {}
+    for start, stop in zip([0, *cuts.tolist()], [*cuts.tolist(), len(keys)]):
+        key = int(keys[start])
+        groups.setdefault(key >> 8, {})[key & 0xFF] = rows[start:stop]
+    return groups
+
+
+def _walkable_split(data: bytes) -> tuple[str, bytes] | None:
+    """``split_complete`` for a token that does not decode whole; None for a token no walk can accept: one
+    starting inside a character, or with invalid UTF-8 inside (the walk refuses it at the bad byte)."""
+    if utf8_length(data[0]) == 0:
+        return None
+    text, tail = split_complete(data)
+    if not text and tail == data and len(data) >= utf8_length(data[0]):
+        return None
+    return text, tail
+
+
+def split_complete(data: bytes) -> tuple[str, bytes]:
+    """Splits token bytes into the complete characters and a trailing incomplete character (if any)."""
+    try:
+        return data.decode("utf-8"), b""
+    except UnicodeDecodeError:
+        pass
+    for cut in range(1, 4):
+        head, tail = data[:-cut], data[-cut:]
+        try:
+            text = head.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        if utf8_length(tail[0]) > len(tail):
+            return text, tail
+    # invalid UTF-8 inside the token: keep it walkable by the byte walk only
+    return "", data

@@ -1,0 +1,610 @@
+"""The token walk: which tokens can come next from a parser state, as a packed bitmask.
+
+The byte trie of the vocabulary is walked depth first; at each node only the children whose byte can
+continue an allowed character are entered, so a refused character prunes its whole subtree at once. Bytes of
+a multi-byte character are carried as ``pending`` until the character is complete, then fed to the parser.
+
+States that loop over a large character class (inside a JSON string, ``.*``) are answered from the
+vocabulary's free-run tables: one precomputed mask for the tokens made only of that class, plus small walks
+over the tokens that leave it. No token is ever decoded here; the only per-node work is a table look-up and,
+for an allowed character, one parser step.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .charset import ANY, CharSet, utf8_length
+from .compiled_walk import compiled_mask
+from .hooks import FreeRun, Lexeme, walk_lexeme
+from .protocol import CharacterParser
+from .run_tables import FreeRunTable, pack_ids
+from .trie import IDS, Trie, as_dict, ids_at
+from .vocabulary import Vocabulary
+
+_CHR = [chr(b) for b in range(128)]
+_BYTE = [bytes((b,)) for b in range(256)]
+_LENGTH = [utf8_length(b) for b in range(256)]
+_WIDE = 32
+"""Trie nodes with more children than this are entered through a narrow set's own bytes (CharSet.narrow)."""
+_SHARED = 4
+"""Trie nodes with more children than this look for one state shared by most children (_Walk._shared_step)."""
+_SHARED_GROUPS = 8192
+"""Cached shared-children groups per vocabulary (see _Walk._shared_children)."""
+
+
+
+
+_SHARED_BYTES: dict[tuple, list[bool]] = {}
+
+
+def _shared_bytes(chars: CharSet, exceptions: bytes) -> list[bool]:
+    """Per ASCII byte, whether it is a class character off the exceptions (memoised: a few per schema)."""
+    key = (chars, exceptions)
+    hit = _SHARED_BYTES.get(key)
+    if hit is None:
+        member = chars.ascii
+        if len(_SHARED_BYTES) >= _SHARED_GROUPS:
+            _SHARED_BYTES.clear()
+        hit = _SHARED_BYTES[key] = [bool(member[b]) and b not in exceptions for b in range(128)]
+    return hit
+
+
+class _Walk:
+    """One mask computation: collects allowed ids, plus precomputed masks to OR in."""
+
+    __slots__ = ("vocabulary", "out", "masks", "steps", "ends", "checked", "collects_ends", "shared", "runs")
+
+    def __init__(self, vocabulary: Vocabulary) -> None:
+        self.vocabulary = vocabulary
+        self.out: list[int] = []
+        self.masks: list[np.ndarray] = []
+        # (id(state), byte) -> (state, next state): one parser step per state and character per walk, where
+        # many trie nodes are walked from the same state (the end points of a lexeme, a run's exits)
+        self.steps: dict[tuple[int, int], tuple[CharacterParser, CharacterParser | None]] = {}
+        self.ends: list[tuple[Trie, CharacterParser]] = []
+        self.checked = False  # see _LexemeWalk
+        self.collects_ends = False  # records ends inside runs (FreeRun.ends_inside): unchecked lexeme walks
+        # id(state) -> (state, its shared step or None): see _shared_step
+        self.shared: dict[int, tuple[CharacterParser, tuple[CharacterParser, list[bool], tuple] | None]] = {}
+        # id(state) -> (state, its free run): one FreeRun per state object, entered below many nodes
+        self.runs: dict[int, tuple[CharacterParser, FreeRun | None]] = {}
+
+    def _shared_step(self, state: CharacterParser) -> tuple[CharacterParser, list[bool], tuple] | None:
+        """For a state with a first-character split whose twin loops over a class (a key on the trie of
+        names in an open object: every character off the names leads to the same off-trie state), one state
+        that stands for ``state`` after any class character off the exceptions, and which ASCII bytes those
+        are: a wide trie node's children then share one state instead of one parser step and one new state
+        (and its free run, its allowed set) each. Used only when exact: the twin's ``after(1)`` must have
+        the key of a real step (a stand-in would drop tokens). The third item keys the shared children's
+        cached contribution (see _shared_children)."""
+        hit = self.shared.get(id(state))
+        if hit is not None and hit[0] is state:
+            return hit[1]
+        found = None
+        split = state.first_char_split()
+        if split is not None:
+            twin, exceptions = split
+            run = twin.free_run()
+            if run is not None and not run.ends_inside and (run.max_length is None or run.max_length >= 1):
+                ok = _shared_bytes(run.chars, exceptions)
+                probe = ok.index(True) if True in ok else -1
+                if probe >= 0:
+                    after, real = run.after(1), state.add_character(_CHR[probe])
+                    if real is not None and real.key() == after.key():
+                        found = (after, ok, (run.chars, exceptions))
+        self.shared[id(state)] = (state, found)  # holds ``state``: its id stays unique
+        return found
+
+    def _shared_children(
+        self, node: Trie, shared: CharacterParser, ok: list[bool], key: tuple
+    ) -> tuple[tuple[int, ...], tuple[np.ndarray, ...], tuple[FreeRunTable, ...], list] | None:
+        """What the children of ``node`` entered in the shared state add, as ``enter`` would add it: the ids
+        of their run tokens (from each child's subtree table), masks, the tables whose exits must still be
+        walked (from the shared state's run: they depend on the state past the run), and the other children
+        to walk one by one. Cached per vocabulary by node, class and exceptions: the same key position recurs
+        in every object of a schema, and the per-child tables are shared by every schema. None when the
+        shared state does not loop without bound (or may end there)."""
+        memo = self.runs.get(id(shared))
+        if memo is None or memo[0] is not shared:
+            memo = self.runs[id(shared)] = (shared, shared.free_run())
+        run = memo[1]
+        if run is None or run.max_length is not None or run.ends_inside or shared.can_end():
+            return None
+        cache = self.vocabulary.shared_groups
+        hit = cache.get((id(node), key))
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        vocabulary = self.vocabulary
+        ids: list[int] = []
+        masks: list[np.ndarray] = []
+        tables: list[FreeRunTable] = []
+        rest = []
+        for byte, child in node.items():
+            if byte == IDS or byte >= 128 or not ok[byte]:
+                rest.append((byte, child))
+            elif child.__class__ is int:
+                ids.append(child)
+            elif child.__class__ is not dict:
+                return None  # a merged copy (see _MergedNode): walked
+            else:
+                below = child.get(IDS)
+                if below is not None:
+                    ids.extend(ids_at(below))
+                if len(child) > (0 if below is None else 1):
+                    table = vocabulary.subtree_run_table(child, run.chars)
+                    if table.few is not None:
+                        ids.extend(table.few)
+                    else:
+                        masks.append(table.runs_upto(None))
+                    if table.exit_lengths:
+                        tables.append(table)
+        group = (tuple(ids), tuple(masks), tuple(tables), rest)
+        if len(cache) >= _SHARED_GROUPS:
+            cache.clear()  # rare; rebuilt on demand
+        cache[(id(node), key)] = (node, group)  # holds ``node``: its id stays unique
+        return group
+
+    def enter(self, child: Trie, state: CharacterParser) -> None:
+        """Continues below ``child`` (reached on a complete character) in ``state``: from the node's subtree
+        free-run table when the state promises a run (built once per node and class, small ones as id
+        lists), else by walking."""
+        memo = self.runs.get(id(state))
+        if memo is not None and memo[0] is state:
+            run = memo[1]
+        else:
+            run = state.free_run()
+            self.runs[id(state)] = (state, run)
+        if run is not None and child.__class__ is dict and not (run.ends_inside and self.checked):
+            # (not a merged copy, see _MergedNode; a checked walk decides every end point on its own)
+            narrow = run.chars.narrow
+            if narrow is not None and not any(byte in child for byte in narrow):
+                # no token below starts the run (whitespace after a value, mostly): every one leaves it at
+                # once, so the table would only hand the whole subtree back to a walk from this state
+                self.walk(child, state, b"")
+                return
+            table = self.vocabulary.subtree_run_table(child, run.chars)
+            # subtree tables are not bucketed by length: a bounded run below the longest run of the subtree
+            # (a counted repeat such as {1,30}) selects its tokens by length (memoised per bound)
+            if run.max_length is None or run.max_length >= table.longest_run:
+                if table.few is not None:
+                    self.out.extend(table.few)
+                else:
+                    self.masks.append(table.runs_upto(None))
+            else:
+                within = table.within(run.max_length)
+                if within.__class__ is tuple:
+                    self.out.extend(within)
+                else:
+                    self.masks.append(within)
+            self.exits(table, run, state)
+            return
+        self.walk(child, state, b"")
+
+    def exits(self, table: FreeRunTable, run: FreeRun, start: CharacterParser) -> None:
+        """Walks the tokens that leave the run's class, each from the state after its run; runs longer than
+        the bound are refused (the FreeRun promise), so their tokens are skipped. ``start`` is the state
+        whose run this is: after no run character it is its own state (no new state, so the steps walked
+        from it are shared)."""
+        limit = run.max_length
+        record = run.ends_inside and self.collects_ends
+        for length in table.exit_lengths:
+            if limit is not None and length > limit:
+                break
+            state = run.after(length) if length else start
+            if record and length and state.can_end():
+                # the value may end here, and these tokens go on past it: the full state reads what follows
+                # (run length 0 is the entry node, recorded by _LexemeWalk.enter)
+                ends = table.exits_for(length, ANY)
+                if ends:
+                    self.ends.append((ends, state))
+            node = table.exits_for(length, state.allowed_characters())
+            if node:
+                self.walk(node, state, b"")
+
+    def walk(self, node: Trie, state: CharacterParser, pending: bytes) -> None:
+        """Adds every token below ``node`` that ``state`` (with ``pending`` bytes of an incomplete character
+        already read) accepts as a prefix."""
+        out, steps = self.out, self.steps
+        charset = state.allowed_characters()
+        ascii_ok = charset.ascii
+        items = node.items()
+        shared = None
+        if len(node) > _WIDE and not pending:
+            narrow = charset.narrow
+            if narrow is not None:  # a few ASCII characters: look them up rather than test every child
+                items = [(byte, node[byte]) for byte in narrow if byte in node]
+        if len(node) > _SHARED and not pending and charset.narrow is None:
+            shared = self._shared_step(state)
+        if shared is not None:
+            shared_state, shared_ok, group_key = shared
+            group = self._shared_children(node, shared_state, shared_ok, group_key)
+            if group is not None:  # the shared children's tokens at once; the others walked below
+                ids, masks, tables, items = group
+                out.extend(ids)
+                self.masks.extend(masks)
+                for table in tables:
+                    self.exits(table, self.runs[id(shared_state)][1], shared_state)  # type: ignore[arg-type]
+                shared = None
+        for byte, child in items:
+            if byte == IDS:
+                continue
+            if pending:
+                data = pending + _BYTE[byte]
+                if len(data) == _LENGTH[data[0]]:
+                    try:
+                        ch = data.decode("utf-8")
+                    except UnicodeDecodeError:
+                        continue
+                    if ch not in charset:
+                        continue
+                    nxt = state.add_character(ch)
+                    if nxt is None:
+                        continue
+                    if self.checked and nxt.can_end():
+                        self.ends.append((child, nxt))
+                        continue
+                    if child.__class__ is int:  # a leaf: one token ends here, nothing below
+                        out.append(child)
+                        continue
+                    ids = child.get(IDS)
+                    if ids is not None:
+                        if ids.__class__ is int:
+                            out.append(ids)
+                        else:
+                            out.extend(ids)
+                    if len(child) > (0 if ids is None else 1):
+                        self.enter(child, nxt)
+                elif 0x80 <= byte <= 0xBF and charset.allows_utf8_prefix(data):
+                    if child.__class__ is int:
+                        out.append(child)
+                        continue
+                    ids = child.get(IDS)
+                    if ids is not None:
+                        out.extend(ids_at(ids))
+                    self.walk(child, state, data)
+            elif byte < 128:
+                if not ascii_ok[byte]:
+                    continue
+                if shared is not None and shared_ok[byte]:
+                    nxt = shared_state
+                else:
+                    step = steps.get((id(state), byte))
+                    if step is not None and step[0] is state:
+                        nxt = step[1]
+                    else:
+                        nxt = state.add_character(_CHR[byte])
+                        steps[(id(state), byte)] = (state, nxt)  # holds ``state``: its id stays unique
+                if nxt is None:
+                    continue
+                if self.checked and nxt.can_end():
+                    self.ends.append((child, nxt))  # its ids are decided by the full state (see Lexeme)
+                    continue
+                if child.__class__ is int:
+                    out.append(child)
+                    continue
+                ids = child.get(IDS)
+                if ids is not None:
+                    if ids.__class__ is int:
+                        out.append(ids)
+                    else:
+                        out.extend(ids)
+                if len(child) > (0 if ids is None else 1):
+                    self.enter(child, nxt)
+            elif _LENGTH[byte] > 1 and charset.allows_utf8_prefix(_BYTE[byte]):
+                if child.__class__ is int:
+                    out.append(child)
+                    continue
+                ids = child.get(IDS)
+                if ids is not None:
+                    out.extend(ids_at(ids))
+                self.walk(child, state, _BYTE[byte])
+
+
+class _LexemeWalk(_Walk):
+    """A walk with an inner scalar state alone that also records ``ends``: the trie nodes (with the inner
+    state there) where the inner value may end while tokens go on below — where the full state takes over.
+    When ``checked``, every node where the inner value may end is an end, the tokens ending there included
+    (the full state may refuse that ending), and nothing below it is walked with the inner state."""
+
+    __slots__ = ()
+
+    def __init__(self, vocabulary: Vocabulary, checked: bool) -> None:
+        super().__init__(vocabulary)
+        self.checked = checked
+        self.collects_ends = not checked
+
+    def enter(self, child: Trie, state: CharacterParser) -> None:
+        if not self.checked and state.can_end():
+            self.ends.append((child, state))
+        super().enter(child, state)
+
+
+def _collect(walker: _Walk, state: CharacterParser, pending: bytes, at_start: bool) -> None:
+    vocabulary = walker.vocabulary
+    run = None if (pending or at_start) else state.free_run()
+    if run is not None and not (run.ends_inside and walker.checked):
+        table = vocabulary.free_run_table(run.chars)
+        walker.masks.append(table.runs_upto(run.max_length))
+        walker.exits(table, run, state)
+    else:
+        walker.walk(vocabulary.trie, state, pending)
+        if at_start and vocabulary.strip_leading_space:
+            # SentencePiece drops the space of the first decoded token: "▁{" at the start adds "{".
+            # A lone "▁" adds nothing there; allowing it keeps the tokenizer's own "▁" + "2024" spelling.
+            spaced = vocabulary.trie.get(0x20)
+            if spaced is not None:
+                spaced = as_dict(spaced)
+                walker.out.extend(ids_at(spaced.get(IDS, ())))
+                walker.walk(spaced, state, b"")
+
+
+def _packed(walker: _Walk) -> np.ndarray:
+    mask = pack_ids(walker.out, walker.vocabulary.size)
+    for extra in walker.masks:
+        mask |= extra
+    return mask
+
+
+_LEXEME_CACHE_SIZE = 2048
+"""Lexeme walks kept per cache (each a packed mask, 16 KB for a 128k vocabulary, plus its end points)."""
+
+LexemeResult = tuple[np.ndarray, list[tuple[CharacterParser, list[int], Trie]]]
+
+
+def lexeme_result(
+    vocabulary: Vocabulary, inner: CharacterParser, checked: bool = False, first: bytes | None = None
+) -> LexemeResult:
+    """The tokens ``inner`` reads on its own (packed, read-only) and, per state in which it may end with
+    token bytes left, the continuations below those points merged into one trie (plus, when ``checked``,
+    the ids of the tokens ending right there). Depends on ``inner`` only, so it is cached by its key and
+    reused wherever the same scalar state recurs, whatever containers surround it; the full state then
+    walks one small merged trie per end state instead of every end point."""
+    walker = _LexemeWalk(vocabulary, checked)
+    if first is not None:  # only the tokens starting with these bytes (see CharacterParser.first_char_split)
+        trie = vocabulary.trie
+        walker.walk({byte: trie[byte] for byte in first if byte in trie}, inner, b"")
+    else:
+        if inner.can_end():
+            walker.ends.append((vocabulary.trie, inner))
+        _collect(walker, inner, b"", False)
+    mask = _packed(walker)
+    mask.flags.writeable = False
+    return mask, _end_groups(walker, checked)
+
+
+def _end_groups(walker: _LexemeWalk, checked: bool) -> list[tuple[CharacterParser, list[int], Trie]]:
+    """A lexeme walk's end points grouped by end state: (state, ids decided there, merged continuations).
+
+    A group of one end point whose children all go on is that vocabulary node itself, not a copy: its
+    continuation walks are then cached by a node that every walk ending there shares (mostly the node of a
+    token-initial quote: a key whose last letters end a token closes with ``":``, ``":"``, ``",``...,
+    whichever position or schema it closes in)."""
+    groups: dict = {}
+    for node, state in walker.ends:
+        group = groups.get(state.key())
+        if group is None:
+            group = groups[state.key()] = (state, [], [])
+        group[2].append(as_dict(node))
+    out = []
+    for state, ids, nodes in groups.values():
+        skip = state.allowed_characters().ascii
+        if checked:
+            for node in nodes:
+                ids.extend(ids_at(node.get(IDS, ())))
+        if len(nodes) == 1 and nodes[0].__class__ is dict and not any(
+            byte < 128 and skip[byte] for byte in nodes[0] if byte != IDS
+        ):
+            merged: Trie = nodes[0]
+        else:
+            merged, owned = _MergedNode(), set()
+            for node in nodes:
+                for byte, child in node.items():
+                    if byte != IDS and (byte >= 128 or not skip[byte]):  # what the inner value reads was walked
+                        _merge_child(merged, byte, child, owned)
+        # ends with nothing past them (a number's every digit token, say) need no full-state walk: dropped
+        if ids or len(merged) > (1 if IDS in merged else 0):
+            out.append((state, ids, merged))
+    return out
+
+
+class _MergedNode(dict):
+    """A trie node copied where two merged subtrees meet (see ``_merge_child``). It lives only as long as its
+    lexeme result, so it never gets a subtree table: those are keyed by node id, and a freed copy's id
+    could be reused by another node. The vocabulary's own nodes (plain dicts) live as long as it does."""
+
+    __slots__ = ()
+
+
+def _merge_child(into: Trie, byte: int, child: Trie, owned: set[int]) -> None:
+    """Adds the subtree ``child`` under ``into[byte]``. Vocabulary nodes are shared until two meet; then
+    the meeting node is copied (``owned`` holds the ids of copies, which may be changed in place)."""
+    current = into.get(byte)
+    if current is None:
+        into[byte] = child
+        return
+    if id(current) not in owned:
+        current = into[byte] = _MergedNode(as_dict(current))
+        owned.add(id(current))
+    for key, sub in as_dict(child).items():
+        if key == IDS:
+            current[IDS] = (*ids_at(current.get(IDS, ())), *ids_at(sub))
+        else:
+            _merge_child(current, key, sub, owned)
+
+
+def _cached_lexeme(
+    vocabulary: Vocabulary, lexemes: dict, inner: CharacterParser, checked: bool, first: bytes | None
+) -> LexemeResult:
+    horizon = vocabulary.longest_token
+    key = inner.shared_lexeme_key(horizon)
+    if key is None:
+        key = (inner.lexeme_key(horizon), checked, first)
+    else:
+        key, lexemes = (key, checked, first), vocabulary.lexeme_cache
+    hit = lexemes.get(key)
+    if hit is None:
+        if len(lexemes) >= _LEXEME_CACHE_SIZE:
+            lexemes.clear()  # rare; rebuilt on demand
+        hit = lexemes[key] = lexeme_result(vocabulary, inner, checked, first)
+    return hit
+
+
+def _resumed(walker: _Walk, lexeme: Lexeme, result: LexemeResult, memo: dict) -> np.ndarray:
+    """Walks the full state from a lexeme result's end states into ``walker``; returns its inside mask."""
+    _resume_groups(walker, lexeme, result[1], memo)
+    return result[0]
+
+
+def _resume_groups(walker: _Walk, lexeme: Lexeme, groups: list, memo: dict) -> None:
+    """Walks the full state from the end states of a lexeme walk (see ``_end_groups``) into ``walker``.
+
+    The walk past an end depends on the full state there and the merged trie only, and the full state past
+    an end repeats (every position inside one string value resumes into the same container state once the
+    string closes), so each is memoised in ``memo`` by (trie, state key)."""
+    for inner, ids, merged in groups:
+        outer = lexeme.resume(inner)
+        if outer is None:
+            continue  # the full state refuses the inner value ending here
+        walker.out.extend(ids)
+        key = ("resumed", id(merged), outer.key())
+        hit = memo.get(key)
+        if hit is None or hit[0] is not merged:  # (an id reused after the lexeme result was dropped)
+            hit = memo[key] = (merged, *_walk_below(walker.vocabulary, merged, outer, memo))
+        walker.out.extend(hit[1])
+        walker.masks.extend(hit[2])
+
+
+def _walk_below(
+    vocabulary: Vocabulary, node: Trie, state: CharacterParser, lexemes: dict
+) -> tuple[list[int], list[np.ndarray]]:
+    """The tokens below ``node`` (ids and masks) that ``state`` accepts, where ``state`` is a full state
+    resumed past the end of an inner value. When its next characters go to an inner state of their own
+    that reads at least one character (an object's colon and value after a key: ``":"``, ``":{"``), that
+    inner state walks ``node`` alone, cached by its key and the node, and the full state resumes only where
+    it ends: the continuation is then shared by every position that resumes into the same inner state,
+    whatever keys the object has seen and whatever containers surround it. (The inner state must read a
+    character before it may end, so each resumption is below a deeper node: the recursion ends.)"""
+    lexeme = state.lexeme()
+    sub = _Walk(vocabulary)
+    if lexeme is None or lexeme.inner.can_end():
+        sub.walk(node, state, b"")
+        return sub.out, sub.masks
+    inner, checked = lexeme.inner, lexeme.checked_ends
+    horizon = vocabulary.longest_token
+    # below a vocabulary node (not a merged copy) with an inner state alike across schemas: shared by all
+    shared = inner.shared_lexeme_key(horizon) if node.__class__ is dict else None
+    cache = lexemes if shared is None else vocabulary.lexeme_cache
+    key = ("below", id(node), inner.lexeme_key(horizon) if shared is None else shared, checked)
+    hit = cache.get(key)
+    if hit is None or hit[0] is not node:  # (holds ``node``: its id stays unique while cached)
+        walker = _LexemeWalk(vocabulary, checked)
+        walker.walk(node, inner, b"")
+        if len(cache) >= _LEXEME_CACHE_SIZE:
+            cache.clear()
+        hit = cache[key] = (node, walker.out, walker.masks, _end_groups(walker, checked))
+    sub.out.extend(hit[1])
+    sub.masks.extend(hit[2])
+    _resume_groups(sub, lexeme, hit[3], lexemes)
+    return sub.out, sub.masks
+
+
+def allowed_mask(
+    vocabulary: Vocabulary,
+    state: CharacterParser,
+    pending: bytes,
+    at_start: bool,
+    lexemes: dict | None = None,
+) -> np.ndarray:
+    """The packed mask (int32 words) of the tokens allowed from ``state``, EOS included when it may end.
+
+    With a ``lexemes`` cache (a dict owned by the caller), a state whose next characters go to an inner
+    string or number (``state.lexeme()``) is answered from that inner state's cached walk plus walks of the
+    full state from the points where the inner value ends."""
+    at_start = at_start and vocabulary.strip_leading_space  # only SentencePiece treats the first token apart
+    lexeme = None if (lexemes is None or pending or at_start) else walk_lexeme(state)
+    if lexeme is None and lexemes is not None and not pending and not at_start:
+        branches = state.alternatives()
+        if branches is not None:  # the OR of the branches' masks, each from its own cached walks
+            mask = allowed_mask(vocabulary, branches[0], b"", False, lexemes)
+            for branch in branches[1:]:
+                mask |= allowed_mask(vocabulary, branch, b"", False, lexemes)
+            return mask
+        split = state.first_char_split()
+        if split is not None:
+            return _split_mask(vocabulary, state, split, lexemes)
+    walker = _Walk(vocabulary)
+    if lexeme is None:
+        mask = compiled_mask(vocabulary, state, pending, at_start)
+        if mask is None:
+            _collect(walker, state, pending, at_start)
+            mask = _packed(walker)
+    else:
+        inner, checked = lexeme.inner, lexeme.checked_ends
+        split = inner.first_char_split()
+        if split is None:
+            inside = _resumed(walker, lexeme, _cached_lexeme(vocabulary, lexemes, inner, checked, None), lexemes)
+        else:
+            # tokens off the exception bytes: the twin's cached walk, cut to tokens not starting with them
+            twin, exceptions = split
+            others = _Walk(vocabulary)
+            outside = _resumed(others, lexeme, _cached_lexeme(vocabulary, lexemes, twin, checked, None), lexemes)
+            outside = (_packed(others) | outside) & ~vocabulary.first_bytes_mask(exceptions)
+            inside = _resumed(
+                walker, lexeme, _cached_lexeme(vocabulary, lexemes, inner, checked, exceptions), lexemes
+            )
+            inside = inside | outside
+        mask = _packed(walker)
+        mask |= inside
+    if not pending and state.can_end():
+        mask |= vocabulary.eos_mask
+    return mask
+
+
+def _split_mask(
+    vocabulary: Vocabulary, state: CharacterParser, split: tuple[CharacterParser, bytes], lexemes: dict
+) -> np.ndarray:
+    """The mask of a state with a first-character split and no lexeme (see ``first_char_split``): the
+    twin's mask cut to the tokens not starting with an exception byte, plus a walk of the tokens that do
+    from the state itself; end-of-sequence as the state itself decides."""
+    twin, exceptions = split
+    mask = allowed_mask(vocabulary, twin, b"", False, lexemes) & ~vocabulary.first_bytes_mask(exceptions)
+    walker = _Walk(vocabulary)
+    trie = vocabulary.trie
+    walker.walk({byte: trie[byte] for byte in exceptions if byte in trie}, state, b"")
+    mask |= _packed(walker)
+    if state.can_end():
+        mask |= vocabulary.eos_mask
+    elif twin.can_end():
+        mask &= ~vocabulary.eos_mask
+    return mask
+
+
+def advance(state: CharacterParser, pending: bytes, data: bytes) -> tuple[CharacterParser, bytes] | None:
+    """Feeds the bytes of one token to ``state``; returns the new (state, pending bytes), or None if refused."""
+    for byte in data:
+        if pending:
+            pending += _BYTE[byte]
+            if not 0x80 <= byte <= 0xBF:
+                return None
+            if len(pending) < _LENGTH[pending[0]]:
+                if not state.allowed_characters().allows_utf8_prefix(pending):
+                    return None
+                continue
+            try:
+                ch = pending.decode("utf-8")
+            except UnicodeDecodeError:
+                return None
+            pending = b""
+        elif byte < 128:
+            ch = _CHR[byte]
+        else:
+            if _LENGTH[byte] < 2 or not state.allowed_characters().allows_utf8_prefix(_BYTE[byte]):
+                return None
+            pending = _BYTE[byte]
+            continue
+        nxt = state.add_character(ch)
+        if nxt is None:
+            return None
+        state = nxt
+    return state, pending

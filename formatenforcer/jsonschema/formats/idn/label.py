@@ -1,0 +1,151 @@
+"""The rules of a whole ``idn-hostname`` label and name, and whether a label being written can still end.
+
+A label is judged by ``label_end`` when it ends: ASCII labels by the LDH rules (an ``xn--`` one as an A-label,
+formats/idn/a_labels.py), others by the ``idna`` package's own checks (code point classes, CONTEXTJ/CONTEXTO rules, no
+leading mark, hyphen rules, the bidi rule, NFC unless told otherwise), with a length limit of 63 octets on its
+A-label form (formats/idn/length.py) and 253 octets for the name. Across labels, RFC 5893's rule for a domain
+holding a right-to-left label: then every label must satisfy the bidi rule (``after_label``).
+
+``viable`` says whether a label being written can still end validly: at once, or after one more *witness*
+character (``WITNESSES``: ``a`` after a hyphen, ``l`` after a middle dot, Greek after a keraia, kana after a
+katakana middle dot, a right-to-left letter to end a right-to-left label, a dual-joining letter after a zero
+width non-joiner). The set of completions tried (the empty one and single characters) is closed under
+suffixes, so a state reached through characters it allowed always has a way on: no dead end.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+import idna
+from idna.core import check_bidi, check_hyphen_ok, check_initial_combiner, valid_contextj, valid_contexto
+from idna.idnadata import codepoint_classes
+from idna.intranges import intranges_contain
+
+from .a_labels import Budget, can_complete, decoding, valid_a_label_text
+from .length import a_length
+from .tables import DOTS, RTL, tables
+
+NAME_MAX = 253
+LABEL_MAX = 63
+WITNESSES = ("a", "l", "\u03b1", "\u3041", "\u05d0", "\u0628", "\u1820")
+ASCII_CANDIDATES = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-"
+_LDH_LABEL = re.compile(r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?")
+
+# A domain state: (an RTL label seen, some label fails the bidi rule)
+Domain = tuple[bool, bool]
+
+
+def _u_rules_ok(label: str, nfc: bool) -> bool:
+    """IDNA2008's rules for a U-label, read with ``idna``'s own checks (as idna.check_label, NFC optional;
+    the code point classes from formats/idn/tables.py, which hold the same ranges)."""
+    if nfc and not unicodedata.is_normalized("NFC", label):
+        return False
+    t = tables()
+    try:
+        check_hyphen_ok(label)
+        check_initial_combiner(label)
+        for pos, ch in enumerate(label):
+            if ch.isascii():
+                if not ("a" <= ch <= "z" or "0" <= ch <= "9" or ch == "-"):
+                    return False
+            elif ch not in t.allowed:
+                return False
+            elif ch in t.special:
+                cp = ord(ch)
+                if intranges_contain(cp, codepoint_classes["CONTEXTJ"]):
+                    if not valid_contextj(label, pos):
+                        return False
+                elif intranges_contain(cp, codepoint_classes["CONTEXTO"]) and not valid_contexto(label, pos):
+                    return False
+        check_bidi(label)
+    except (idna.IDNAError, ValueError):
+        return False
+    return True
+
+
+def _bidi_facts(u_label: str) -> tuple[bool, bool]:
+    """(holds an RTL character, satisfies the bidi rule as a label of a bidi domain must)."""
+    is_rtl = any(unicodedata.bidirectional(ch) in RTL for ch in u_label)
+    try:
+        ok = check_bidi(u_label, check_ltr=True)
+    except (idna.IDNAError, ValueError):
+        ok = False
+    return is_rtl, ok
+
+
+@lru_cache(maxsize=65536)
+def label_end(label: str, nfc: bool) -> tuple[int, bool, bool] | None:
+    """(octets, is RTL, satisfies the bidi rule) of a complete label, or None when it is not valid."""
+    if not label:
+        return None
+    if label.isascii():
+        low = label.lower()
+        if low.startswith("xn--"):
+            text = low[4:]
+            if not valid_a_label_text(text):
+                return None
+            state = decoding(text)
+            return (len(label), *_bidi_facts("".join(map(chr, state[0]))))  # type: ignore[index]
+        if len(label) > LABEL_MAX or _LDH_LABEL.fullmatch(low) is None or low[2:4] == "--":
+            return None
+        return len(label), False, low[0].isalpha()
+    if any("A" <= ch <= "Z" for ch in label) or not _u_rules_ok(label, nfc):
+        return None
+    octets = a_length(label)
+    return None if octets > LABEL_MAX else (octets, *_bidi_facts(label))
+
+
+def after_label(domain: Domain, is_rtl: bool, bidi_ok: bool) -> Domain | None:
+    """The domain state after a label (RFC 5893 section 2: in a domain with an RTL label, every label must
+    satisfy the bidi rule), or None when that label breaks it."""
+    seen, failed = domain
+    if is_rtl and failed:
+        return None
+    seen = seen or is_rtl
+    if seen and not bidi_ok:
+        return None
+    return seen, failed or not bidi_ok
+
+
+def label_ends(label: str, done: int, domain: Domain, nfc: bool) -> tuple[int, Domain] | None:
+    """(octets, domain state after it) if ``label`` may end here, ``done`` octets into the name."""
+    end = label_end(label, nfc)
+    if end is None or done + end[0] > NAME_MAX:
+        return None
+    after = after_label(domain, end[1], end[2])
+    return None if after is None else (end[0], after)
+
+
+@lru_cache(maxsize=65536)
+def viable(label: str, done: int, domain: Domain, nfc: bool) -> bool:
+    """Whether ``label`` (nonempty) can still become a label that may end: at once, or after one witness
+    (A-labels: formats/idn/a_labels.py's witnesses; not begun in a domain already holding an RTL label, where those
+    witnesses are not sure to satisfy the bidi rule)."""
+    if label.isascii():
+        low = label.lower()
+        if low.startswith("xn--"):
+            return not domain[0] and can_complete(low[4:], Budget(done + 4, 0, NAME_MAX))
+        if low[0] == "-" or low[2:4] == "--" or not all(ch in ASCII_CANDIDATES for ch in label):
+            return False
+        if domain[0] and not low[0].isalpha():
+            return False  # a digit first fails the bidi rule a bidi domain requires
+        room = min(LABEL_MAX, NAME_MAX - done)
+        return len(label) <= room and (low[-1] != "-" or len(label) + 1 <= room)
+    if any("A" <= ch <= "Z" for ch in label):
+        return False
+    return any(label_ends(label + w, done, domain, nfc) is not None for w in ("", *WITNESSES))
+
+
+def idn_hostname_ok(text: str, nfc: bool = True) -> bool:
+    """Whether ``text`` is a valid idn-hostname (the automaton's language, judged directly)."""
+    done, domain = 0, (False, False)
+    labels = re.split(f"[{DOTS}]", text)
+    for label in labels:
+        ends = label_ends(label, done, domain, nfc)
+        if ends is None:
+            return False
+        done, domain = done + ends[0] + 1, ends[1]
+    return done - 1 <= NAME_MAX

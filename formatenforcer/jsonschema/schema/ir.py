@@ -1,0 +1,274 @@
+"""The typed intermediate form a JSON Schema is normalized into, before any parser is built.
+
+A schema becomes a tree of small immutable nodes, one class per value kind. Keywords that constrain one kind
+only (``minLength``, ``minimum``, ``properties``...) land on that kind's node; ``type`` picks which kinds
+exist; ``anyOf`` becomes a ``Union``; ``allOf`` is merged away (see schema/merge.py); ``false`` and contradictions
+become ``Never(reason)``. ``$ref`` stays a lazy ``Ref`` so recursive schemas are finite trees.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+IMPLEMENTED_KEYWORDS = frozenset(
+    {
+        # applicators and references
+        "$ref", "$dynamicRef", "$defs", "definitions", "$anchor", "allOf", "anyOf", "oneOf", "not",
+        "if", "then", "else", "dependentRequired", "dependentSchemas", "dependencies",
+        # any kind
+        "type", "enum", "const", "nullable",
+        # numbers
+        "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+        # strings
+        "minLength", "maxLength", "pattern", "format",
+        # arrays
+        "items", "prefixItems", "additionalItems", "unevaluatedItems", "minItems", "maxItems", "uniqueItems",
+        "contains", "minContains", "maxContains",
+        # objects
+        "properties", "required", "additionalProperties", "patternProperties", "propertyNames",
+        "unevaluatedProperties",
+        "minProperties", "maxProperties",
+    }
+)  # fmt: skip
+"""Every validation keyword formatenforcer enforces (some only in the combinations schema/normalize.py accepts)."""
+
+ANNOTATIONS = frozenset(
+    {
+        "title", "description", "default", "examples", "$comment", "deprecated", "readOnly", "writeOnly",
+        "$schema", "$id", "id", "contentMediaType", "contentEncoding", "contentSchema", "$vocabulary",
+        "discriminator", "example", "x-nullable", "externalDocs", "xml", "$dynamicAnchor",
+    }
+)  # fmt: skip
+"""Keywords that carry no constraint: accepted and ignored (``discriminator`` only names a property)."""
+
+
+
+class Node:
+    """Base of the intermediate form."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True, eq=False)
+class AnyValue(Node):
+    """Any JSON value (the schema ``true``)."""
+
+
+@dataclass(frozen=True, eq=False)
+class Never(Node):
+    """No value at all; ``reason`` says why (shown in errors)."""
+
+    reason: str
+
+
+@dataclass(frozen=True, eq=False)
+class Null(Node):
+    """``null``."""
+
+
+@dataclass(frozen=True, eq=False)
+class Boolean(Node):
+    """``true`` and/or ``false``."""
+
+    values: frozenset[bool] = frozenset({True, False})
+
+
+@dataclass(frozen=True, eq=False)
+class Number(Node):
+    """A JSON number in ``[low, high]`` (each end open when its flag is set), a multiple of ``multiple_of``
+    (``Fraction(1)`` for integers). ``integer`` also forbids fraction and exponent in the text.
+    ``not_multiples`` (from ``not``): the value is a multiple of none of them (``1``: not an integer)."""
+
+    integer: bool = False
+    low: Fraction | None = None
+    low_open: bool = False
+    high: Fraction | None = None
+    high_open: bool = False
+    multiple_of: Fraction | None = None
+    excluded: frozenset[Fraction] = frozenset()
+    not_multiples: tuple[Fraction, ...] = ()
+
+
+@dataclass(frozen=True, eq=False)
+class String(Node):
+    """A JSON string. ``values`` (an enum) makes every other field irrelevant; lengths count code points.
+    ``not_patterns``/``not_formats`` (from ``not``): patterns the string must not match, formats it must not
+    have."""
+
+    min_length: int = 0
+    max_length: int | None = None
+    patterns: tuple[str, ...] = ()
+    formats: tuple[str, ...] = ()
+    values: frozenset[str] | None = None
+    excluded: frozenset[str] = frozenset()
+    not_patterns: tuple[str, ...] = ()
+    not_formats: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, eq=False)
+class Array(Node):
+    """A JSON array: item ``i`` follows ``prefix[i]``, later ones ``items``; ``contains`` counts matches.
+
+    ``evaluated`` and ``evaluated_by`` record what ``unevaluatedItems`` may not touch: the first ``evaluated``
+    items (None: every item, an ``items`` keyword was present) and the items matching any ``evaluated_by``
+    schema (the ``contains`` keywords merged in). Literal arrays (``const``/``enum``) evaluate nothing.
+    ``also_contains``: more ``contains`` merged in by ``allOf``, as (schema, minimum matches), with no maximum
+    (arrays.py counts each one beside ``contains``)."""
+
+    prefix: tuple[Node, ...] = ()
+    items: Node = field(default_factory=AnyValue)
+    min_items: int = 0
+    max_items: int | None = None
+    unique: bool = False
+    contains: Node | None = None
+    min_contains: int = 1
+    max_contains: int | None = None
+    evaluated: int | None = 0
+    evaluated_by: tuple[Node, ...] = ()
+    also_contains: tuple[tuple[Node, int], ...] = ()
+
+
+@dataclass(frozen=True, eq=False)
+class Side(Node):
+    """One original object schema's key rules: the value of key ``k`` must match ``properties[k]`` and every
+    pattern matching ``k``; a key in neither must match ``additional``.
+
+    For ``unevaluatedProperties``: the side's named and pattern keys count as evaluated, and every other key
+    too when ``rest_evaluated`` (an explicit ``additionalProperties`` or ``unevaluatedProperties``);
+    a ``silent`` side (a ``const``/``enum`` literal) evaluates nothing."""
+
+    properties: tuple[tuple[str, Node], ...] = ()
+    patterns: tuple[tuple[str, Node], ...] = ()
+    additional: Node = field(default_factory=AnyValue)
+    rest_evaluated: bool = False
+    silent: bool = False
+
+
+@dataclass(frozen=True, eq=False)
+class Object(Node):
+    """A JSON object: every key obeys every ``Side`` (allOf of objects keeps one side each)."""
+
+    sides: tuple[Side, ...] = ()
+    required: frozenset[str] = frozenset()
+    property_names: Node | None = None
+    min_properties: int = 0
+    max_properties: int | None = None
+    dependent_required: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+
+@dataclass(frozen=True, eq=False)
+class Union(Node):
+    """Any of ``options`` (``anyOf``, ``type`` lists, ``oneOf`` with disjoint branches)."""
+
+    options: tuple[Node, ...]
+
+
+class CycleError(Exception):
+    """A reference whose resolution needs its own result (``allOf: [{"$ref": "#"}]`` at the root)."""
+
+
+class Ref(Node):
+    """A ``$ref`` resolved on first use, so recursive schemas stay finite."""
+
+    __slots__ = ("pointer", "_resolve", "_target", "_busy")
+
+    def __init__(self, pointer: str, resolve: Callable[[], Node]) -> None:
+        self.pointer = pointer
+        self._resolve = resolve
+        self._target: Node | None = None
+        self._busy = False
+
+    def get(self) -> Node:
+        """The node the reference names (resolved once); CycleError if resolving needs itself."""
+        if self._target is None:
+            if self._busy:
+                raise CycleError(self.pointer)
+            self._busy = True
+            try:
+                self._target = self._resolve()
+            finally:
+                self._busy = False
+        return self._target
+
+    @property
+    def resolved(self) -> Node | None:
+        """The target if already resolved, else None (never triggers the resolution)."""
+        return self._target
+
+    def settle(self, node: Node) -> None:
+        """Resolves the reference to ``node`` when its own resolution failed (lenient: unenforced)."""
+        self._target = node
+
+    def __repr__(self) -> str:
+        return f"Ref({self.pointer!r})"
+
+
+def deref(node: Node) -> Node:
+    """Follows references until a concrete node."""
+    seen = 0
+    while isinstance(node, Ref):
+        node = node.get()
+        seen += 1
+        if seen > 1000:
+            return Never("a $ref cycle that never reaches a schema")
+    return node
+
+
+MAX_UNION = 256
+"""A union that would grow past this many branches (anyOf of anyOf of ...) is refused as unsupported."""
+
+
+class Unsupported(Exception):
+    """A combination the parsers cannot enforce without risking a dead end; ``keyword`` names it."""
+
+    def __init__(self, keyword: str, reason: str) -> None:
+        super().__init__(reason)
+        self.keyword = keyword
+        self.reason = reason
+
+
+def union_of(options: list[Node] | tuple[Node, ...]) -> Node:
+    """The union of ``options``: nested unions flattened, ``Never`` dropped, one option returned as is."""
+    flat: list[Node] = []
+    for option in options:
+        concrete = option if isinstance(option, Ref) else option
+        if isinstance(concrete, Union):
+            flat.extend(concrete.options)
+        elif isinstance(concrete, AnyValue):
+            return concrete
+        elif not isinstance(concrete, Never):
+            flat.append(concrete)
+    if not flat:
+        reasons = [o.reason for o in options if isinstance(o, Never)]
+        return Never(reasons[0] if len(reasons) == 1 else "no alternative can match")
+    if len(flat) > MAX_UNION:
+        raise Unsupported("anyOf", f"the schema expands into more than {MAX_UNION} alternatives")
+    return flat[0] if len(flat) == 1 else Union(tuple(flat))
+
+
+def kinds_of(node: Node) -> set[type] | None:
+    """The node classes a value of ``node`` can be (None: any)."""
+    node = deref(node)
+    if isinstance(node, AnyValue):
+        return None
+    if isinstance(node, Never):
+        return set()
+    if isinstance(node, Union):
+        out: set[type] = set()
+        for option in node.options:
+            more = kinds_of(option)
+            if more is None:
+                return None
+            out |= more
+        return out
+    return {type(node)}
+
+
+def settled(node: Node) -> Node:
+    """``node`` with references followed only as far as they are already resolved (never resolves one: the
+    target may be the schema being built)."""
+    while isinstance(node, Ref) and node.resolved is not None:
+        node = node.resolved
+    return node

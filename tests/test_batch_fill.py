@@ -1,0 +1,61 @@
+"""fill_bitmasks: one call fills the rows of many matchers, exactly as each matcher's own fill_bitmask."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from formatenforcer import (
+    ChoiceParser,
+    JsonSchemaParser,
+    RegexParser,
+    TokenEnforcer,
+    allocate_bitmask,
+    fill_bitmasks,
+)
+
+
+def _matchers(vocabulary, tokenizer):
+    formats = [
+        (JsonSchemaParser({"type": "object", "properties": {"a": {"type": "integer"}}}), '{"a": 1'),
+        (RegexParser(r"[0-9]{3}-[0-9]{4}"), "555-"),
+        (ChoiceParser(["yes", "no", "maybe"]), "ma"),
+        (JsonSchemaParser({"type": "array", "items": {"type": "string"}}), '["x", "'),
+    ]
+    matchers = []
+    for parser, prefix in formats:
+        matcher = TokenEnforcer(vocabulary, parser).matcher()
+        assert matcher.accept_tokens(tokenizer.encode(prefix, add_special_tokens=False))
+        matchers.append(matcher)
+    return matchers
+
+
+def test_rows_equal_each_matchers_own_fill(llama3_vocabulary, llama3_tokenizer) -> None:
+    matchers = _matchers(llama3_vocabulary, llama3_tokenizer)
+    rows = [5, 0, 3, 1]
+    batch = allocate_bitmask(6, llama3_vocabulary.size)
+    batch[:] = 0
+    fill_bitmasks(matchers, batch, rows)
+    for matcher, row in zip(matchers, rows):
+        alone = allocate_bitmask(1, llama3_vocabulary.size)
+        matcher.fill_bitmask(alone, 0)
+        assert np.array_equal(batch[row], alone[0])
+    assert not batch[2].any() and not batch[4].any()  # rows not named stay as they were
+    assert len({batch[row].tobytes() for row in rows}) == len(rows)
+
+
+def test_default_rows_are_in_order(llama3_vocabulary, llama3_tokenizer) -> None:
+    matchers = _matchers(llama3_vocabulary, llama3_tokenizer)
+    batch = allocate_bitmask(len(matchers), llama3_vocabulary.size)
+    fill_bitmasks(matchers, batch)
+    for row, matcher in enumerate(matchers):
+        assert np.array_equal(batch[row], matcher.mask())
+
+
+def test_bad_rows_are_refused(llama3_vocabulary, llama3_tokenizer) -> None:
+    matchers = _matchers(llama3_vocabulary, llama3_tokenizer)[:2]
+    batch = allocate_bitmask(2, llama3_vocabulary.size)
+    with pytest.raises(ValueError, match="outside"):
+        fill_bitmasks(matchers, batch, [0, 2])
+    with pytest.raises(ValueError, match="rows"):
+        fill_bitmasks(matchers, batch, [0])

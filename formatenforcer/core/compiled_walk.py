@@ -20,7 +20,7 @@ def compiled_mask(vocabulary: Any, state: Any, pending: bytes, at_start: bool) -
     """The packed mask of the tokens below the root that ``state`` accepts (``at_start``: the first token of
     a SentencePiece output, whose leading space is dropped), computed in C; None where the Python walk must
     answer (backend off, or a state that is not a plain automaton state)."""
-    if not backend._active:
+    if not backend.active():
         return None
     found = state.automaton_state()
     if found is None:

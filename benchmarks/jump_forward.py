@@ -77,8 +77,8 @@ def main() -> int:
 
     import torch
 
-    from formatenforcer import Vocabulary
     from formatenforcer.cli.model import load
+    from formatenforcer.core.vocabulary import Vocabulary
     from formatenforcer.integrations.transformers import generate, prompt_inputs
 
     torch.set_num_threads(1)

@@ -2,8 +2,8 @@
 
 Key types, by lifetime:
     Vocabulary      per tokenizer: the exact bytes each token adds, in a trie (``Vocabulary.from_transformers``)
-    parsers         per format: RegexParser, ChoiceParser, SequenceParser, UnionParser, ReasoningParser
-                    (immutable states)
+    parsers         per format: RegexParser, ChoiceParser, GrammarParser, SequenceParser, UnionParser,
+                    ReasoningParser (immutable states)
     TokenEnforcer   per (vocabulary, format): allowed next tokens, cached by parser state
     Matcher         per sequence: accept_token / rollback / fill_bitmask, for engines
 
@@ -18,6 +18,7 @@ Usual call sequence::
 Importing this package loads no engine (no torch, transformers or vLLM); integrations import theirs lazily.
 """
 
+from .core.backend import core_backend
 from .core.batch import fill_bitmasks
 from .core.bitmask import allocate_bitmask, apply_bitmask
 from .core.bitmask import ids_of as mask_token_ids
@@ -27,6 +28,7 @@ from .core.enforcer import EnforcerConfig, TokenEnforcer
 from .core.errors import (
     FormatEnforcerError,
     FormatError,
+    GrammarError,
     RegexError,
     SchemaError,
     UnsupportedSchemaError,
@@ -37,6 +39,7 @@ from .core.matcher import Matcher
 from .core.protocol import CharacterParser
 from .core.token_texts import token_bytes_from_pieces
 from .core.vocabulary import Vocabulary
+from .grammar import GrammarParser
 from .jsonschema import JsonConfig, JsonParser, JsonSchemaParser
 from .parsers.choice import ChoiceParser
 from .parsers.combinators import SequenceParser, UnionParser
@@ -51,6 +54,8 @@ __all__ = [
     "FormatEnforcerError",
     "FormatError",
     "FreeRun",
+    "GrammarError",
+    "GrammarParser",
     "JsonConfig",
     "JsonParser",
     "JsonSchemaParser",
@@ -71,6 +76,7 @@ __all__ = [
     "mask_token_ids",
     "token_bytes_from_pieces",
     "write_mask_row",
+    "core_backend",
 ]
 
 __version__ = "0.1.0"

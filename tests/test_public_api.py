@@ -30,11 +30,12 @@ CORE = {
 ENGINES = {"mask_token_ids", "token_bytes_from_pieces", "write_mask_row"}
 """What the engine adapters (integrations/) use beyond the core: they import nothing else."""
 JSON = {"JsonConfig", "JsonParser", "JsonSchemaParser"}
+GRAMMAR = {"GrammarError", "GrammarParser"}
 
 
 def test_exported_members():
     exported = set(formatenforcer.__all__)
-    assert CORE | JSON | ENGINES <= exported
+    assert CORE | JSON | ENGINES | GRAMMAR <= exported
     assert all(hasattr(formatenforcer, name) for name in exported)
     assert not {name for name in exported if name.startswith("_")}
 
@@ -44,3 +45,4 @@ def test_error_tree():
     assert issubclass(formatenforcer.UnsupportedSchemaError, formatenforcer.SchemaError)
     assert issubclass(formatenforcer.SchemaError, formatenforcer.FormatEnforcerError)
     assert issubclass(formatenforcer.VocabularyError, formatenforcer.FormatEnforcerError)
+    assert issubclass(formatenforcer.GrammarError, formatenforcer.FormatError)

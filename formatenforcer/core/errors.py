@@ -5,6 +5,7 @@
     │   ├── RegexError         a regular expression that is malformed or uses an unsupported construct
     │   └── SchemaError        a JSON Schema that is broken (not JSON, wrong keyword type, dangling $ref, ...)
     │       └── UnsupportedSchemaError   a valid schema using keywords that cannot be enforced
+    │   └── GrammarError       a context-free grammar (Lark, GBNF, EBNF) that is malformed or cannot be enforced
     └── VocabularyError        a tokenizer whose token texts cannot be recovered
 
 Every error is raised when a format or vocabulary is built, never in the middle of generation: a generation
@@ -32,6 +33,12 @@ class SchemaError(FormatError):
     def __init__(self, message: str, pointer: str = "") -> None:
         self.pointer = pointer
         super().__init__(f"{message} (at {pointer or '#'})" if pointer is not None else message)
+
+
+class GrammarError(FormatError):
+    """A context-free grammar that cannot be read or enforced: bad syntax, an undefined, unproductive or
+    unreachable symbol, a terminal the regex engine cannot compile, an empty language, or one too large to
+    build within the time limit. The message names the rule (or terminal) and its line."""
 
 
 class Problem(tuple):

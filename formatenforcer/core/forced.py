@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .protocol import CharacterParser
-from .trie import IDS, Trie, longest_match
+from .trie import IDS, Trie, longest_match_ids
 from .walk import advance
 
 if TYPE_CHECKING:
@@ -77,11 +77,11 @@ def forced_text_of(state: CharacterParser, cache: dict | None = None) -> str:
 
 
 def greedy_tokenize(vocabulary: Vocabulary, text: str) -> list[int]:
-    """Longest match over the vocabulary trie, left to right (``trie.longest_match``): the tokenization used
-    when the vocabulary has no tokenizer (``Vocabulary.from_tokens``). It is what a BPE tokenizer writes for
-    most structural text, but not always; give such a vocabulary an ``encode`` function when the model's
-    tokenizer is at hand. Empty when some byte starts no token."""
-    return longest_match(vocabulary.trie, text.encode("utf-8"))
+    """Longest match over the vocabulary trie, left to right (``trie.longest_match_ids``): the tokenization
+    used when the vocabulary has no tokenizer (``Vocabulary.from_tokens``). It is what a BPE tokenizer
+    writes for most structural text, but not always; give such a vocabulary an ``encode`` function when the
+    model's tokenizer is at hand."""
+    return longest_match_ids(vocabulary.trie, text.encode("utf-8"))
 
 
 def forced_tokens_of(matcher: Matcher, lookback: int = LOOKBACK) -> list[int]:

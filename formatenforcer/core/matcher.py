@@ -12,6 +12,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from .bitmask import ids_of, write_row
+from .forced import LOOKBACK, forced_text_of, forced_tokens_of
 from .position import Position
 
 
@@ -86,16 +87,12 @@ class Matcher:
         position = self._history[-1]
         if position.finished or position.pending:
             return ""
-        from .forced import forced_text_of
-
         return forced_text_of(position.state, self.enforcer._forced)
 
     def forced_tokens(self, lookback: int | None = None) -> list[int]:
         """The token ids to append now without sampling (jump-forward): the forced text as the model's
         tokenizer writes it in context, holding back a last token a longer one could replace and anything
         the previous token would merge with (forced.py). ``accept_tokens`` of them always succeeds."""
-        from .forced import LOOKBACK, forced_tokens_of
-
         return forced_tokens_of(self, LOOKBACK if lookback is None else lookback)
 
     @property

@@ -1,0 +1,258 @@
+"""An Earley recognizer over lexemes, with its item sets shared and interned so they are cheap to key.
+
+``CompiledGrammar`` numbers a checked grammar (ir.py, check.py): productions over nonterminals (ints >= 0)
+and terminals (``-1 - t``), the nullable nonterminals, and one pruned automaton per terminal. An
+``EarleySet`` is the set of Earley items after some sequence of lexemes. An item is ``(production, dot,
+origin)`` where ``origin`` is the ``EarleySet`` the item was predicted in, or None for "this very set";
+since sets are interned by their items (and their origins, recursively, by identity), two sets with equal
+items are one object: equal futures share one object, hashing is by identity, and a parser state's key is a
+handful of object references.
+
+Nullable symbols follow Aycock and Horspool: predicting a nullable nonterminal also moves past it, so no
+item ever completes into its own set. Left recursion, ambiguity and empty rules need nothing special.
+
+Lexemes that end at the same text position in one parser state have their sets merged (``merge``), so a
+state holds one set per position, as a character-indexed Earley chart would, however the text was cut.
+
+Cost: ``scan(t)`` (advance over one lexeme, complete, predict) is computed once per (set, terminal) and
+memoised on the set; a set holds at most (items of the grammar) x (sets it points back to), so the work per
+lexeme is polynomial (cubic over a whole text in the worst case, linear for the usual unambiguous grammars
+written with ``*``, which expand left-recursively). Right recursion keeps one set per nesting depth.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from ..core.charset import EMPTY, CharSet
+from ..parsers.regex import CompiledRegex
+from .check import check_productive, check_symbols, compile_terminals
+from .ir import Grammar, Symbol
+
+Item = tuple  # (production, dot, origin EarleySet | None)
+
+
+class CompiledGrammar:
+    """A checked grammar, numbered for the recognizer (see the module notes). Read-only after building,
+    except for the intern table of sets and the memo tables hanging off each set."""
+
+    def __init__(self, grammar: Grammar) -> None:
+        check_symbols(grammar)
+        dfas = compile_terminals(grammar)
+        productive = check_productive(grammar, dfas)
+        self.grammar = grammar
+        self.terminal_names: list[str] = []
+        self.dfas: list[CompiledRegex] = []
+        terminal_ids: dict[str, int] = {}
+        for name, dfa in dfas.items():
+            if dfa is not None and dfa.transitions[0]:  # it matches some non-empty string
+                terminal_ids[name] = len(self.dfas)
+                self.terminal_names.append(name)
+                self.dfas.append(dfa)
+        rule_ids = {name: i for i, name in enumerate(sorted(productive, key=lambda n: n != grammar.start))}
+        self.rule_names = list(rule_ids)
+        self.lhs: list[int] = []
+        self.rhs: list[tuple[int, ...]] = []
+        nullable_terminals: dict[str, int] = {}  # terminal matching "" -> its "optional" nonterminal
+
+        def number(symbol: Symbol) -> int | None:
+            if symbol.kind == "rule":
+                return rule_ids.get(symbol.name)
+            dfa = dfas.get(symbol.name)
+            if dfa is None:
+                return None
+            if 0 not in dfa.finals:
+                return -1 - terminal_ids[symbol.name]
+            # a lexeme is never empty: a terminal that also matches "" is "that terminal, or nothing"
+            wrapper = nullable_terminals.get(symbol.name)
+            if wrapper is None:
+                wrapper = nullable_terminals[symbol.name] = len(self.rule_names)
+                self.rule_names.append(f"{symbol.name}?")
+                self._add(wrapper, ())
+                if symbol.name in terminal_ids:
+                    self._add(wrapper, (-1 - terminal_ids[symbol.name],))
+            return wrapper
+
+        for name in productive:
+            for rhs in grammar.rules[name]:
+                numbered = [number(symbol) for symbol in rhs]
+                if all(n is not None for n in numbered):
+                    self._add(rule_ids[name], tuple(numbered))  # type: ignore[arg-type]
+        self.start_production = len(self.lhs)
+        self._add(len(self.rule_names), (rule_ids[grammar.start],))  # the augmented start S' -> start
+        self.rule_names.append(f"{grammar.start}'")
+        self.by_lhs: list[list[int]] = [[] for _ in self.rule_names]
+        for production, lhs in enumerate(self.lhs):
+            self.by_lhs[lhs].append(production)
+        self.nullable = self._nullable()
+        self.ignore: list[int] = []  # lexer ids of %ignore terminals: after the grammar's own terminals
+        for name in grammar.ignore:
+            dfa = dfas[name]
+            if dfa is not None and dfa.transitions[0]:
+                self.ignore.append(len(self.dfas))
+                self.terminal_names.append(f"%ignore {name}")
+                self.dfas.append(dfa)
+        self.terminal_count = len(terminal_ids)
+        self.finals = [dfa.finals for dfa in self.dfas]
+        self._sets: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+        self._final_chars: dict[tuple[int, int], CharSet] = {}
+        self._merged: dict[frozenset, EarleySet] = {}
+        self.root = self._intern(self._closure([(self.start_production, 0, None)]))
+
+    def _add(self, lhs: int, rhs: tuple[int, ...]) -> None:
+        self.lhs.append(lhs)
+        self.rhs.append(rhs)
+
+    def _nullable(self) -> list[bool]:
+        nullable = [False] * len(self.rule_names)
+        changed = True
+        while changed:
+            changed = False
+            for production, lhs in enumerate(self.lhs):
+                if not nullable[lhs] and all(s >= 0 and nullable[s] for s in self.rhs[production]):
+                    nullable[lhs] = changed = True
+        return nullable
+
+    def _closure(self, seeds: list[Item]) -> frozenset:
+        """The items of a set: ``seeds`` (scanned items, origins resolved) closed under completion and
+        prediction."""
+        rhs_of, lhs_of, by_lhs, nullable = self.rhs, self.lhs, self.by_lhs, self.nullable
+        items: set = set()
+        todo = list(seeds)
+        while todo:
+            item = todo.pop()
+            if item in items:
+                continue
+            items.add(item)
+            production, dot, origin = item
+            rhs = rhs_of[production]
+            if dot == len(rhs):
+                if origin is not None:  # (an empty completion is handled by moving past nullables)
+                    for waiting, wdot, worigin in origin.waiting(lhs_of[production]):
+                        todo.append((waiting, wdot + 1, origin if worigin is None else worigin))
+                continue
+            symbol = rhs[dot]
+            if symbol >= 0:
+                for predicted in by_lhs[symbol]:
+                    todo.append((predicted, 0, None))
+                if nullable[symbol]:
+                    todo.append((production, dot + 1, origin))
+        return frozenset(items)
+
+    def _intern(self, items: frozenset) -> EarleySet:
+        found = self._sets.get(items)
+        if found is None:
+            found = EarleySet(self, items)
+            self._sets[items] = found
+        return found
+
+    def merge(self, sets: frozenset) -> EarleySet:
+        """The one set of a text position that several lexemes end at (``a`` ``a`` and ``aa``): the union of
+        their sets' items, all of this position (a closed set's own items are predictions made here), so
+        the union is closed too. Without it every way of cutting a text into lexemes would keep a chain of
+        sets of its own: exponentially many for ``x: "a" | "aa"``."""
+        if len(sets) == 1:
+            return next(iter(sets))
+        found = self._merged.get(sets)
+        if found is None:
+            items = frozenset().union(*(s.items for s in sets))
+            if len(self._merged) >= 1 << 14:
+                self._merged.clear()
+            found = self._merged[sets] = self._intern(items)
+        return found
+
+    def final_chars(self, lexer: int, state: int) -> CharSet:
+        """The characters that can follow a point where terminal ``lexer`` may end, on its way on from
+        ``state``: the union of the allowed characters of the final states reachable from ``state``."""
+        key = (lexer, state)
+        found = self._final_chars.get(key)
+        if found is None:
+            dfa = self.dfas[lexer]
+            seen, todo = {state}, [state]
+            intervals: list[tuple[int, int]] = []
+            while todo:
+                current = todo.pop()
+                if current in dfa.finals:
+                    intervals.extend(dfa.charset(current).intervals)
+                for target in dfa.transitions[current].values():
+                    if target not in seen:
+                        seen.add(target)
+                        todo.append(target)
+            found = self._final_chars[key] = CharSet(intervals) if intervals else EMPTY
+        return found
+
+
+class EarleySet:
+    """The Earley items after a sequence of lexemes; interned by ``CompiledGrammar._intern``, so compared
+    and hashed by identity. Memoises what the parser asks of it: the lexemes that may start here, the
+    set after each of them, and which characters can begin one."""
+
+    __slots__ = ("grammar", "items", "_waiting", "expected", "accepting", "_scans", "_starts", "_start_chars",
+                 "__weakref__")  # fmt: skip
+
+    def __init__(self, grammar: CompiledGrammar, items: frozenset) -> None:
+        self.grammar = grammar
+        self.items = items
+        self._waiting: dict[int, list[Item]] | None = None
+        rhs_of = grammar.rhs
+        expected = {-1 - rhs_of[p][d] for p, d, _ in items if d < len(rhs_of[p]) and rhs_of[p][d] < 0}
+        self.expected: tuple[int, ...] = tuple(sorted(expected))
+        start = grammar.start_production
+        self.accepting = any(p == start and d == 1 for p, d, _ in items)
+        self._scans: dict[int, EarleySet] = {}
+        self._starts: dict[str, tuple[tuple[int, int], ...]] = {}
+        self._start_chars: CharSet | None = None
+
+    def waiting(self, nonterminal: int) -> list[Item]:
+        """The items of this set whose next symbol is ``nonterminal`` (they advance when it completes)."""
+        table = self._waiting
+        if table is None:
+            table = self._waiting = {}
+            rhs_of = self.grammar.rhs
+            for item in self.items:
+                rhs = rhs_of[item[0]]
+                if item[1] < len(rhs) and rhs[item[1]] >= 0:
+                    table.setdefault(rhs[item[1]], []).append(item)
+        return table.get(nonterminal, [])
+
+    def scan(self, lexer: int) -> EarleySet:
+        """The set after a lexeme of ``lexer`` read here (itself for an %ignore terminal)."""
+        found = self._scans.get(lexer)
+        if found is None:
+            grammar = self.grammar
+            if lexer >= grammar.terminal_count:
+                found = self
+            else:
+                symbol, rhs_of = -1 - lexer, grammar.rhs
+                seeds = [
+                    (p, d + 1, self if origin is None else origin)
+                    for p, d, origin in self.items
+                    if d < len(rhs_of[p]) and rhs_of[p][d] == symbol
+                ]
+                found = grammar._intern(grammar._closure(seeds))
+            self._scans[lexer] = found
+        return found
+
+    def lexers(self) -> tuple[int, ...]:
+        """The terminals (lexer ids) a lexeme starting here may belong to: the expected ones and %ignore."""
+        return (*self.expected, *self.grammar.ignore)
+
+    def starts(self, ch: str) -> tuple[tuple[int, int], ...]:
+        """``(lexer, automaton state)`` for each lexeme that may start here with ``ch``."""
+        found = self._starts.get(ch)
+        if found is None:
+            dfas = self.grammar.dfas
+            found = tuple((lexer, q) for lexer in self.lexers() if (q := dfas[lexer].step(0, ch)) is not None)
+            if len(self._starts) < 4096:
+                self._starts[ch] = found
+        return found
+
+    def start_chars(self) -> CharSet:
+        """The characters a lexeme may start with here."""
+        if self._start_chars is None:
+            intervals = [iv for lexer in self.lexers() for iv in self.grammar.dfas[lexer].charset(0).intervals]
+            self._start_chars = CharSet(intervals) if intervals else EMPTY
+        return self._start_chars
+
+    def __repr__(self) -> str:
+        return f"EarleySet({len(self.items)} items, expects {[self.grammar.terminal_names[t] for t in self.expected]})"

@@ -1,0 +1,375 @@
+"""``GrammarParser``: a context-free grammar as a character-level parser state (see formatenforcer/parser.py).
+
+A state is a set of *configurations*, each "a lexeme of terminal ``t`` is in progress, its automaton in
+state ``q``, and it started after the lexemes that led to Earley set ``s``" — a triple ``(s, t, q)`` — plus
+the Earley sets at which a new lexeme may start now (``fresh``: where the last lexeme may have just ended).
+Reading a character moves every triple's automaton, starts the lexemes the fresh sets expect (contextual
+lexing: only terminals the parse can use there, and the %ignore ones), and, wherever a lexeme can end
+after the character, adds the Earley set after it as fresh. A lexeme that could end or go on (``a`` of
+``[a-z]+``) keeps both, so the language is exactly the grammar's however its lexemes may be split.
+
+Nothing is allocated twice: Earley sets are interned (earley.py), states are interned by key per grammar and
+memoise their own transitions, so a vocabulary walk that meets a state again pays a dict look-up.
+
+For the token walk a state offers two hooks. ``alternatives()`` splits a state holding several
+configurations into one state per configuration (their languages' union is the state's), and a state that
+is one lexeme in progress offers ``lexeme()``: the terminal's automaton state alone (``TerminalState``),
+whose vocabulary walk is cached by value and shared by every position, grammar and schema that reaches it —
+valid when no character that continues the lexeme could also start the next one, so the lexeme is read
+longest-first; otherwise the state is walked whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+
+from ..core.charset import EMPTY, CharSet
+from ..core.errors import GrammarError
+from ..core.protocol import CharacterParser, FreeRun, Lexeme
+from ..parsers.regex import CompiledRegex
+from .earley import CompiledGrammar, EarleySet
+from .gbnf_text import read_gbnf
+from .ir import Grammar
+from .lark_text import read_lark
+
+SYNTAXES = ("lark", "gbnf", "ebnf")
+_INTERNED = 1 << 16
+"""States kept per grammar for reuse (a plain dict, cleared when full)."""
+
+_RUN_MIN_CHARS = 8
+"""A lexeme's run must have at least this many characters to be answered from the run tables."""
+
+Triple = tuple  # (EarleySet, lexer id, automaton state; -1: the lexeme has read nothing yet)
+
+
+def detect_syntax(text: str) -> str:
+    """As vLLM decides: a grammar containing ``::=`` is EBNF/GBNF, anything else Lark."""
+    return "gbnf" if "::=" in text else "lark"
+
+
+def read_grammar(text: str, syntax: str | None = None) -> Grammar:
+    """The neutral form of ``text`` in ``syntax`` (``"lark"``, ``"gbnf"``, ``"ebnf"``; None: detected)."""
+    if not isinstance(text, str):
+        raise GrammarError(f"a grammar must be a string, not {type(text).__name__}")
+    chosen = detect_syntax(text) if syntax is None else syntax
+    if chosen not in SYNTAXES:
+        raise GrammarError(f"unknown grammar syntax {syntax!r}: expected one of {', '.join(SYNTAXES)}")
+    if chosen == "lark":
+        return read_lark(text)
+    return read_gbnf(text, chosen)
+
+
+class _Compiled:
+    """What every state of one GrammarParser shares: the Earley grammar and the interned states."""
+
+    __slots__ = ("earley", "states", "__weakref__")
+
+    def __init__(self, earley: CompiledGrammar) -> None:
+        self.earley = earley
+        self.states: dict[Hashable, GrammarState] = {}
+
+    def state(self, active: frozenset, fresh: frozenset) -> GrammarState:
+        key = (active, fresh)
+        found = self.states.get(key)
+        if found is None:
+            if len(self.states) >= _INTERNED:
+                self.states.clear()
+            found = self.states[key] = GrammarState(self, active, fresh)
+        return found
+
+
+class GrammarState(CharacterParser):
+    """A state of a grammar's parser (see the module notes). Made by ``GrammarParser`` and its steps."""
+
+    __slots__ = ("_compiled", "_active", "_fresh", "_key", "_next", "_charset", "_lexeme", "_run", "__weakref__")
+
+    def __init__(self, compiled: _Compiled, active: frozenset, fresh: frozenset) -> None:
+        self._compiled = compiled
+        self._active = active
+        self._fresh = fresh
+        self._key = ("grammar", id(compiled), active, fresh)
+        self._next: dict[str, GrammarState | None] = {}
+        self._charset: CharSet | None = None
+        self._lexeme: Lexeme | None | bool = False
+        self._run: FreeRun | None | bool = False
+
+    def add_character(self, ch: str) -> GrammarState | None:
+        found = self._next.get(ch, False)
+        if found is not False:
+            return found  # type: ignore[return-value]
+        earley = self._compiled.earley
+        dfas = earley.dfas
+        moved: set[Triple] = set()
+        for s, lexer, q in self._active:
+            target = dfas[lexer].step(q if q >= 0 else 0, ch)
+            if target is not None:
+                moved.add((s, lexer, target))
+        for s in self._fresh:
+            for lexer, target in s.starts(ch):
+                moved.add((s, lexer, target))
+        if moved:
+            found = self._compiled.state(frozenset(moved), _ended(earley, moved))
+        else:
+            found = None
+        if len(self._next) < 256:
+            self._next[ch] = found
+        return found
+
+    def allowed_characters(self) -> CharSet:
+        found = self._charset
+        if found is None:
+            dfas = self._compiled.earley.dfas
+            intervals = [iv for _, lexer, q in self._active for iv in dfas[lexer].charset(max(q, 0)).intervals]
+            for s in self._fresh:
+                intervals.extend(s.start_chars().intervals)
+            found = self._charset = CharSet(intervals) if intervals else EMPTY
+        return found
+
+    def can_end(self) -> bool:
+        return any(s.accepting for s in self._fresh)
+
+    def key(self) -> Hashable:
+        return self._key
+
+    def alternatives(self) -> tuple[CharacterParser, ...] | None:
+        """One state per configuration (see the module notes): a lexeme in progress (with the set after it
+        when it may end now), each lexeme a fresh set may start, and the end of the text where it may."""
+        if len(self._active) + len(self._fresh) <= 1 and not (self._fresh and not self._active):
+            return None
+        earley, compiled = self._compiled.earley, self._compiled
+        branches: list[CharacterParser] = []
+        covered = set()
+        for s, lexer, q in self._active:
+            after = None
+            if q >= 0 and q in earley.finals[lexer]:
+                after = s.scan(lexer)
+                covered.add(after)
+            branches.append(compiled.state(frozenset(((s, lexer, q),)), frozenset(() if after is None else (after,))))
+        for s in self._fresh:
+            if s in covered:
+                continue
+            for lexer in s.lexers():
+                branches.append(compiled.state(frozenset(((s, lexer, -1),)), frozenset()))
+            if s.accepting:
+                branches.append(_END)
+        if len(branches) == 1 and branches[0] is self:
+            return None
+        return tuple(branches)
+
+    def free_run(self) -> FreeRun | None:
+        """The run of the one lexeme in progress (an identifier's letters, a string's body, whitespace) over
+        the characters that only that lexeme can read here (none of them starts the next one), so after ``n``
+        of them the state is known: that lexeme further on, with the set after it where it may end."""
+        found = self._run
+        if found is False:
+            found = self._run = self._find_run()
+        return found  # type: ignore[return-value]
+
+    def _find_run(self) -> FreeRun | None:
+        if len(self._active) != 1:
+            return None
+        ((s, lexer, q),) = self._active
+        earley, compiled = self._compiled.earley, self._compiled
+        following = s.scan(lexer)
+        if self._fresh and self._fresh != {following}:
+            return None
+        dfa, finals = earley.dfas[lexer], earley.finals[lexer]
+        run = dfa.run(max(q, 0))
+        if run is None:
+            return None
+        chars = run.chars - following.start_chars()
+        if chars.size() < _RUN_MIN_CHARS:
+            return None
+        chain = run.chain
+        ends_inside = any(state in finals for state in chain[1:]) or (run.loops and chain[-1] in finals)
+        if ends_inside and not run.loops:
+            return None  # (see TerminalState.free_run)
+        ended, empty = frozenset((following,)), frozenset()
+
+        def after(n: int) -> CharacterParser:
+            if n == 0:
+                return self
+            state = chain[min(n, len(chain) - 1)]
+            return compiled.state(frozenset(((s, lexer, state),)), ended if state in finals else empty)
+
+        return FreeRun(chars, run.max_length, after, ends_inside)
+
+    def lexeme(self) -> Lexeme | None:
+        found = self._lexeme
+        if found is False:
+            found = self._lexeme = self._find_lexeme()
+        return found  # type: ignore[return-value]
+
+    def _find_lexeme(self) -> Lexeme | None:
+        if len(self._active) != 1:
+            return None
+        ((s, lexer, q),) = self._active
+        earley = self._compiled.earley
+        after = s.scan(lexer)
+        if self._fresh and self._fresh != {after}:
+            return None
+        if earley.final_chars(lexer, max(q, 0)) & after.start_chars() and not _absorbed(earley, s, lexer, q, after):
+            return None  # a character could go on with this lexeme or start the next: both are kept
+        compiled = self._compiled
+        dfa = earley.dfas[lexer]
+        finals = earley.finals[lexer]
+        empty, ended = frozenset(), frozenset((after,))
+
+        def resume(inner: CharacterParser) -> CharacterParser | None:
+            state = inner._state if inner.__class__ is TerminalState else -1  # type: ignore[attr-defined]
+            if state < 0 or not inner._started:  # type: ignore[attr-defined]
+                return compiled.state(frozenset(((s, lexer, -1),)), empty)
+            return compiled.state(frozenset(((s, lexer, state),)), ended if state in finals else empty)
+
+        return Lexeme(TerminalState.of(dfa, max(q, 0), q >= 0), resume)
+
+    def __repr__(self) -> str:
+        names = self._compiled.earley.terminal_names
+        active = ", ".join(f"{names[lexer]}@{q}" for _, lexer, q in self._active)
+        return f"GrammarState(active=[{active}], fresh={len(self._fresh)}, can_end={self.can_end()})"
+
+
+def _ended(earley: CompiledGrammar, moved: set[Triple]) -> frozenset:
+    """The sets where a new lexeme may start after this character: the sets of the lexemes that may end
+    here merged into one (they end at the same position), and the sets an %ignore lexeme ending here leaves
+    as they were."""
+    finals, count = earley.finals, earley.terminal_count
+    scanned, ended = set(), set()
+    for s, lexer, q in moved:
+        if q in finals[lexer]:
+            if lexer < count:
+                scanned.add(s.scan(lexer))
+            else:
+                ended.add(s)
+    if scanned:
+        ended.add(earley.merge(frozenset(scanned)))
+    return frozenset(ended)
+
+
+def _absorbed(earley: CompiledGrammar, s: EarleySet, lexer: int, q: int, after: EarleySet) -> bool:
+    """Whether every split of this lexeme is the same configuration as reading it whole: an %ignore run
+    (``[ \\t]+``) that ends and starts again is one run. True when the lexeme leaves the Earley set as it
+    is, and each character that could start a new lexeme at a point where this one may end starts only
+    this terminal, in the automaton state that going on would reach."""
+    if after is not s:
+        return False
+    dfa, finals = earley.dfas[lexer], earley.finals[lexer]
+    seen, todo = {max(q, 0)}, [max(q, 0)]
+    while todo:
+        current = todo.pop()
+        if current in finals:
+            overlap = dfa.charset(current) & after.start_chars()
+            if overlap.size() > 256:
+                return False
+            for ch in overlap.chars():
+                if after.starts(ch) != ((lexer, dfa.step(current, ch)),):
+                    return False
+        for target in dfa.transitions[current].values():
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return True
+
+
+class _EndState(CharacterParser):
+    """The end of the text and nothing more: the branch of a state that may end here (``alternatives``)."""
+
+    __slots__ = ()
+
+    def add_character(self, ch: str) -> None:
+        return None
+
+    def allowed_characters(self) -> CharSet:
+        return EMPTY
+
+    def can_end(self) -> bool:
+        return True
+
+    def key(self) -> Hashable:
+        return ("grammar-end",)
+
+
+_END = _EndState()
+
+
+class TerminalState(CharacterParser):
+    """One terminal's automaton alone, in state ``_state``; ``_started`` once it has read a character (a
+    lexeme is never empty). The inner state of ``GrammarState.lexeme``: its key is the automaton's value,
+    so its vocabulary walks are shared by every grammar using the same terminal."""
+
+    __slots__ = ("_dfa", "_state", "_started", "_key", "_next")
+
+    _MEMO: dict[Hashable, TerminalState] = {}
+
+    def __init__(self, dfa: CompiledRegex, state: int, started: bool) -> None:
+        self._dfa, self._state, self._started = dfa, state, started
+        self._key = ("terminal", dfa.ident, state, started)
+        self._next: dict[str, TerminalState | None] = {}
+
+    @classmethod
+    def of(cls, dfa: CompiledRegex, state: int, started: bool) -> TerminalState:
+        key = (dfa.ident, state, started)
+        found = cls._MEMO.get(key)
+        if found is None or found._dfa is not dfa:
+            if len(cls._MEMO) >= _INTERNED:
+                cls._MEMO.clear()
+            found = cls._MEMO[key] = cls(dfa, state, started)
+        return found
+
+    def add_character(self, ch: str) -> TerminalState | None:
+        found = self._next.get(ch, False)
+        if found is False:
+            target = self._dfa.step(self._state, ch)
+            found = None if target is None else TerminalState.of(self._dfa, target, True)
+            if len(self._next) < 256:
+                self._next[ch] = found
+        return found  # type: ignore[return-value]
+
+    def allowed_characters(self) -> CharSet:
+        return self._dfa.charset(self._state)
+
+    def can_end(self) -> bool:
+        return self._started and self._state in self._dfa.finals
+
+    def key(self) -> Hashable:
+        return self._key
+
+    def shared_lexeme_key(self, horizon: int) -> Hashable | None:
+        return self._key
+
+    def free_run(self) -> FreeRun | None:
+        run = self._dfa.run(self._state)
+        if run is None:
+            return None
+        dfa, chain, finals = self._dfa, run.chain, self._dfa.finals
+        ends_inside = any(state in finals for state in chain[1:]) or (run.loops and chain[-1] in finals)
+        if ends_inside and not run.loops:
+            # a bounded run promises that longer runs are refused, but the lexeme may end inside it and the
+            # next one go on with the same characters (``[a-z]`` then ``[a-z0-9_]*``): walked instead
+            return None
+
+        def after(n: int) -> TerminalState:
+            return self if n == 0 else TerminalState.of(dfa, run.state_after(n), True)
+
+        return FreeRun(run.chars, run.max_length, after, ends_inside)
+
+
+class GrammarParser(GrammarState):
+    """Accepts exactly the language of a context-free grammar written in Lark, GBNF or EBNF.
+
+    ``syntax`` is ``"lark"``, ``"gbnf"`` or ``"ebnf"``; None detects it as vLLM does (text containing ``::=``
+    is GBNF/EBNF, anything else Lark). Ambiguous, left-recursive and empty rules are fine (an Earley
+    recognizer over lexemes; see docs/grammars.md). A grammar that cannot be enforced exactly raises
+    ``GrammarError`` here, naming the rule and line; generation itself never fails."""
+
+    __slots__ = ("grammar", "syntax")
+
+    def __init__(self, grammar: str, syntax: str | None = None) -> None:
+        neutral = read_grammar(grammar, syntax)
+        compiled = _Compiled(CompiledGrammar(neutral))
+        super().__init__(compiled, frozenset(), frozenset((compiled.earley.root,)))
+        self.grammar = grammar
+        self.syntax = neutral.syntax
+
+    def __repr__(self) -> str:
+        return f"GrammarParser(syntax={self.syntax!r}, rules={len(self._compiled.earley.rule_names)})"

@@ -2,7 +2,8 @@
 
 Key types, by lifetime:
     Vocabulary      per tokenizer: the exact bytes each token adds, in a trie (``Vocabulary.from_transformers``)
-    parsers         per format: RegexParser, ChoiceParser, GrammarParser, SequenceParser, UnionParser (immutable states)
+    parsers         per format: RegexParser, ChoiceParser, GrammarParser, SequenceParser, UnionParser,
+                    ReasoningParser (immutable states)
     TokenEnforcer   per (vocabulary, format): allowed next tokens, cached by parser state
     Matcher         per sequence: accept_token / rollback / fill_bitmask, for engines
 
@@ -17,6 +18,7 @@ Usual call sequence::
 Importing this package loads no engine (no torch, transformers or vLLM); integrations import theirs lazily.
 """
 
+from .core.backend import core_backend
 from .core.batch import fill_bitmasks
 from .core.bitmask import allocate_bitmask, apply_bitmask
 from .core.bitmask import ids_of as mask_token_ids
@@ -41,6 +43,7 @@ from .grammar import GrammarParser, ToolCallParser
 from .jsonschema import JsonConfig, JsonParser, JsonSchemaParser
 from .parsers.choice import ChoiceParser
 from .parsers.combinators import SequenceParser, UnionParser
+from .parsers.reasoning import ReasoningParser
 from .parsers.regex import RegexParser
 
 __all__ = [
@@ -57,6 +60,7 @@ __all__ = [
     "JsonParser",
     "JsonSchemaParser",
     "Matcher",
+    "ReasoningParser",
     "RegexError",
     "RegexParser",
     "SchemaError",
@@ -73,6 +77,7 @@ __all__ = [
     "mask_token_ids",
     "token_bytes_from_pieces",
     "write_mask_row",
+    "core_backend",
 ]
 
 __version__ = "0.1.0"

@@ -110,3 +110,14 @@ class FormatEnforcerLogitsProcessor(LogitsProcessor):
             else:
                 bitmask[row] = enforcer.mask(position)
         return apply_bitmask(scores, bitmask)
+
+
+from .transformers_generate import GenerationOutput, generate, prompt_inputs  # noqa: E402 - the loop, re-exported
+
+__all__ = [
+    "FormatEnforcerLogitsProcessor",
+    "GenerationOutput",
+    "build_prefix_allowed_tokens_fn",
+    "generate",
+    "prompt_inputs",
+]

@@ -17,7 +17,10 @@ The request's format is read from ``SamplingParams.extra_args`` (``vllm_xargs`` 
 names of vLLM's own ``StructuredOutputsParams``: ``json`` (a schema, as a dict or a JSON string), ``regex``,
 ``choice`` (a list of strings), ``json_object`` (any JSON object) and ``whitespace_pattern`` (with ``json``
 or ``json_object``). Over HTTP ``vllm_xargs`` values must be strings, numbers or lists, so there ``json`` is
-sent as a JSON string and ``json_object`` as ``true`` / ``1``.
+sent as a JSON string and ``json_object`` as ``true`` / ``1``. ``"reasoning": true`` (or a dict of
+``start``, ``end``, ``optional``) leaves the model's thinking free up to ``</think>`` and enforces the format
+on the answer after it (``ReasoningParser``); the markers must be plain-text tokens (Qwen3's and
+DeepSeek-R1's are), since a special token is never allowed.
 
 How it fits vLLM: vLLM builds one processor object per engine; ``update_state`` receives the batch changes
 (requests added with a *reference* to their growing output-token list, removed, moved) and ``apply`` gets the
@@ -38,6 +41,7 @@ docs/integrations.md for how this relates to vLLM's ``structured_outputs`` backe
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import logging
@@ -84,14 +88,25 @@ class FormatSpec:
     kind: str  # one of FORMAT_FIELDS
     spec: str  # canonical text: the regex, a JSON-encoded choice list or schema, "" for json_object
     whitespace_pattern: str | None = None
+    reasoning: str | None = None
+    """JSON text of the ReasoningParser options (``start``, ``end``, ``optional``) when the request asks for
+    ``"reasoning"``: free thinking up to the end marker, then the format (formatenforcer/parsers/reasoning.py)."""
 
     def build_parser(self) -> CharacterParser:
         """The character-level parser of this format. Raises FormatError (a ValueError) if it cannot be built."""
         if self.kind == "regex":
-            return RegexParser(self.spec)
-        if self.kind == "choice":
-            return ChoiceParser(json.loads(self.spec))
-        return _json_parser(None if self.kind == "json_object" else json.loads(self.spec), self.whitespace_pattern)
+            parser: CharacterParser = RegexParser(self.spec)
+        elif self.kind == "choice":
+            parser = ChoiceParser(json.loads(self.spec))
+        else:
+            parser = _json_parser(
+                None if self.kind == "json_object" else json.loads(self.spec), self.whitespace_pattern
+            )
+        if self.reasoning is not None:
+            from formatenforcer import ReasoningParser
+
+            parser = ReasoningParser(parser, **json.loads(self.reasoning))
+        return parser
 
 
 def _json_parser(schema: Any, whitespace_pattern: str | None) -> CharacterParser:
@@ -114,7 +129,30 @@ def format_spec_from_args(extra_args: Mapping[str, Any] | None) -> FormatSpec | 
         return None
     if len(chosen) > 1:
         raise FormatError(f"a request may ask for one format only, got {', '.join(chosen)}")
-    kind = chosen[0]
+    reasoning = _reasoning_options(extra_args.get("reasoning"))
+    spec = _format_spec(chosen[0], extra_args, whitespace)
+    return spec if reasoning is None else dataclasses.replace(spec, reasoning=reasoning)
+
+
+def _reasoning_options(value: Any) -> str | None:
+    """``"reasoning"``: true (``<think>``/``</think>``, the start marker optional) or a dict of ``start``,
+    ``end`` and ``optional``; normalised to JSON text, None when unset."""
+    if isinstance(value, Mapping):
+        unknown = set(value) - {"start", "end", "optional"}
+        if unknown:
+            raise FormatError(f"reasoning options are start, end and optional; unknown: {', '.join(sorted(unknown))}")
+        options = {"start": "<think>", "end": "</think>", "optional": True, **value}
+        if not isinstance(options["end"], str) or not options["end"]:
+            raise FormatError("reasoning end must be a non-empty string")
+        if options["start"] is not None and not isinstance(options["start"], str):
+            raise FormatError("reasoning start must be a string or null")
+        return json.dumps(options, sort_keys=True)
+    if not _is_set(value):
+        return None
+    return json.dumps({"start": "<think>", "end": "</think>", "optional": True}, sort_keys=True)
+
+
+def _format_spec(kind: str, extra_args: Mapping[str, Any], whitespace: Any) -> FormatSpec:
     value = extra_args[kind]
     if whitespace is not None and (kind not in ("json", "json_object") or not isinstance(whitespace, str)):
         raise FormatError("whitespace_pattern must be a string and goes with json or json_object only")

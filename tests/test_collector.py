@@ -1,4 +1,4 @@
-"""The cycle collector policy (collector.py): paused while the index is built, restored exactly after."""
+"""The cycle collector policy (core/collector.py): paused while the index is built, restored exactly after."""
 
 from __future__ import annotations
 

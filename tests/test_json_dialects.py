@@ -1,4 +1,4 @@
-"""A referenced resource is read in the dialect its own ``$schema`` names, not the root's (dialects.py).
+"""A referenced resource is read in the dialect its own ``$schema`` names, not the root's (schema/dialects.py).
 
 The suite's ``remotes/`` hold documents written for one draft and referenced from another (the official
 ``optional/cross-draft.json`` cases, which the stored corpus lacks, use them); each case is checked token

@@ -1,7 +1,7 @@
-"""JSON Schema regexes are ECMA-262 (unicode mode): ``pattern``/``patternProperties`` semantics (ecma.py) and
-``format: regex`` (the syntax automaton of ecma_syntax.py), through JsonSchemaParser, character by character
+"""JSON Schema regexes are ECMA-262 (unicode mode): ``pattern``/``patternProperties`` semantics (ecma/parse.py) and
+``format: regex`` (the syntax automaton of formats/regex_syntax.py), through JsonSchemaParser, character by character
 in both JSON spellings and token by token with the Llama 3 tokenizer; plus seeded random walks showing that
-``format: regex`` never dead-ends and only writes what the independent parser of ecma.py accepts."""
+``format: regex`` never dead-ends and only writes what the independent parser of jsonschema/ecma/parse.py accepts."""
 
 from __future__ import annotations
 
@@ -229,7 +229,7 @@ def _python_compiles(text: str) -> bool:
 
 def test_format_regex_random_walks_never_dead_end_and_write_valid_ecma():
     """Seeded walks over the syntax automaton: every offered character is accepted, from every state a
-    completion exists (built per mode), and every completed text is valid for ecma.py's parser (a second,
+    completion exists (built per mode), and every completed text is valid for ecma/parse.py's parser (a second,
     independent reading of the grammar) and, where the dialects agree, for Python's ``re``."""
     content = RegexSyntaxContent()
     rng = random.Random(2024)

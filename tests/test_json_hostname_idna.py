@@ -1,4 +1,4 @@
-"""``hostname`` A-labels (``xn--``): punycode and IDNA2008 (formatenforcer/jsonschema/formats_idna.py).
+"""``hostname`` A-labels (``xn--``): punycode and IDNA2008 (formatenforcer/jsonschema/formats/idn/a_labels.py).
 
 The label check is compared with the ``idna`` package's ``ulabel`` on random labels; the parser is checked
 character by character, token by token with the Llama 3 tokenizer, and by seeded random walks steered into
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from formatenforcer import JsonSchemaParser, TokenEnforcer
-from formatenforcer.jsonschema.formats.idna import WITNESS_EXTRA, valid_a_label_text, witness
+from formatenforcer.jsonschema.formats.idn.a_labels import WITNESS_EXTRA, valid_a_label_text, witness
 from formatenforcer.jsonschema.formats.patterns import format_matches
 
 from .json_checks import accepts_tokens

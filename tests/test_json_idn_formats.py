@@ -1,4 +1,4 @@
-"""``idn-hostname`` and ``idn-email`` (formatenforcer/jsonschema/formats_idn*.py, formats_idn_email.py).
+"""``idn-hostname`` and ``idn-email`` (formatenforcer/jsonschema/formats_idn*.py, jsonschema/formats/idn/email.py).
 
 Finished strings are judged by an independent reference built on the ``idna`` package (``idna.alabel`` per
 label, RFC 5893's rule across labels, the 253-octet name); seeded random walks pick allowed characters
@@ -18,16 +18,16 @@ import numpy as np
 import pytest
 
 from formatenforcer import JsonSchemaParser, TokenEnforcer
-from formatenforcer.jsonschema.formats.idn import IdnHostnameContent
-from formatenforcer.jsonschema.formats.idn_email import IdnEmailContent, idn_email_ok
-from formatenforcer.jsonschema.formats.idn_label import idn_hostname_ok
-from formatenforcer.jsonschema.formats.idn_length import (
+from formatenforcer.jsonschema.formats.idn.email import IdnEmailContent, idn_email_ok
+from formatenforcer.jsonschema.formats.idn.hostname import IdnHostnameContent
+from formatenforcer.jsonschema.formats.idn.label import idn_hostname_ok
+from formatenforcer.jsonschema.formats.idn.length import (
     a_length,
     a_length_appended,
     a_length_bound,
     a_lengths_with_basics,
 )
-from formatenforcer.jsonschema.formats.idn_tables import DOTS, tables
+from formatenforcer.jsonschema.formats.idn.tables import DOTS, tables
 
 from .json_checks import accepts_tokens
 

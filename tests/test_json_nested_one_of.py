@@ -1,6 +1,6 @@
 """Nested ``oneOf``s of overlapping branches under ``unevaluatedProperties``: the complements each branch needs
-multiply out (products.py prunes the empty and subsumed combinations), and the sets of branches that can pass
-together are grown only from overlapping ones (unevaluated.py). Checked against the ``jsonschema`` validator on
+multiply out (schema/products.py prunes the empty and subsumed combinations), and the sets of branches that can pass
+together are grown only from overlapping ones (schema/unevaluated.py). Checked against the ``jsonschema`` validator on
 every small key set, token by token with the real Llama 3 tokenizer, and by seeded random walks."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``time`` and ``date-time`` with RFC 3339's leap-second rule (formatenforcer/jsonschema/formats_time.py).
+"""``time`` and ``date-time`` with RFC 3339's leap-second rule (formatenforcer/jsonschema/formats/time.py).
 
 ``hh:mm:60`` is valid exactly when local time minus offset is 23:59 (modulo a day). The reference here is
 computed with ``datetime`` arithmetic, independently of the automaton's own ``leap_offsets``; the parser is

@@ -13,6 +13,7 @@ CORE = {
     "FormatError",
     "FreeRun",
     "Matcher",
+    "ReasoningParser",
     "RegexError",
     "RegexParser",
     "SchemaError",

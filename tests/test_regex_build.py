@@ -1,4 +1,4 @@
-"""The one-pass pattern builder (formatenforcer/regex_build.py) against interegular and Python's ``re``.
+"""The one-pass pattern builder (formatenforcer/parsers/regex_build.py) against interegular and Python's ``re``.
 
 Its automata must accept exactly the language interegular's do (same ASCII reading of ``\\d \\w \\s``), so
 which builder ran never changes a mask. Equivalence is decided exactly, by walking both automata in step

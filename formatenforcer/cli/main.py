@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from typing import Any
 
 from .. import __version__
@@ -88,6 +87,16 @@ def build_argparser() -> argparse.ArgumentParser:
         "--trace",
         action="store_true",
         help="print on stderr, per step, how many tokens the format allowed and which was chosen",
+    )
+    options.add_argument(
+        "--no-jump-forward",
+        action="store_true",
+        help="sample every token, even those the format fixes (default: append them without a step)",
+    )
+    options.add_argument(
+        "--reasoning",
+        action="store_true",
+        help="let the model think freely until </think>, then enforce the format on the answer",
     )
     options.add_argument("--system", metavar="TEXT", help="system message (default: describes the format)")
     options.add_argument("--no-chat-template", action="store_true", help="send the prompt as raw text")
@@ -178,49 +187,51 @@ def command_generate(args: argparse.Namespace) -> int:
         raise CliError("--temperature must be 0 (greedy) or more")
     fmt = build_format(args)  # before loading the model: a bad format fails in a fraction of a second
     model, tokenizer, _ = _load(args)
-    import torch
-    from transformers import LogitsProcessorList, TextStreamer
+    from transformers import TextStreamer
 
-    from ..integrations.transformers import FormatEnforcerLogitsProcessor
+    from ..integrations.transformers import generate
     from .trace import TraceRecorder
 
     vocabulary = _vocabulary(model, tokenizer)
-    enforcing = FormatEnforcerLogitsProcessor(tokenizer, fmt.parser, vocabulary=vocabulary)
+    parser = fmt.parser
+    if args.reasoning:
+        from .reasoning import ReasoningParser, with_marker_tokens
+
+        parser = ReasoningParser(parser)
+        vocabulary = with_marker_tokens(vocabulary, tokenizer)
     recorder = TraceRecorder() if args.trace else None
-    processors = [recorder.before, enforcing, recorder.after] if recorder else [enforcing]
     inputs = _prompt_ids(tokenizer, args, fmt.instruction)
-    sampling: dict[str, Any] = {"do_sample": False}
-    if args.temperature > 0:
-        sampling = {"do_sample": True, "temperature": args.temperature, "top_k": 0, "top_p": 1.0}
-    if args.seed is not None:
-        torch.manual_seed(args.seed)
     streamer = TextStreamer(tokenizer, skip_prompt=True, skip_special_tokens=True) if args.stream else None
-    eos = list(vocabulary.eos_token_ids)
-    started = time.perf_counter()
-    with torch.inference_mode():
-        output = model.generate(
-            **inputs,
-            max_new_tokens=args.max_tokens,
-            logits_processor=LogitsProcessorList(processors),
-            eos_token_id=eos,
-            pad_token_id=tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos[0],
-            streamer=streamer,
-            **sampling,
-        )
-    seconds = time.perf_counter() - started
-    generated = output[0, inputs["input_ids"].shape[1] :].tolist()
-    ended = bool(generated) and generated[-1] in eos
+    result = generate(
+        model,
+        tokenizer,
+        parser,
+        inputs,
+        args.max_tokens,
+        temperature=args.temperature,
+        seed=args.seed,
+        jump_forward=not args.no_jump_forward,
+        streamer=streamer,
+        vocabulary=vocabulary,
+        on_scores=(lambda raw, masked: (recorder.before(None, raw), recorder.after(None, masked)))
+        if recorder
+        else None,
+    )
+    generated, ended, seconds = result.token_ids, result.finished, result.seconds
     body = generated[:-1] if ended else generated
     if not args.stream:
-        print(tokenizer.decode(body, skip_special_tokens=True), flush=True)
+        print(result.text, flush=True)
     if recorder is not None:
-        recorder.report(vocabulary, generated, sys.stderr)
+        recorder.report(vocabulary, generated, sys.stderr, result.forced)
     if sys.stderr.isatty():
         print(
-            f"{len(generated)} tokens in {seconds:.1f} s ({len(generated) / max(seconds, 1e-9):.1f} tok/s)",
+            f"{len(generated)} tokens in {seconds:.1f} s ({len(generated) / max(seconds, 1e-9):.1f} tok/s, "
+            f"{result.forward_passes} forward passes, {result.forced_count} tokens forced)",
             file=sys.stderr,
         )
-    position = enforcing.enforcer.position_after(body)
+    from ..core.enforcer import TokenEnforcer
+
+    position = TokenEnforcer(vocabulary, parser).position_after(body)
     if not ended and (position is None or not position.state.can_end() or position.pending):
         _error(
             f"stopped after {len(generated)} tokens (--max-tokens) before the output was complete; raise --max-tokens"

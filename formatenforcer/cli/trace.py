@@ -3,7 +3,8 @@
 ``--trace`` wraps the enforcing logits processor between two recorders: the one before it sees the model's
 own scores (what the model wanted), the one after it sees the masked scores (how many tokens the format
 allowed, and the best of them). Steps where the format overrode the model's first choice are marked ``*``:
-that is where output starts to "look wrong" when a prompt and a format disagree.
+that is where output starts to "look wrong" when a prompt and a format disagree. Tokens that jump-forward
+appended without a step (the format fixed them) are marked ``+``.
 
 ``explain`` needs no model: it feeds a text to the format character by character and reports the first
 character refused (with what was allowed there) or whether the text is complete, and with ``--tokens`` it
@@ -61,11 +62,21 @@ class TraceRecorder:
         self.steps.append(Step(allowed, candidates, self._model_top))
         return scores
 
-    def report(self, vocabulary: Vocabulary, chosen: list[int], out: TextIO) -> None:
-        """Prints one line per step; ``chosen`` are the generated ids (one per recorded step)."""
+    def report(self, vocabulary: Vocabulary, chosen: list[int], out: TextIO, forced: list[bool] | None = None) -> None:
+        """Prints one line per generated token; ``chosen`` are the generated ids, ``forced`` marks those that
+        jump-forward appended without a step (shown with ``+`` and no scores); the others match the steps."""
         overridden = 0
+        sampled = 0
         out.write("step  allowed  chosen (p among allowed)    model's own first choice   other allowed\n")
-        for index, (step, token) in enumerate(zip(self.steps, chosen), start=1):
+        steps = iter(self.steps)
+        for index, token in enumerate(chosen, start=1):
+            if forced is not None and forced[index - 1]:
+                out.write(f"{index:>4}+ {'forced':>7}  {token_label(vocabulary, token)[:26]}\n")
+                continue
+            step = next(steps, None)
+            if step is None:
+                break
+            sampled += 1
             probability = dict(step.candidates).get(token)
             shown = f"{token_label(vocabulary, token)}" + (f" ({probability:.2f})" if probability is not None else "")
             wanted_id, wanted_p = step.model_top
@@ -76,10 +87,9 @@ class TraceRecorder:
             wanted = f"{token_label(vocabulary, wanted_id)} ({wanted_p:.2f})"
             others = ", ".join(f"{token_label(vocabulary, i)} {p:.2f}" for i, p in step.candidates if i != token)[:80]
             out.write(f"{index:>4}{mark} {step.allowed:>7}  {shown[:26]:<26}  {wanted[:26]:<26}  {others}\n")
-        out.write(
-            f"the format overrode the model's first choice at {overridden} of {min(len(self.steps), len(chosen))} "
-            "steps (marked *)\n"
-        )
+        out.write(f"the format overrode the model's first choice at {overridden} of {sampled} steps (marked *)\n")
+        if forced is not None and any(forced):
+            out.write(f"{sum(forced)} tokens were forced by the format and appended without a step (marked +)\n")
 
 
 def _softmax(row: Any) -> np.ndarray:

@@ -59,6 +59,7 @@ class TokenEnforcer:
         self._lexemes: dict[Hashable, object] = caches.lexemes  # inner string/number walks, see walk.allowed_mask
         self._lock = caches.lock
         self._positions = caches.positions
+        self._forced: dict[Hashable, str] = caches.forced  # forced text by state key (forced.py)
         self._start = Position(parser)  # not in the shared positions: they must not hold the parser itself
         self._root = _PrefixNode(self._start)
         self._finished_mask = vocabulary.eos_mask if vocabulary.eos_token_ids else pack_ids((), vocabulary.size)
@@ -194,13 +195,14 @@ class _Caches:
     guards them. Keys hold ``id()``s of the parser's compiled parts, so a cache is only valid while its
     parser object lives."""
 
-    __slots__ = ("masks", "positions", "lexemes", "lock")
+    __slots__ = ("masks", "positions", "lexemes", "lock", "forced")
 
     def __init__(self) -> None:
         self.masks: OrderedDict[Hashable, np.ndarray] = OrderedDict()
         self.positions: OrderedDict[Hashable, Position] = OrderedDict()
         self.lexemes: dict[Hashable, object] = {}
         self.lock = threading.Lock()
+        self.forced: dict[Hashable, str] = {}
 
 
 def _shared_caches(vocabulary: Vocabulary, parser: CharacterParser) -> _Caches:

@@ -108,6 +108,12 @@ class WalkHooks:
         plain string, an email); None when the state has no such key."""
         return None
 
+    def automaton_state(self) -> tuple[object, int] | None:
+        """Optional: ``(dfa, state number)`` when this state is a state of a deterministic automaton over
+        characters (a ``CompiledRegex``) and nothing else, so the compiled core can walk the vocabulary with
+        that automaton alone, without a parser step per trie node (formatenforcer/core/compiled_walk.py)."""
+        return None
+
 
 def walk_lexeme(state: CharacterParser) -> Lexeme | None:
     """``state.lexeme()``, or for a bare scalar state (a top-level string or number, a branch of a top-level

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from .bitmask import ids_of, write_row
+from .forced import LOOKBACK, forced_text_of, forced_tokens_of
 from .position import Position
 
 
@@ -32,6 +33,7 @@ class Matcher:
     def __init__(self, enforcer: Stepper) -> None:
         self.enforcer = enforcer
         self._history: list[Position] = [enforcer.start]
+        self._tokens: list[int] = []
 
     @property
     def position(self) -> Position:
@@ -43,6 +45,7 @@ class Matcher:
         if nxt is None:
             return False
         self._history.append(nxt)
+        self._tokens.append(int(token_id))
         return True
 
     def accept_tokens(self, token_ids: Iterable[int]) -> bool:
@@ -66,10 +69,31 @@ class Matcher:
             raise ValueError(f"cannot roll back {n} tokens: only {len(self._history) - 1} were accepted")
         if n:
             del self._history[-n:]
+            del self._tokens[-n:]
 
     def reset(self) -> None:
         """Back to the start of the format."""
         del self._history[1:]
+        self._tokens.clear()
+
+    @property
+    def generated_tokens(self) -> list[int]:
+        """The token ids accepted so far, in order (a copy)."""
+        return list(self._tokens)
+
+    def forced_text(self) -> str:
+        """The longest text every valid continuation from here starts with: empty where the format may end
+        here or allows more than one character (forced.py; cached per parser state)."""
+        position = self._history[-1]
+        if position.finished or position.pending:
+            return ""
+        return forced_text_of(position.state, self.enforcer._forced)
+
+    def forced_tokens(self, lookback: int | None = None) -> list[int]:
+        """The token ids to append now without sampling (jump-forward): the forced text as the model's
+        tokenizer writes it in context, holding back a last token a longer one could replace and anything
+        the previous token would merge with (forced.py). ``accept_tokens`` of them always succeeds."""
+        return forced_tokens_of(self, LOOKBACK if lookback is None else lookback)
 
     @property
     def num_accepted(self) -> int:

@@ -1,6 +1,6 @@
 """Free-run tables: for a character class C (say "any character allowed raw inside a JSON string"), the tokens
 made only of C characters, grouped by length, and the remaining tokens re-indexed by what follows their
-longest C prefix. The enforcer answers a state that loops over C from these tables (see walk.py).
+longest C prefix. The enforcer answers a state that loops over C from these tables (see core/walk.py).
 
 Whole-vocabulary tables are built in one vectorized numpy pass over the token texts (decoded once per
 vocabulary); a small subtree's table is built by a plain loop, which costs a tenth of numpy's fixed price

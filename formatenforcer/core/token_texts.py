@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+import weakref
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -262,3 +263,21 @@ def token_bytes_from_pieces(
     # SentencePiece decoders drop a lone token's leading space, which the check allows for
     verify_token_bytes(decode_one, data, strip=scheme == "sentencepiece")
     return data
+
+
+def encoder_of(tokenizer: Any) -> Callable[[str], list[int]]:
+    """``text -> ids`` as the tokenizer writes it (no special tokens added). A fast tokenizer's Rust
+    backend is held directly; a slow one through a weak reference, so the vocabulary (memoised per
+    tokenizer) does not keep its tokenizer alive; once it is gone, ``encode`` raises VocabularyError."""
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is not None:
+        return lambda text: backend.encode(text, add_special_tokens=False).ids
+    ref = weakref.ref(tokenizer)
+
+    def encode(text: str) -> list[int]:
+        alive = ref()
+        if alive is None:
+            raise VocabularyError("the tokenizer this vocabulary was built from no longer exists")
+        return list(alive.encode(text, add_special_tokens=False))
+
+    return encode

@@ -1,5 +1,5 @@
 """The byte trie of a vocabulary: plain dicts ``{byte: child}``, the ids of the tokens ending at a node under the
-key ``IDS``, and a leaf stored as its bare token id (see vocabulary.py for why this layout)."""
+key ``IDS``, and a leaf stored as its bare token id (see core/vocabulary.py for why this layout)."""
 
 from __future__ import annotations
 
@@ -73,3 +73,25 @@ def subtree_entries(
             else:
                 push((child, below))
     return [(token_id, token_bytes[token_id][-depth:] if depth else b"") for token_id, depth in found]  # type: ignore[index]
+
+
+def longest_match_ids(trie: Trie, data: bytes) -> list[int]:
+    """``data`` as token ids by longest match over ``trie``, left to right (the first id where several
+    tokens spell the same bytes); empty when some byte starts no token."""
+    out: list[int] = []
+    start = 0
+    while start < len(data):
+        node: Trie | int | None = trie
+        best, best_end = -1, start
+        for end in range(start, len(data)):
+            node = node.get(data[end]) if node.__class__ is dict else None  # type: ignore[union-attr]
+            if node is None:
+                break
+            ids = node if node.__class__ is int else node.get(IDS)  # type: ignore[union-attr]
+            if ids is not None:
+                best, best_end = ids if ids.__class__ is int else ids[0], end + 1
+        if best < 0:
+            return []
+        out.append(best)
+        start = best_end
+    return out

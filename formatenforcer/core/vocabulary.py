@@ -14,7 +14,7 @@ the index leaves it no garbage-collection debt to pay during generation. Special
 no text are left out of the trie, so they are never allowed; the end-of-sequence ids are handled by the
 enforcer (allowed exactly when the format may end).
 
-Free-run tables (run_tables.py) are built lazily, once per vocabulary and class (and per trie node for the
+Free-run tables (core/run_tables.py) are built lazily, once per vocabulary and class (and per trie node for the
 tables of subtrees), and kept here.
 """
 
@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import threading
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +34,8 @@ from .charset import CharSet
 from .collector import freeze_existing, paused
 from .errors import VocabularyError
 from .run_tables import FreeRunTable, TokenTexts, pack_ids
-from .token_texts import agrees, cache_key, default_eos_ids, token_bytes_of
-from .trie import IDS, Trie, ids_at, insert, subtree_entries
+from .token_texts import agrees, cache_key, default_eos_ids, encoder_of, token_bytes_of
+from .trie import IDS, Trie, ids_at, insert, longest_match_ids, subtree_entries
 
 __all__ = ["IDS", "Trie", "Vocabulary", "pack_ids"]
 
@@ -82,15 +82,26 @@ class Vocabulary:
         self._first_byte: np.ndarray | None = None
         self._longest: int | None = None
         self.shared_groups: dict = {}
-        """What the children of a trie node add in one shared state, by node, class and exceptions (walk.py)."""
+        """What the children of a trie node add in one shared state, by node, class and exceptions (core/walk.py)."""
         self.lexeme_cache: dict = {}
         """Walks of inner string states keyed by value (``shared_lexeme_key``), shared by every enforcer."""
         self.format_caches: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-        """The mask and walk caches of each parser object enforced over this vocabulary (enforcer.py), kept
+        """The mask and walk caches of each parser object enforced over this vocabulary (core/enforcer.py), kept
         as long as the parser lives: every TokenEnforcer made for the same parser object shares them."""
         self._texts: TokenTexts | None = None
         self._subtexts: dict[int, TokenTexts | tuple[tuple[int, bytes], ...]] = {}
         self._lock = threading.Lock()
+        self.encode: Callable[[str], list[int]] | None = None
+        """The tokenizer's own ``encode`` (text to ids, no special tokens), set by ``from_transformers``:
+        jump-forward writes forced text as the model's tokenizer would (forced.py). None: ``tokenize``
+        falls back to a greedy longest match over the trie."""
+
+    def tokenize(self, text: str) -> list[int]:
+        """``text`` as token ids: the tokenizer's own encoding when known (``encode``), else the greedy
+        longest match over the trie (``trie.longest_match_ids``)."""
+        if self.encode is not None:
+            return list(self.encode(text))
+        return longest_match_ids(self.trie, text.encode("utf-8"))
 
     def first_bytes_mask(self, lead: bytes) -> np.ndarray:
         """Packed mask of the tokens whose first byte is one of ``lead`` (memoised per set of bytes).
@@ -304,4 +315,5 @@ def _index(tokenizer: Any, eos: tuple[int, ...], size: int | None, cache_dir: An
     vocabulary = Vocabulary(data, eos, size=size, strip_leading_space=strip, name=name, trie=trie)
     if folder is not None and payload is None:
         disk_cache.save(folder, fingerprint, (vocabulary.token_bytes, strip, scheme, vocabulary.trie))
+    vocabulary.encode = encoder_of(tokenizer)
     return vocabulary

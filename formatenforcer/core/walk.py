@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .charset import ANY, CharSet, utf8_length
+from .compiled_walk import compiled_mask
 from .hooks import FreeRun, Lexeme, walk_lexeme
 from .protocol import CharacterParser
 from .run_tables import FreeRunTable, pack_ids
@@ -534,8 +535,10 @@ def allowed_mask(
             return _split_mask(vocabulary, state, split, lexemes)
     walker = _Walk(vocabulary)
     if lexeme is None:
-        _collect(walker, state, pending, at_start)
-        mask = _packed(walker)
+        mask = compiled_mask(vocabulary, state, pending, at_start)
+        if mask is None:
+            _collect(walker, state, pending, at_start)
+            mask = _packed(walker)
     else:
         inner, checked = lexeme.inner, lexeme.checked_ends
         split = inner.first_char_split()

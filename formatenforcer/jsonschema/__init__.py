@@ -1,6 +1,6 @@
 """JSON Schema and JSON parsers, in two stages (see docs/json-schema.md).
 
-    schema/        stage one: raw schema -> intermediate form (ir.py): $ref, allOf merging, not,
+    schema/        stage one: raw schema -> intermediate form (schema/ir.py): $ref, allOf merging, not,
                    if/then/else, enum; the algebra on that form (merge, complement, products)
     ecma/          the ECMA-262 regular expressions of ``pattern``
     formats/       ``format`` values as string content automata

@@ -87,7 +87,7 @@ class Compiler:
         return state
 
     def _build(self, node: Node) -> CharacterParser | None:
-        # the most frequent kinds first (the node classes of ir.py have no subclasses, so order is free)
+        # the most frequent kinds first (the node classes of schema/ir.py have no subclasses, so order is free)
         if isinstance(node, String):
             content = string_content(node)
             return None if content is None else StringParser(content, escapable=self.escapable)

@@ -8,16 +8,16 @@ from ..parsers.regex import CompiledRegex, RegexError, compile_boolean, compile_
 from .ecma.parse import EcmaSyntaxError, EcmaUnsupported
 from .ecma.translate import Translation, literal_pattern, translate
 from .formats.content import Content, ExcludeContent, LengthContent, RegexContent, TrieContent
-from .formats.idn import IdnHostnameContent
-from .formats.idn_email import IdnEmailContent
-from .formats.idna import HostnameContent
+from .formats.idn.a_labels import HostnameContent
+from .formats.idn.email import IdnEmailContent
+from .formats.idn.hostname import IdnHostnameContent
 from .formats.patterns import FORMAT_MAX_LENGTH, IDN_FORMATS, format_automaton
 from .formats.regex_content import RegexSyntaxContent
 from .schema.ir import String, Unsupported
 
 
 def ecma_full(patterns: tuple[str, ...], keyword: str) -> Translation:
-    """Full-match automaton texts for JSON Schema patterns (ECMA-262, searching; see ecma.py), over shared
+    """Full-match automaton texts for JSON Schema patterns (ECMA-262, searching; see ecma/parse.py), over shared
     stand-ins; Unsupported (naming ``keyword``) for what they cannot express."""
     try:
         return translate(patterns)
@@ -79,12 +79,12 @@ def string_content(node: String) -> Content | None:
     if not content.satisfiable():
         raise Unsupported(keyword, "no string matches the pattern within the length limits")
     if node.formats == ("hostname",) and not node.patterns:
-        return HostnameContent(content)  # A-labels: punycode and IDNA2008 (formats_idna.py)
+        return HostnameContent(content)  # A-labels: punycode and IDNA2008 (formats/idn/a_labels.py)
     return content
 
 
 def idn_content(node: String) -> Content:
-    """``idn-hostname``/``idn-email``: their own automata (formats_idn.py), alone on the string; a length
+    """``idn-hostname``/``idn-email``: their own automata (formats/idn/hostname.py), alone on the string; a length
     limit, pattern, other format, excluded value or ``not`` with them is refused (lengths count code points
     there but octets of the A-label form here, and the automata are not product-combinable DFAs)."""
     if node.not_formats and any(f in IDN_FORMATS for f in node.not_formats):
@@ -98,7 +98,7 @@ def idn_content(node: String) -> Content:
 
 
 def regex_syntax_content(node: String) -> Content | None:
-    """``format: regex``: the ECMA-262 syntax automaton (ecma_regex_content.py) with lengths or excluded
+    """``format: regex``: the ECMA-262 syntax automaton (formats/regex_content.py) with lengths or excluded
     values; a pattern or another format on the same string is refused."""
     if "regex" in node.not_formats:
         raise Unsupported("format", "'not' of format 'regex' (strings that are not regular expressions)")

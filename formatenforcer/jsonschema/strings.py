@@ -1,6 +1,6 @@
 """The JSON string parser: quotes, every escape (``\\uXXXX`` and surrogate pairs), no raw control characters.
 
-Decoded characters go to a content automaton (content.py), so ``"\\u0041"`` and ``"A"`` are the same string to
+Decoded characters go to a content automaton (formats/content.py), so ``"\\u0041"`` and ``"A"`` are the same string to
 ``pattern``, ``enum`` or ``maxLength``. An escape is allowed only when the character it can still produce is
 one the content allows: hex digits are narrowed digit by digit to the allowed code-point ranges, and a high
 surrogate only when a matching supplementary character is allowed, so no escape can lead to a dead end.

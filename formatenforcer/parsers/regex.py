@@ -7,7 +7,7 @@ led into a dead end by a regex. A parser state is then one integer over that sha
 Cost: compiling is interegular's subset construction (milliseconds for typical patterns, bounded by a time
 limit for hostile ones); a step is two dict look-ups. ``\\w``, ``\\d`` and ``\\s`` follow interegular and match
 ASCII characters only, a subset of Python's ``re``: output always matches under ``re.fullmatch``. (JSON Schema
-patterns are ECMA-262 and are translated first, see jsonschema/ecma.py; their large classes arrive here as
+patterns are ECMA-262 and are translated first, see jsonschema/ecma/parse.py; their large classes arrive here as
 *stand-ins*, one character per block of characters, which ``CompiledRegex`` maps back with a range look-up.)
 """
 
@@ -289,7 +289,7 @@ def _build_fsm(pattern: str):  # noqa: ANN202 - interegular's FSM type
 
 def live_states(edges: Mapping[Hashable, Mapping], finals: Iterable[Hashable]) -> set:
     """States from which a final state can be reached (``edges[state]``: its transitions' targets as values).
-    Shared by interegular automata here and the table-built ones of dfa_ops.py."""
+    Shared by interegular automata here and the table-built ones of parsers/dfa_ops.py."""
     reverse: dict[Hashable, list[Hashable]] = {}
     for source, targets in edges.items():
         for target in targets.values():
@@ -311,7 +311,7 @@ _CACHE_SIZE = 512
 
 def compile_regex(pattern: str, stand_ins: StandIns = ()) -> CompiledRegex:
     """The compiled automaton of ``pattern``, memoised (least recently used, 512 patterns). With
-    ``stand_ins`` (see jsonschema/ecma.py) each listed character of the pattern stands for a whole block of
+    ``stand_ins`` (see jsonschema/ecma/parse.py) each listed character of the pattern stands for a whole block of
     characters: the automaton is built over the stand-ins and each maps back to its block."""
     key = pattern if not stand_ins else (pattern, stand_ins)
     with _CACHE_LOCK:
@@ -463,6 +463,9 @@ class RegexParser(CharacterParser):
             return FreeRun(run.chars, None, self._same)
         dfa = self._dfa
         return FreeRun(run.chars, run.max_length, lambda n: RegexParser(dfa, run.state_after(n)))
+
+    def automaton_state(self) -> tuple[CompiledRegex, int]:
+        return self._dfa, self._state
 
     def _same(self, _n: int) -> RegexParser:
         return self

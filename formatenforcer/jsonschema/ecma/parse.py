@@ -1,11 +1,11 @@
 """JSON Schema regular expressions are ECMA-262 (unicode mode): a parser of that grammar.
 
-JSON Schema says patterns are ECMA-262 regexes; the automata (regex.py, interegular) and Python's ``re`` read
+JSON Schema says patterns are ECMA-262 regexes; the automata (parsers/regex.py, interegular) and Python's ``re`` read
 another dialect. So a pattern is parsed here by the ECMA-262 grammar in unicode mode, as the 2020-12 test
 suite expects (``\\p{Letter}`` is a property class, ``\\a`` a syntax error), into a small AST whose character
-matchers are explicit sets (ecma_classes.py): ``\\d`` is ASCII, ``\\s`` holds U+FEFF, ``.`` excludes the line
-terminators, as in JavaScript. ecma_translate.py turns the AST into automaton text; ``is_valid`` is what
-``format: regex`` asserts (for ``enum``/``const`` values; generation uses ecma_syntax.py).
+matchers are explicit sets (ecma/classes.py): ``\\d`` is ASCII, ``\\s`` holds U+FEFF, ``.`` excludes the line
+terminators, as in JavaScript. ecma/translate.py turns the AST into automaton text; ``is_valid`` is what
+``format: regex`` asserts (for ``enum``/``const`` values; generation uses formats/regex_syntax.py).
 
 ``lenient`` (used for ``pattern``; ``format: regex`` is strict) also reads what JavaScript without the ``u``
 flag reads as a literal: an escaped punctuation character (``\\-``, ``\\@``) and a lone ``]``, ``{`` or ``}``;
@@ -298,13 +298,13 @@ def parse(pattern: str, lenient: bool = False) -> tuple:
 
 def is_valid(pattern: str) -> bool:
     """Whether ``pattern`` is a valid ECMA-262 regular expression in unicode mode (what ``format: regex``
-    asserts), as far as the property tables here know (see ecma_classes.py)."""
+    asserts), as far as the property tables here know (see ecma/classes.py)."""
     try:
         parse(pattern)
     except EcmaSyntaxError:
         return False
     except EcmaUnsupported:
-        return False  # an unknown \p{...}: the syntax checker (ecma_syntax.py) refuses it too
+        return False  # an unknown \p{...}: the syntax checker (formats/regex_syntax.py) refuses it too
     return True
 
 

@@ -1,4 +1,4 @@
-"""JSON Schema patterns (parsed by ecma.py) turned into full-match regex text for the automata and Python.
+"""JSON Schema patterns (parsed by ecma/parse.py) turned into full-match regex text for the automata and Python.
 
 Patterns *search* (``"a+"`` matches ``"xxaayy"``); the automata match in full. Per top-level alternative,
 ``^`` and ``$`` at its ends anchor it and an unanchored end gets ``[\\s\\S]*`` (``^a|b$``: "starts with a or

@@ -1,5 +1,5 @@
 """``format`` values as string content automata: dates and times, URIs and addresses, hostnames and IDNA,
-``format: regex``, and the content automata they are built on (``content.py``)."""
+``format: regex``, and the content automata they are built on (``formats/content.py``)."""
 
 from ..ecma.parse import is_valid
 from .patterns import FORMAT_MAX_LENGTH, FORMATS, format_matches

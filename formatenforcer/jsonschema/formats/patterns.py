@@ -5,11 +5,11 @@ filtering), so it uses only plain classes, groups and counted repetition. Where 
 make the automaton too large or too slow to build, the pattern departs from the RFC in a documented way;
 docs/json-schema.md (Formats) lists every such case with each pattern's DFA size and compile time.
 ``time`` and ``date-time`` are exact but not written as patterns: a leap second's offset depends on the local
-hour and minute, so their automata are written out state by state (formats_time.py, ``TABLE_FORMATS``).
+hour and minute, so their automata are written out state by state (formats/time.py, ``TABLE_FORMATS``).
 
 - ``hostname``: its 253-character total, and ``email``'s 254 (RFC 5321's 256-octet path less the angle
   brackets), are length limits (``FORMAT_MAX_LENGTH``) enforced beside the DFA. Its ``xn--`` labels are
-  checked as A-labels by formats_idna.py beside the DFA (not when combined with a pattern: wider there).
+  checked as A-labels by formats/idn/a_labels.py beside the DFA (not when combined with a pattern: wider there).
 - ``iri``/``iri-reference`` (wider): private-use, tag and plane-final code points are not excluded.
 """
 
@@ -22,9 +22,9 @@ from functools import cache, lru_cache
 from pathlib import Path
 
 from ...parsers.regex import CompiledRegex, _from_disk, _to_disk, compile_regex
-from .idn_email import idn_email_ok
-from .idn_label import idn_hostname_ok
-from .idna import hostname_labels_ok
+from .idn.a_labels import hostname_labels_ok
+from .idn.email import idn_email_ok
+from .idn.label import idn_hostname_ok
 from .time import date_time_dfa, dfa_fullmatch, time_dfa
 from .uri import IPV4, IPV6, JSON_POINTER, RELATIVE_JSON_POINTER, URI_TEMPLATE, uri_patterns
 
@@ -81,7 +81,7 @@ TABLE_FORMATS: dict[str, Callable[[], CompiledRegex]] = {
     "time": time_dfa,
     "date-time": lambda: date_time_dfa(_DATE),
 }
-"""Formats whose automaton is built from a table (formats_time.py): RFC 3339's leap-second rule."""
+"""Formats whose automaton is built from a table (formats/time.py): RFC 3339's leap-second rule."""
 
 FORMATS: tuple[str, ...] = (*FORMAT_PATTERNS, *TABLE_FORMATS)
 """Every supported format name."""
@@ -103,7 +103,7 @@ class _LazyTabled(CompiledRegex):
     """``time``/``date-time``: ~11,000 states, 0.3 s to write out and ~6 ms to read back from the on-disk
     automaton cache. A schema that names the format but whose first mask never reaches such a string should
     not pay that in its time to first mask, so the tables are read at the first attribute that needs them.
-    Only ``pattern`` and ``ident`` (the cache key: it holds a digest of formats_time.py, so a change to the
+    Only ``pattern`` and ``ident`` (the cache key: it holds a digest of formats/time.py, so a change to the
     tables is never served from a stale file) exist before that."""
 
     def __init__(self, name: str) -> None:  # noqa: D107 - CompiledRegex's own __init__ is not wanted here
@@ -146,7 +146,7 @@ def format_matches(name: str, text: str) -> bool:
     return name != "hostname" or hostname_labels_ok(text)
 
 IDN_FORMATS: dict[str, Callable[[str], bool]] = {"idn-hostname": idn_hostname_ok, "idn-email": idn_email_ok}
-"""Formats enforced by content automata of their own (formats_idn.py, formats_idn_email.py), not by a DFA: they
+"""Formats enforced by content automata of their own (formats/idn/hostname.py, formats/idn/email.py), not by a DFA: they
 take no ``pattern``, other format, ``not`` or length limit on the same string."""
 
 FORMAT_MAX_LENGTH: dict[str, int] = {"hostname": 253, "email": 254}  # RFC 1123 + 1035; RFC 5321 4.5.3.1.3
@@ -155,7 +155,7 @@ times the per-label count would multiply the states."""
 
 UNSUPPORTED_FORMATS: dict[str, str] = {}
 """Standard formats that are refused (UnsupportedSchemaError), with the reason; any other name is unknown.
-(None left: ``idn-hostname``/``idn-email`` are content automata of their own, formats_idn.py.)"""
+(None left: ``idn-hostname``/``idn-email`` are content automata of their own, formats/idn/hostname.py.)"""
 
 
 def precompile_formats(names: Iterable[str] | None = None) -> dict[str, float]:

@@ -1,4 +1,4 @@
-"""``format: regex`` as a string content automaton: the ECMA-262 syntax (ecma_syntax.py) with ``minLength``,
+"""``format: regex`` as a string content automaton: the ECMA-262 syntax (formats/regex_syntax.py) with ``minLength``,
 ``maxLength`` and excluded values, and free runs for the string walk.
 
 ``maxLength`` needs to know how far a state is from a valid ending. ``completion_cost`` follows one fixed

@@ -17,7 +17,7 @@ written (so a completion never needs more than nine new groups), ``\\0`` as the 
 range, group names outside ``[A-Za-z0-9_$]``, ``\\p{...}`` names beyond ecma_classes.PROPERTY_NAMES, and
 ES2025 modifier groups ``(?i:...)``. Everything offered is checked by ecma.is_valid in the tests.
 
-The content automaton around it (lengths, excluded values, free runs) is ecma_regex_content.py; its
+The content automaton around it (lengths, excluded values, free runs) is formats/regex_content.py; its
 ``completion_cost`` follows one fixed way to finish from every state (what ``maxLength`` checks against).
 """
 

@@ -8,7 +8,7 @@ S``, item ``i`` of a tuple -> "at least i+1 items and item i not ...", a named p
 present and its value is not ...", ``required`` -> "the key is absent". Complements of sub-schemas are built
 lazily and memoised, so recursive schemas stay finite. The kinds a union leaves out are added whole; the
 complements of a union's options are intersected one at a time, dropping empty and subsumed products
-(products.py), so nested ``oneOf``s do not multiply out into every combination.
+(schema/products.py), so nested ``oneOf``s do not multiply out into every combination.
 
 Refused (``Unsupported("not")``), because the complement says "there exists" about something no node
 expresses: ``uniqueItems`` (a duplicate exists), a constraint on keys an object does not name

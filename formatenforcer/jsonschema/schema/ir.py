@@ -2,7 +2,7 @@
 
 A schema becomes a tree of small immutable nodes, one class per value kind. Keywords that constrain one kind
 only (``minLength``, ``minimum``, ``properties``...) land on that kind's node; ``type`` picks which kinds
-exist; ``anyOf`` becomes a ``Union``; ``allOf`` is merged away (see merge.py); ``false`` and contradictions
+exist; ``anyOf`` becomes a ``Union``; ``allOf`` is merged away (see schema/merge.py); ``false`` and contradictions
 become ``Never(reason)``. ``$ref`` stays a lazy ``Ref`` so recursive schemas are finite trees.
 """
 
@@ -32,7 +32,7 @@ IMPLEMENTED_KEYWORDS = frozenset(
         "minProperties", "maxProperties",
     }
 )  # fmt: skip
-"""Every validation keyword formatenforcer enforces (some only in the combinations normalize.py accepts)."""
+"""Every validation keyword formatenforcer enforces (some only in the combinations schema/normalize.py accepts)."""
 
 ANNOTATIONS = frozenset(
     {

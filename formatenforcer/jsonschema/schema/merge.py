@@ -136,7 +136,7 @@ class Merger:
         return checked_object(merged)
 
     def negate(self, node: Node, within: Node | None = None) -> Node:
-        """The values that are *not* instances of ``node`` (see complement.py); raises Unsupported where the
+        """The values that are *not* instances of ``node`` (see schema/complement.py); raises Unsupported where the
         complement cannot be expressed. ``within``: only its kinds matter (the result is intersected with
         it), so a kind it lacks is skipped even when its complement could not be expressed."""
         return complement(self, node, within)

@@ -1,4 +1,4 @@
-"""Stage one: a raw JSON Schema (dict, JSON text or pydantic model) to the intermediate form (ir.py).
+"""Stage one: a raw JSON Schema (dict, JSON text or pydantic model) to the intermediate form (schema/ir.py).
 
 Resolves ``$ref`` (JSON pointers, ``$defs``/``definitions``, ``$anchor``, ``$id``-relative references) lazily
 through ``Ref`` nodes, splits every schema by ``type`` into one node per kind, merges ``allOf`` (and 2020-12
@@ -359,7 +359,7 @@ class Normalizer(References):
                 raise SchemaError(f"'{low}' {a} is greater than '{high}' {b}", pointer)
 
     def _check_pattern(self, pattern: str, where: str, keyword: str) -> None:
-        """Patterns are ECMA-262 (ecma.py): a syntax error is a broken schema; lookaround, back-references,
+        """Patterns are ECMA-262 (ecma/parse.py): a syntax error is a broken schema; lookaround, back-references,
         ``\\b`` and inner anchors are valid but not regular here, so they are reported as unsupported."""
         try:
             problem = check_pattern(pattern)

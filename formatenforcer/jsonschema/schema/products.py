@@ -1,7 +1,7 @@
 """Intersections of unions, kept small: the complement of a union is an intersection of unions.
 
 ``not: {anyOf: [A, B, C]}`` (and every other branch a ``oneOf`` branch must exclude) is ``not A AND not B
-AND not C``, each complement itself a union (complement.py); multiplied out, that is |not A| x |not B| x ...
+AND not C``, each complement itself a union (schema/complement.py); multiplied out, that is |not A| x |not B| x ...
 alternatives, which nested ``oneOf``s push into the hundreds of thousands. Most of the products are empty
 or redundant, so ``conjoin`` multiplies one factor at a time and after each step drops
 

@@ -76,7 +76,7 @@ class References:
         self.root_dialect = (dialect_of(root.get("$schema")) if isinstance(root, dict) else None) or ""
         """The dialect of the root document ("" when it names none: every keyword is read)."""
         self._dialects: dict[str, str] = {}
-        """pointer -> the dialect of the resource the schema there belongs to (dialects.py)."""
+        """pointer -> the dialect of the resource the schema there belongs to (schema/dialects.py)."""
         self.missing: dict[str, str] = {}
         """pointer of a ``$ref`` -> the URI of the document it needs, which was not supplied."""
         self._supplied = {_document_uri(str(k)): v for k, v in (resources or {}).items()}

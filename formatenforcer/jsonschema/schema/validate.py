@@ -57,7 +57,7 @@ def string_ok(node: String, text: str) -> bool:
 
 
 def _search(pattern: str, text: str, unknown: bool) -> bool:
-    """ECMA-262 search (ecma.py); ``unknown`` for a pattern that cannot be translated (reported as
+    """ECMA-262 search (ecma/parse.py); ``unknown`` for a pattern that cannot be translated (reported as
     unsupported while normalizing, so only reached with ``lenient=True``, where the pattern is not enforced)."""
     try:
         return search(pattern, text)

@@ -27,8 +27,8 @@ import idna
 from idna.core import intranges_contain
 from idna.idnadata import codepoint_classes
 
-from ...core.charset import CharSet
-from .content import Content, FreeContent, RegexContent
+from ....core.charset import CharSet
+from ..content import Content, FreeContent, RegexContent
 
 _BASE, _TMIN, _TMAX, _SKEW, _DAMP = 36, 1, 26, 38, 700  # RFC 3492 section 5
 _LABEL_MAX = 63

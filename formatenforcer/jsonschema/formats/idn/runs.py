@@ -1,4 +1,4 @@
-"""Free runs of the ``idn-hostname`` automaton (the ``Content.free`` promise, formats_idn.py) and their stand-ins.
+"""Free runs of the ``idn-hostname`` automaton (the ``Content.free`` promise, hostname.py) and their stand-ins.
 
 A run is a class of characters that may come any number of times in a row up to a limit, so the token walk
 can take a token made of them without stepping through each character. Three kinds:
@@ -10,7 +10,7 @@ can take a token made of them without stepping through each character. Three kin
 - Mixed runs, far from the limit: ASCII letters and digits with every non-ASCII character each left-to-right
   label allows by class (``mixed_chars``); the state after one is a *vague* stand-in (``VAGUE``) whose label
   holds ``REP`` for the run, its length bounded from its known part (``ends_vague``, ``label_far``).
-- LDH characters inside an ``xn--`` label while formats_idna.py's witnesses fit (``a_label_run``).
+- LDH characters inside an ``xn--`` label while formats/idn/a_labels.py's witnesses fit (``a_label_run``).
 
 Each stand-in accepts a subset of what the real state accepts (the FreeRun contract).
 """
@@ -21,11 +21,12 @@ import unicodedata
 from collections.abc import Callable
 from functools import cache, lru_cache
 
-from ...core.charset import EMPTY, CharSet
-from .content import FreeContent
-from .idn_classes import KERAIA, MIDDLE_DOT, zwnj_pending
-from .idn_label import LABEL_MAX, NAME_MAX, WITNESSES, Domain, after_label, label_end, label_ends, viable
-from .idn_length import (
+from ....core.charset import EMPTY, CharSet
+from ..content import FreeContent
+from .a_labels import Budget, witness_fits
+from .classes import KERAIA, MIDDLE_DOT, zwnj_pending
+from .label import LABEL_MAX, NAME_MAX, WITNESSES, Domain, after_label, label_end, label_ends, viable
+from .length import (
     a_length_bound,
     a_lengths_with_basics,
     basic_count,
@@ -34,8 +35,7 @@ from .idn_length import (
     far_from_limit,
     most_digits,
 )
-from .idn_tables import tables
-from .idna import Budget, witness_fits
+from .tables import tables
 
 VAGUE = "vague"  # the blind flag of a stand-in after a mixed run (see mixed_run)
 REP = "\u10d0"  # GEORGIAN LETTER AN: left-to-right, not joining, no kana or Han, composes with nothing

@@ -1,9 +1,9 @@
 """Character classes of IDNA2008 U-labels as ``CharSet``s, built once per process from the ``idna`` package's
 tables and Python's ``unicodedata`` (the same sources ``idna.check_label`` reads, so the sets agree with it).
 
-The content automaton of ``idn-hostname`` (formats_idn.py) answers "which characters may come next" for a whole
+The content automaton of ``idn-hostname`` (formats/idn/hostname.py) answers "which characters may come next" for a whole
 class at a time: most characters differ only by bidi class, by being a mark, and by their canonical combining
-class, so the allowed set is a few set operations on these classes (formats_idn_classes.py). The characters
+class, so the allowed set is a few set operations on these classes (formats/idn/classes.py). The characters
 whose effect depends on more (the CONTEXTJ/CONTEXTO ones, and the ones that can compose with a preceding
 character under NFC) are listed apart (``SPECIAL``, ``COMPOSING``) and checked one by one.
 """
@@ -15,7 +15,7 @@ from functools import cache
 
 from idna.idnadata import codepoint_classes, joining_types, scripts
 
-from ...core.charset import CharSet
+from ....core.charset import CharSet
 
 DOTS = "\u002e\u3002\uff0e\uff61"
 """Label separators (RFC 3490 section 3.1): full stop, ideographic, fullwidth and halfwidth ideographic."""

@@ -1,6 +1,6 @@
 """``idn-email`` (RFC 6531): a local part of RFC 5321's Dot-string or Quoted-string forms where any non-ASCII
 character counts as text (``atext =/ UTF8-non-ascii``, ``qtextSMTP =/ UTF8-non-ascii``), at most 64 octets
-(RFC 5321 section 4.5.3.1.1, UTF-8), then ``@`` and an ``idn-hostname`` domain (formats_idn.py). The domain is
+(RFC 5321 section 4.5.3.1.1, UTF-8), then ``@`` and an ``idn-hostname`` domain (formats/idn/hostname.py). The domain is
 not required to be in NFC (the test suite counts ``cafe\\u0301.com`` as valid: RFC 6531 leaves the mapping of
 a domain to its U-labels to the resolver). Address literals (``[...]``) are not generated (refused).
 """
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from ...core.charset import CharSet
-from .content import Content, FreeContent
-from .idn import IdnHostnameContent
+from ....core.charset import CharSet
+from ..content import Content, FreeContent
+from .hostname import IdnHostnameContent
 
 LOCAL_MAX = 64
 _ATEXT_ASCII = CharSet.of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!#$%&'*+/=?^_`{|}~-")

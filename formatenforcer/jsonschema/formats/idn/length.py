@@ -1,6 +1,6 @@
 """Octets of an ``idn-hostname`` label in the DNS: the length of its A-label (``xn--`` + RFC 3492 punycode).
 
-The label automaton (formats_idn.py) must keep every label within 63 octets of A-label. The exact length comes
+The label automaton (formats/idn/hostname.py) must keep every label within 63 octets of A-label. The exact length comes
 from running RFC 3492's encoder without writing the digits (``a_length``, ``a_length_appended``,
 ``a_lengths_with_basics``; tests compare them with Python's codec). While a label is *far* from the limit
 (``far_from_limit``: its A-label plus any two more characters surely fits, by a bound with the most punycode
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from functools import cache, lru_cache
 
-from .idn_tables import tables
-from .idna import _adapt
+from .a_labels import _adapt
+from .tables import tables
 
 
 def _digits(q: int, bias: int) -> int:

@@ -2,15 +2,15 @@
 LDH labels and A-labels.
 
 The pieces live apart: the rules of a whole label and name, and the witnesses that say whether a label being
-written can still end (formats_idn_label.py); the A-label length arithmetic and the far bound
-(formats_idn_length.py); the characters allowed by class (formats_idn_classes.py); the free runs and their
-stand-ins (formats_idn_runs.py). This module puts them together.
+written can still end (formats/idn/label.py); the A-label length arithmetic and the far bound
+(formats/idn/length.py); the characters allowed by class (formats/idn/classes.py); the free runs and their
+stand-ins (formats/idn/runs.py). This module puts them together.
 
 A character may come next only when the label can still end validly after it (``viable``: at once, or after
 one witness character), so a state reached through allowed characters always has a way on: no dead end.
 Most characters are judged by class (``generic``). That is exact while the A-label of the label plus any one
 more character and a witness is sure to fit (``label_far``: a bound by counts, then one on the label's own code
-points, formats_idn_length.py). Nearer the limit, only characters in the 64-code-point
+points, formats/idn/length.py). Nearer the limit, only characters in the 64-code-point
 blocks of the label's own non-ASCII characters (and the witnesses) are offered, each checked exactly; other
 valid labels are refused there (documented in docs/json-schema.md).
 """
@@ -20,9 +20,9 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Hashable
 
-from ...core.charset import EMPTY, CharSet
-from .content import Content, FreeContent
-from .idn_classes import (
+from ....core.charset import EMPTY, CharSet
+from ..content import Content, FreeContent
+from .classes import (
     KERAIA,
     MIDDLE_DOT,
     backward_ok,
@@ -34,10 +34,10 @@ from .idn_classes import (
     union_of,
     zwnj_pending,
 )
-from .idn_label import ASCII_CANDIDATES, LABEL_MAX, NAME_MAX, WITNESSES, Domain, label_ends, viable
-from .idn_length import a_length_appended, bound_fits
-from .idn_runs import VAGUE, ends_vague, free_run, label_far, mixed_chars
-from .idn_tables import DOTS, tables
+from .label import ASCII_CANDIDATES, LABEL_MAX, NAME_MAX, WITNESSES, Domain, label_ends, viable
+from .length import a_length_appended, bound_fits
+from .runs import VAGUE, ends_vague, free_run, label_far, mixed_chars
+from .tables import DOTS, tables
 
 _MISSING = object()
 
@@ -47,7 +47,7 @@ class IdnHostnameContent(Content):
     (octets of the finished labels and their dots, Domain, the current label as written, blind) where blind
     says the label's last starter stands for any ASCII letter or digit (after a free run, which writes its
     characters as ``a``: the same length and rules, but NFC composition with what follows is unknown, so no
-    composing character may follow), or is ``VAGUE`` after a mixed run (formats_idn_runs.py)."""
+    composing character may follow), or is ``VAGUE`` after a mixed run (formats/idn/runs.py)."""
 
     __slots__ = ("nfc", "_memo", "_free_memo", "_mixed_ok")
 
@@ -177,7 +177,7 @@ class IdnHostnameContent(Content):
         return ends_by_class(text, domain) or viable(text, done, domain, self.nfc)
 
     def free(self, state: tuple) -> FreeContent | None:
-        """The free run at ``state`` (formats_idn_runs.py), memoised per state."""
+        """The free run at ``state`` (formats/idn/runs.py), memoised per state."""
         hit = self._free_memo.get(state, _MISSING)
         if hit is _MISSING:
             if len(self._free_memo) > 50000:

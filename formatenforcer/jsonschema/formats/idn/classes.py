@@ -1,8 +1,8 @@
 """Which non-ASCII characters may follow an ``idn-hostname`` label, judged by class rather than one by one.
 
 Most characters differ only by bidi class, by being a mark, and by their canonical combining class, so while
-the label is far from the length limit (formats_idn_length.py) the characters allowed after it depend only on
-a few facts about it (``summary``) and are a few set operations on formats_idn_tables.py's classes
+the label is far from the length limit (formats/idn/length.py) the characters allowed after it depend only on
+a few facts about it (``summary``) and are a few set operations on formats/idn/tables.py's classes
 (``generic_set``, less the composing characters NFC refuses after its last starter: ``composing_cut``). The
 characters with rules of their own (CONTEXTJ/CONTEXTO) are picked apart: ``backward_ok`` is a cheap
 necessary test of what they need before them, so the exact check runs only for the ones that may pass.
@@ -13,9 +13,9 @@ from __future__ import annotations
 import unicodedata
 from functools import lru_cache
 
-from ...core.charset import EMPTY, CharSet
-from .idn_label import Domain
-from .idn_tables import tables
+from ....core.charset import EMPTY, CharSet
+from .label import Domain
+from .tables import tables
 
 ZWNJ, KERAIA, MIDDLE_DOT, KATAKANA_DOT = "\u200c", "\u0375", "\u00b7", "\u30fb"
 

@@ -1,9 +1,9 @@
 """The rules of a whole ``idn-hostname`` label and name, and whether a label being written can still end.
 
 A label is judged by ``label_end`` when it ends: ASCII labels by the LDH rules (an ``xn--`` one as an A-label,
-formats_idna.py), others by the ``idna`` package's own checks (code point classes, CONTEXTJ/CONTEXTO rules, no
+formats/idn/a_labels.py), others by the ``idna`` package's own checks (code point classes, CONTEXTJ/CONTEXTO rules, no
 leading mark, hyphen rules, the bidi rule, NFC unless told otherwise), with a length limit of 63 octets on its
-A-label form (formats_idn_length.py) and 253 octets for the name. Across labels, RFC 5893's rule for a domain
+A-label form (formats/idn/length.py) and 253 octets for the name. Across labels, RFC 5893's rule for a domain
 holding a right-to-left label: then every label must satisfy the bidi rule (``after_label``).
 
 ``viable`` says whether a label being written can still end validly: at once, or after one more *witness*
@@ -24,9 +24,9 @@ from idna.core import check_bidi, check_hyphen_ok, check_initial_combiner, valid
 from idna.idnadata import codepoint_classes
 from idna.intranges import intranges_contain
 
-from .idn_length import a_length
-from .idn_tables import DOTS, RTL, tables
-from .idna import Budget, can_complete, decoding, valid_a_label_text
+from .a_labels import Budget, can_complete, decoding, valid_a_label_text
+from .length import a_length
+from .tables import DOTS, RTL, tables
 
 NAME_MAX = 253
 LABEL_MAX = 63
@@ -40,7 +40,7 @@ Domain = tuple[bool, bool]
 
 def _u_rules_ok(label: str, nfc: bool) -> bool:
     """IDNA2008's rules for a U-label, read with ``idna``'s own checks (as idna.check_label, NFC optional;
-    the code point classes from formats_idn_tables.py, which hold the same ranges)."""
+    the code point classes from formats/idn/tables.py, which hold the same ranges)."""
     if nfc and not unicodedata.is_normalized("NFC", label):
         return False
     t = tables()
@@ -122,7 +122,7 @@ def label_ends(label: str, done: int, domain: Domain, nfc: bool) -> tuple[int, D
 @lru_cache(maxsize=65536)
 def viable(label: str, done: int, domain: Domain, nfc: bool) -> bool:
     """Whether ``label`` (nonempty) can still become a label that may end: at once, or after one witness
-    (A-labels: formats_idna.py's witnesses; not begun in a domain already holding an RTL label, where those
+    (A-labels: formats/idn/a_labels.py's witnesses; not begun in a domain already holding an RTL label, where those
     witnesses are not sure to satisfy the bidi rule)."""
     if label.isascii():
         low = label.lower()

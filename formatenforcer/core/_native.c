@@ -1,0 +1,765 @@
+/* formatenforcer.core._native: the compiled token walk.
+ *
+ * Two immutable objects and one walk:
+ *   Trie       the vocabulary's byte trie as flat arrays (CSR): nodes numbered in preorder, each node's
+ *              edges sorted by byte, the ids of the tokens ending at each node contiguous and in node
+ *              order, so a node's subtree is a node range and a token range.
+ *   Automaton  a deterministic automaton over characters: code point -> class by sorted intervals, a
+ *              transition table (state x class), accepting states, and per state the sorted intervals of
+ *              the characters it accepts (for tokens that end inside a UTF-8 character).
+ *   walk_mask  the packed int32 mask row of the tokens the automaton accepts as a prefix from a state:
+ *              a depth-first walk of the trie that decodes UTF-8 itself, with the GIL released.
+ *
+ * Every array is validated once, when its object is built (ValueError on anything malformed), and held in
+ * an immutable bytes object that Python reads too; the walk then trusts them. Per call, only the state,
+ * the pending bytes and the output buffer are checked.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_CODE_POINT 0x10FFFF
+
+/* ------------------------------------------------------------------------------------------------ */
+/* helpers                                                                                          */
+
+static int utf8_length(uint8_t lead) {
+    if (lead < 0x80) return 1;
+    if (lead >= 0xC2 && lead <= 0xDF) return 2;
+    if (lead >= 0xE0 && lead <= 0xEF) return 3;
+    if (lead >= 0xF0 && lead <= 0xF4) return 4;
+    return 0;
+}
+
+/* A bytes object holding a copy of any contiguous buffer, its length a multiple of ``item``. */
+static PyObject *as_bytes(PyObject *source, Py_ssize_t item, const char *name) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(source, &view, PyBUF_C_CONTIGUOUS) < 0) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError, "%s: expected a contiguous buffer, not %.100s", name,
+                     Py_TYPE(source)->tp_name);
+        return NULL;
+    }
+    if (view.len % item != 0) {
+        PyBuffer_Release(&view);
+        PyErr_Format(PyExc_ValueError, "%s: %zd bytes is not a whole number of %zd-byte items", name, view.len,
+                     item);
+        return NULL;
+    }
+    PyObject *out = PyBytes_FromStringAndSize((const char *)view.buf, view.len);
+    PyBuffer_Release(&view);
+    return out;
+}
+
+static const int32_t *i32(PyObject *bytes) { return (const int32_t *)PyBytes_AS_STRING(bytes); }
+static Py_ssize_t n32(PyObject *bytes) { return PyBytes_GET_SIZE(bytes) / 4; }
+
+/* Checks an offsets array: ``count + 1`` entries, starting at 0, never decreasing, ending at ``total``. */
+static int check_offsets(const int32_t *offsets, Py_ssize_t entries, Py_ssize_t count, Py_ssize_t total,
+                         const char *name) {
+    if (entries != count + 1) {
+        PyErr_Format(PyExc_ValueError, "%s: %zd entries, expected %zd", name, entries, count + 1);
+        return -1;
+    }
+    if (offsets[0] != 0 || offsets[count] != total) {
+        PyErr_Format(PyExc_ValueError, "%s: must start at 0 and end at %zd", name, total);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        if (offsets[i + 1] < offsets[i]) {
+            PyErr_Format(PyExc_ValueError, "%s: decreases at entry %zd", name, i + 1);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Trie                                                                                             */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *edge_start;  /* int32[nodes + 1] */
+    PyObject *edge_byte;   /* uint8[edges] */
+    PyObject *edge_child;  /* int32[edges] */
+    PyObject *tok_start;   /* int32[nodes + 1] */
+    PyObject *tok_ids;     /* int32[tokens] */
+    PyObject *subtree_end; /* int32[nodes] */
+    Py_ssize_t nodes, edges, tokens, vocab_size, max_depth;
+} TrieObject;
+
+static void Trie_dealloc(TrieObject *self) {
+    Py_XDECREF(self->edge_start);
+    Py_XDECREF(self->edge_byte);
+    Py_XDECREF(self->edge_child);
+    Py_XDECREF(self->tok_start);
+    Py_XDECREF(self->tok_ids);
+    Py_XDECREF(self->subtree_end);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* Validates the arrays and computes max_depth. Children are numbered after their parent, so the walk
+   always ends; the depth bound sizes the walk's stack. */
+static int Trie_validate(TrieObject *t) {
+    t->nodes = n32(t->subtree_end);
+    t->edges = PyBytes_GET_SIZE(t->edge_byte);
+    t->tokens = n32(t->tok_ids);
+    if (t->nodes < 1) {
+        PyErr_SetString(PyExc_ValueError, "trie: no root node");
+        return -1;
+    }
+    if (t->nodes > INT32_MAX - 1 || t->vocab_size < 0 || t->vocab_size > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "trie: too large");
+        return -1;
+    }
+    if (n32(t->edge_child) != t->edges) {
+        PyErr_Format(PyExc_ValueError, "trie: %zd edge bytes but %zd edge children", t->edges, n32(t->edge_child));
+        return -1;
+    }
+    const int32_t *es = i32(t->edge_start), *ec = i32(t->edge_child), *ts = i32(t->tok_start);
+    const int32_t *ids = i32(t->tok_ids), *se = i32(t->subtree_end);
+    const uint8_t *eb = (const uint8_t *)PyBytes_AS_STRING(t->edge_byte);
+    if (check_offsets(es, n32(t->edge_start), t->nodes, t->edges, "trie edge_start") < 0) return -1;
+    if (check_offsets(ts, n32(t->tok_start), t->nodes, t->tokens, "trie tok_start") < 0) return -1;
+    for (Py_ssize_t i = 0; i < t->tokens; i++) {
+        if (ids[i] < 0 || ids[i] >= t->vocab_size) {
+            PyErr_Format(PyExc_ValueError, "trie: token id %d at %zd is outside the vocabulary of %zd", ids[i], i,
+                         t->vocab_size);
+            return -1;
+        }
+    }
+    int32_t *depth = calloc((size_t)t->nodes, sizeof(int32_t));
+    if (depth == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_ssize_t deepest = 0;
+    for (Py_ssize_t n = 0; n < t->nodes; n++) {
+        if (se[n] <= n || se[n] > t->nodes) {
+            free(depth);
+            PyErr_Format(PyExc_ValueError, "trie: subtree_end of node %zd is %d, outside (%zd, %zd]", n, se[n], n,
+                         t->nodes);
+            return -1;
+        }
+        for (int32_t e = es[n]; e < es[n + 1]; e++) {
+            if (ec[e] <= n || ec[e] >= t->nodes) {
+                free(depth);
+                PyErr_Format(PyExc_ValueError, "trie: edge %d of node %zd leads to node %d (children come after "
+                             "their parent, below %zd)", e, n, ec[e], t->nodes);
+                return -1;
+            }
+            if (e > es[n] && eb[e] <= eb[e - 1]) {
+                free(depth);
+                PyErr_Format(PyExc_ValueError, "trie: the edges of node %zd are not sorted by byte", n);
+                return -1;
+            }
+            if (depth[ec[e]] < depth[n] + 1) depth[ec[e]] = depth[n] + 1;
+        }
+        if (depth[n] > deepest) deepest = depth[n];
+    }
+    free(depth);
+    t->max_depth = deepest;
+    return 0;
+}
+
+static PyTypeObject TrieType;
+
+static PyObject *Trie_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"edge_start", "edge_byte", "edge_child", "tok_start", "tok_ids", "subtree_end",
+                             "vocab_size", NULL};
+    PyObject *a[6];
+    Py_ssize_t vocab_size;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOOn", kwlist, &a[0], &a[1], &a[2], &a[3], &a[4], &a[5],
+                                     &vocab_size))
+        return NULL;
+    TrieObject *self = (TrieObject *)type->tp_alloc(type, 0);
+    if (self == NULL) return NULL;
+    self->vocab_size = vocab_size;
+    if (!(self->edge_start = as_bytes(a[0], 4, "edge_start")) || !(self->edge_byte = as_bytes(a[1], 1, "edge_byte")) ||
+        !(self->edge_child = as_bytes(a[2], 4, "edge_child")) || !(self->tok_start = as_bytes(a[3], 4, "tok_start")) ||
+        !(self->tok_ids = as_bytes(a[4], 4, "tok_ids")) || !(self->subtree_end = as_bytes(a[5], 4, "subtree_end")) ||
+        Trie_validate(self) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    return (PyObject *)self;
+}
+
+/* Sorting token indexes by their bytes (then id): the sorted order is the trie's preorder. */
+typedef struct {
+    const uint8_t *blob;
+    const int64_t *offsets;
+} SortContext;
+static SortContext sort_context; /* qsort has no context argument; the build holds the GIL throughout */
+
+static int compare_tokens(const void *pa, const void *pb) {
+    int32_t a = *(const int32_t *)pa, b = *(const int32_t *)pb;
+    const int64_t *o = sort_context.offsets;
+    int64_t la = o[a + 1] - o[a], lb = o[b + 1] - o[b];
+    int64_t common = la < lb ? la : lb;
+    int c = common ? memcmp(sort_context.blob + o[a], sort_context.blob + o[b], (size_t)common) : 0;
+    if (c) return c;
+    if (la != lb) return la < lb ? -1 : 1;
+    return a < b ? -1 : (a > b);
+}
+
+static PyObject *new_bytes(Py_ssize_t size) { return PyBytes_FromStringAndSize(NULL, size); }
+
+/* Trie.from_tokens(blob, offsets, vocab_size): token i's bytes are blob[offsets[i]:offsets[i+1]] (int64
+   offsets); empty tokens are left out. */
+static PyObject *Trie_from_tokens(PyObject *cls, PyObject *args) {
+    Py_buffer blob, offs;
+    Py_ssize_t vocab_size;
+    if (!PyArg_ParseTuple(args, "y*y*n", &blob, &offs, &vocab_size)) return NULL;
+    PyObject *result = NULL;
+    int32_t *order = NULL, *parent = NULL, *path = NULL;
+    uint8_t *node_byte = NULL;
+    int32_t *tok_node = NULL;
+    TrieObject *self = NULL;
+    const int64_t *o = (const int64_t *)offs.buf;
+    Py_ssize_t count = offs.len / 8 - 1;
+    if (offs.len % 8 != 0 || count < 0 || ((uintptr_t)offs.buf % 8) != 0) {
+        PyErr_SetString(PyExc_ValueError, "offsets: expected aligned int64 entries, one more than the tokens");
+        goto done;
+    }
+    if (count > vocab_size || vocab_size > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "offsets: more tokens than the vocabulary size (or too large)");
+        goto done;
+    }
+    if (count > 0 && o[0] != 0) {
+        PyErr_SetString(PyExc_ValueError, "offsets: must start at 0");
+        goto done;
+    }
+    int64_t longest = 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        if (o[i + 1] < o[i] || o[i + 1] > blob.len) {
+            PyErr_Format(PyExc_ValueError, "offsets: entry %zd is decreasing or past the blob's end", i + 1);
+            goto done;
+        }
+        if (o[i + 1] - o[i] > longest) longest = o[i + 1] - o[i];
+    }
+    if (blob.len > INT32_MAX - 2) {
+        PyErr_SetString(PyExc_ValueError, "blob: too large");
+        goto done;
+    }
+    Py_ssize_t kept = 0;
+    order = malloc(sizeof(int32_t) * (size_t)(count + 1));
+    path = malloc(sizeof(int32_t) * (size_t)(longest + 1));
+    /* at most one node per byte, plus the root */
+    parent = malloc(sizeof(int32_t) * (size_t)(blob.len + 1));
+    node_byte = malloc((size_t)(blob.len + 1));
+    tok_node = malloc(sizeof(int32_t) * (size_t)(count + 1));
+    if (!order || !path || !parent || !node_byte || !tok_node) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < count; i++)
+        if (o[i + 1] > o[i]) order[kept++] = (int32_t)i;
+    sort_context.blob = (const uint8_t *)blob.buf;
+    sort_context.offsets = o;
+    qsort(order, (size_t)kept, sizeof(int32_t), compare_tokens);
+
+    const uint8_t *data = (const uint8_t *)blob.buf;
+    Py_ssize_t nodes = 1;
+    parent[0] = -1;
+    node_byte[0] = 0;
+    path[0] = 0;
+    int64_t previous_length = 0;
+    const uint8_t *previous = NULL;
+    for (Py_ssize_t k = 0; k < kept; k++) {
+        int32_t id = order[k];
+        const uint8_t *bytes = data + o[id];
+        int64_t length = o[id + 1] - o[id], common = 0;
+        if (previous != NULL) {
+            int64_t limit = length < previous_length ? length : previous_length;
+            while (common < limit && bytes[common] == previous[common]) common++;
+        }
+        for (int64_t d = common + 1; d <= length; d++) { /* the new nodes, in preorder */
+            parent[nodes] = path[d - 1];
+            node_byte[nodes] = bytes[d - 1];
+            path[d] = (int32_t)nodes++;
+        }
+        tok_node[k] = path[length];
+        previous = bytes;
+        previous_length = length;
+    }
+    self = (TrieObject *)TrieType.tp_alloc(&TrieType, 0);
+    if (self == NULL) goto done;
+    self->vocab_size = vocab_size;
+    self->edge_start = new_bytes(4 * (nodes + 1));
+    self->edge_byte = new_bytes(nodes - 1);
+    self->edge_child = new_bytes(4 * (nodes - 1));
+    self->tok_start = new_bytes(4 * (nodes + 1));
+    self->tok_ids = new_bytes(4 * kept);
+    self->subtree_end = new_bytes(4 * nodes);
+    if (!self->edge_start || !self->edge_byte || !self->edge_child || !self->tok_start || !self->tok_ids ||
+        !self->subtree_end)
+        goto done;
+    int32_t *es = (int32_t *)PyBytes_AS_STRING(self->edge_start);
+    uint8_t *eb = (uint8_t *)PyBytes_AS_STRING(self->edge_byte);
+    int32_t *ec = (int32_t *)PyBytes_AS_STRING(self->edge_child);
+    int32_t *ts = (int32_t *)PyBytes_AS_STRING(self->tok_start);
+    int32_t *ti = (int32_t *)PyBytes_AS_STRING(self->tok_ids);
+    int32_t *se = (int32_t *)PyBytes_AS_STRING(self->subtree_end);
+    memset(es, 0, 4 * (size_t)(nodes + 1));
+    memset(ts, 0, 4 * (size_t)(nodes + 1));
+    for (Py_ssize_t n = 1; n < nodes; n++) es[parent[n] + 1]++;
+    for (Py_ssize_t n = 0; n < nodes; n++) es[n + 1] += es[n];
+    /* children are made in byte order per parent: fill each parent's edges in creation order */
+    int32_t *fill = malloc(sizeof(int32_t) * (size_t)nodes);
+    if (fill == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    memcpy(fill, es, sizeof(int32_t) * (size_t)nodes);
+    for (Py_ssize_t n = 1; n < nodes; n++) {
+        int32_t e = fill[parent[n]]++;
+        eb[e] = node_byte[n];
+        ec[e] = (int32_t)n;
+    }
+    free(fill);
+    for (Py_ssize_t k = 0; k < kept; k++) {
+        ts[tok_node[k] + 1]++;
+        ti[k] = order[k];
+    }
+    for (Py_ssize_t n = 0; n < nodes; n++) ts[n + 1] += ts[n];
+    for (Py_ssize_t n = 0; n < nodes; n++) se[n] = (int32_t)(n + 1);
+    for (Py_ssize_t n = nodes - 1; n > 0; n--)
+        if (se[n] > se[parent[n]]) se[parent[n]] = se[n];
+    if (Trie_validate(self) < 0) goto done; /* cheap next to the build, and keeps one definition of "valid" */
+    result = (PyObject *)self;
+    self = NULL;
+done:
+    Py_XDECREF(self);
+    free(order);
+    free(path);
+    free(parent);
+    free(node_byte);
+    free(tok_node);
+    PyBuffer_Release(&blob);
+    PyBuffer_Release(&offs);
+    return result;
+}
+
+static PyObject *Trie_get_array(TrieObject *self, void *which) {
+    PyObject *value = *(PyObject **)((char *)self + (Py_ssize_t)which);
+    Py_INCREF(value);
+    return value;
+}
+
+#define TRIE_ARRAY(name, doc) \
+    {#name, (getter)Trie_get_array, NULL, doc, (void *)offsetof(TrieObject, name)}
+static PyGetSetDef Trie_getset[] = {
+    TRIE_ARRAY(edge_start, "int32[nodes + 1]: node n's edges are edge_start[n]:edge_start[n + 1]"),
+    TRIE_ARRAY(edge_byte, "uint8[edges]: each edge's byte, sorted per node"),
+    TRIE_ARRAY(edge_child, "int32[edges]: each edge's child node"),
+    TRIE_ARRAY(tok_start, "int32[nodes + 1]: node n's tokens are tok_ids[tok_start[n]:tok_start[n + 1]]"),
+    TRIE_ARRAY(tok_ids, "int32[tokens]: token ids in preorder of their nodes"),
+    TRIE_ARRAY(subtree_end, "int32[nodes]: node n's subtree is the nodes n:subtree_end[n]"),
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMemberDef Trie_members[] = {
+    {"nodes", T_PYSSIZET, offsetof(TrieObject, nodes), READONLY, "number of nodes (the root is 0)"},
+    {"vocab_size", T_PYSSIZET, offsetof(TrieObject, vocab_size), READONLY, "token ids are below this"},
+    {"max_depth", T_PYSSIZET, offsetof(TrieObject, max_depth), READONLY, "the deepest node's depth"},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyMethodDef Trie_methods[] = {
+    {"from_tokens", (PyCFunction)Trie_from_tokens, METH_VARARGS | METH_CLASS,
+     "from_tokens(blob, offsets, vocab_size): the trie of the tokens blob[offsets[i]:offsets[i+1]] (int64)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject TrieType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "formatenforcer.core._native.Trie",
+    .tp_basicsize = sizeof(TrieObject),
+    .tp_dealloc = (destructor)Trie_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A vocabulary byte trie as flat, validated, immutable arrays (see the module notes).",
+    .tp_new = Trie_new,
+    .tp_getset = Trie_getset,
+    .tp_members = Trie_members,
+    .tp_methods = Trie_methods,
+};
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Automaton                                                                                        */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *class_lo, *class_hi, *class_id; /* int32[intervals]: sorted, disjoint code-point intervals */
+    PyObject *transitions;                    /* int32[states * classes], -1: refused */
+    PyObject *accepting;                      /* uint8[states] */
+    PyObject *allow_start, *allow_lo, *allow_hi; /* per state, the sorted intervals of its characters */
+    Py_ssize_t states, classes, intervals;
+    int32_t ascii_class[128];
+} AutomatonObject;
+
+static void Automaton_dealloc(AutomatonObject *self) {
+    Py_XDECREF(self->class_lo);
+    Py_XDECREF(self->class_hi);
+    Py_XDECREF(self->class_id);
+    Py_XDECREF(self->transitions);
+    Py_XDECREF(self->accepting);
+    Py_XDECREF(self->allow_start);
+    Py_XDECREF(self->allow_lo);
+    Py_XDECREF(self->allow_hi);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int32_t class_of(const AutomatonObject *a, int32_t cp) {
+    if (cp < 128) return a->ascii_class[cp];
+    const int32_t *lo = i32(a->class_lo), *hi = i32(a->class_hi);
+    Py_ssize_t left = 0, right = a->intervals; /* the last interval with lo <= cp */
+    while (left < right) {
+        Py_ssize_t mid = left + (right - left) / 2;
+        if (lo[mid] <= cp) left = mid + 1;
+        else right = mid;
+    }
+    if (left == 0 || hi[left - 1] < cp) return -1;
+    return i32(a->class_id)[left - 1];
+}
+
+static int check_intervals(const int32_t *lo, const int32_t *hi, Py_ssize_t from, Py_ssize_t to, const char *name) {
+    for (Py_ssize_t i = from; i < to; i++) {
+        if (lo[i] < 0 || hi[i] > MAX_CODE_POINT || lo[i] > hi[i] || (i > from && lo[i] <= hi[i - 1])) {
+            PyErr_Format(PyExc_ValueError, "%s: interval %zd is empty, out of range or not after the one before",
+                         name, i);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static PyObject *Automaton_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"class_lo", "class_hi", "class_id", "transitions", "accepting", "allow_start",
+                             "allow_lo", "allow_hi", "classes", NULL};
+    PyObject *a[8];
+    Py_ssize_t classes;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOOOOn", kwlist, &a[0], &a[1], &a[2], &a[3], &a[4], &a[5],
+                                     &a[6], &a[7], &classes))
+        return NULL;
+    AutomatonObject *self = (AutomatonObject *)type->tp_alloc(type, 0);
+    if (self == NULL) return NULL;
+    if (!(self->class_lo = as_bytes(a[0], 4, "class_lo")) || !(self->class_hi = as_bytes(a[1], 4, "class_hi")) ||
+        !(self->class_id = as_bytes(a[2], 4, "class_id")) ||
+        !(self->transitions = as_bytes(a[3], 4, "transitions")) ||
+        !(self->accepting = as_bytes(a[4], 1, "accepting")) ||
+        !(self->allow_start = as_bytes(a[5], 4, "allow_start")) ||
+        !(self->allow_lo = as_bytes(a[6], 4, "allow_lo")) || !(self->allow_hi = as_bytes(a[7], 4, "allow_hi")))
+        goto fail;
+    self->states = PyBytes_GET_SIZE(self->accepting);
+    self->classes = classes;
+    self->intervals = n32(self->class_lo);
+    if (self->states < 1 || classes < 1 || classes > INT32_MAX || self->states > INT32_MAX ||
+        self->states > PY_SSIZE_T_MAX / classes) {
+        PyErr_SetString(PyExc_ValueError, "automaton: needs at least one state and one class");
+        goto fail;
+    }
+    if (n32(self->class_hi) != self->intervals || n32(self->class_id) != self->intervals) {
+        PyErr_SetString(PyExc_ValueError, "automaton: class_lo, class_hi and class_id differ in length");
+        goto fail;
+    }
+    if (n32(self->transitions) != self->states * classes) {
+        PyErr_Format(PyExc_ValueError, "automaton: %zd transitions, expected states x classes = %zd",
+                     n32(self->transitions), self->states * classes);
+        goto fail;
+    }
+    if (check_intervals(i32(self->class_lo), i32(self->class_hi), 0, self->intervals, "class intervals") < 0)
+        goto fail;
+    for (Py_ssize_t i = 0; i < self->intervals; i++) {
+        int32_t c = i32(self->class_id)[i];
+        if (c < -1 || c >= classes) {
+            PyErr_Format(PyExc_ValueError, "automaton: class id %d of interval %zd is outside [-1, %zd)", c, i,
+                         classes);
+            goto fail;
+        }
+    }
+    const int32_t *tr = i32(self->transitions);
+    for (Py_ssize_t i = 0; i < self->states * classes; i++) {
+        if (tr[i] < -1 || tr[i] >= self->states) {
+            PyErr_Format(PyExc_ValueError, "automaton: transition %zd leads to %d, outside [-1, %zd)", i, tr[i],
+                         self->states);
+            goto fail;
+        }
+    }
+    Py_ssize_t allowed = n32(self->allow_lo);
+    if (n32(self->allow_hi) != allowed) {
+        PyErr_SetString(PyExc_ValueError, "automaton: allow_lo and allow_hi differ in length");
+        goto fail;
+    }
+    const int32_t *as = i32(self->allow_start);
+    if (check_offsets(as, n32(self->allow_start), self->states, allowed, "automaton allow_start") < 0) goto fail;
+    for (Py_ssize_t s = 0; s < self->states; s++)
+        if (check_intervals(i32(self->allow_lo), i32(self->allow_hi), as[s], as[s + 1], "allowed intervals") < 0)
+            goto fail;
+    const int32_t *lo = i32(self->class_lo), *hi = i32(self->class_hi);
+    for (int32_t cp = 0; cp < 128; cp++) { /* class_of reads this table below 128 */
+        self->ascii_class[cp] = -1;
+        for (Py_ssize_t i = 0; i < self->intervals && lo[i] <= cp; i++)
+            if (cp <= hi[i]) self->ascii_class[cp] = i32(self->class_id)[i];
+    }
+    return (PyObject *)self;
+fail:
+    Py_DECREF(self);
+    return NULL;
+}
+
+static PyMemberDef Automaton_members[] = {
+    {"states", T_PYSSIZET, offsetof(AutomatonObject, states), READONLY, "number of states"},
+    {"classes", T_PYSSIZET, offsetof(AutomatonObject, classes), READONLY, "number of character classes"},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyObject *Automaton_step(AutomatonObject *self, PyObject *args) {
+    Py_ssize_t state, cp;
+    if (!PyArg_ParseTuple(args, "nn", &state, &cp)) return NULL;
+    if (state < 0 || state >= self->states || cp < 0 || cp > MAX_CODE_POINT) {
+        PyErr_SetString(PyExc_ValueError, "step: state or code point out of range");
+        return NULL;
+    }
+    int32_t c = class_of(self, (int32_t)cp);
+    return PyLong_FromLong(c < 0 ? -1 : i32(self->transitions)[state * self->classes + c]);
+}
+
+static PyMethodDef Automaton_methods[] = {
+    {"step", (PyCFunction)Automaton_step, METH_VARARGS, "step(state, code_point): the next state, or -1"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject AutomatonType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "formatenforcer.core._native.Automaton",
+    .tp_basicsize = sizeof(AutomatonObject),
+    .tp_dealloc = (destructor)Automaton_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A deterministic automaton over characters as validated, immutable arrays (see the module notes).",
+    .tp_new = Automaton_new,
+    .tp_members = Automaton_members,
+    .tp_methods = Automaton_methods,
+};
+
+/* ------------------------------------------------------------------------------------------------ */
+/* the walk                                                                                         */
+
+typedef struct {
+    int32_t edge, end, state, pending_count;
+    uint8_t pending[4];
+} Frame;
+
+typedef struct {
+    const int32_t *es, *ec, *ts, *ti, *tr, *as, *alo, *ahi;
+    const uint8_t *eb;
+    const AutomatonObject *automaton;
+    Py_ssize_t classes;
+    uint32_t *out;
+    Frame *stack;
+} Walk;
+
+/* Whether some character the state accepts starts with these bytes of an incomplete character: the
+   characters sharing a UTF-8 prefix are one code-point interval (clipped to the lead's smallest character
+   and to Unicode), tested against the state's sorted intervals. */
+static int prefix_allowed(const Walk *w, int32_t state, const uint8_t *prefix, int count) {
+    uint8_t lead = prefix[0];
+    int size = utf8_length(lead);
+    int64_t value, floor;
+    if (size == 2) value = lead & 0x1F, floor = 0x80;
+    else if (size == 3) value = lead & 0x0F, floor = 0x800;
+    else if (size == 4) value = lead & 0x07, floor = 0x10000;
+    else return 0;
+    if (count >= size) return 0;
+    for (int i = 1; i < count; i++) {
+        if (prefix[i] < 0x80 || prefix[i] > 0xBF) return 0;
+        value = (value << 6) | (prefix[i] & 0x3F);
+    }
+    int free_bits = 6 * (size - count);
+    int64_t lo = value << free_bits, hi = ((value + 1) << free_bits) - 1;
+    if (lo < floor) lo = floor;
+    if (hi > MAX_CODE_POINT) hi = MAX_CODE_POINT;
+    if (size == 3 && lo >= 0xD800 && hi <= 0xDFFF) return 0; /* only surrogates: not UTF-8 */
+    if (lo > hi) return 0;
+    int32_t left = w->as[state], right = w->as[state + 1], first = left; /* last interval starting <= hi */
+    while (left < right) {
+        int32_t mid = left + (right - left) / 2;
+        if (w->alo[mid] <= hi) left = mid + 1;
+        else right = mid;
+    }
+    return left > first && w->ahi[left - 1] >= lo;
+}
+
+/* The code point of a complete UTF-8 character, or -1 where a strict decoder refuses it. */
+static int32_t decode(const uint8_t *bytes, int count) {
+    int32_t cp;
+    if (count == 2) cp = bytes[0] & 0x1F;
+    else if (count == 3) cp = bytes[0] & 0x0F;
+    else cp = bytes[0] & 0x07;
+    for (int i = 1; i < count; i++) {
+        if (bytes[i] < 0x80 || bytes[i] > 0xBF) return -1;
+        cp = (cp << 6) | (bytes[i] & 0x3F);
+    }
+    static const int32_t smallest[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < smallest[count] || cp > MAX_CODE_POINT || (cp >= 0xD800 && cp <= 0xDFFF)) return -1;
+    return cp;
+}
+
+static void emit(const Walk *w, int32_t node) {
+    for (int32_t k = w->ts[node]; k < w->ts[node + 1]; k++) {
+        uint32_t id = (uint32_t)w->ti[k];
+        w->out[id >> 5] |= (uint32_t)1 << (id & 31);
+    }
+}
+
+/* Adds every token below ``node`` that the automaton, in ``state`` with ``pending`` bytes of an incomplete
+   character read, accepts as a prefix (the tokens at ``node`` itself are the caller's). */
+static void walk_from(const Walk *w, int32_t node, int32_t state, const uint8_t *pending, int pending_count) {
+    Frame *stack = w->stack;
+    int top = 0;
+    stack[0].edge = w->es[node];
+    stack[0].end = w->es[node + 1];
+    stack[0].state = state;
+    stack[0].pending_count = pending_count;
+    memcpy(stack[0].pending, pending, (size_t)pending_count);
+    while (top >= 0) {
+        Frame *f = &stack[top];
+        if (f->edge == f->end) {
+            top--;
+            continue;
+        }
+        int32_t e = f->edge++;
+        uint8_t byte = w->eb[e];
+        int32_t child = w->ec[e], s = f->state, next;
+        uint8_t data[4];
+        int count = 0;
+        if (f->pending_count) {
+            count = f->pending_count + 1;
+            memcpy(data, f->pending, (size_t)f->pending_count);
+            data[f->pending_count] = byte;
+            if (count == utf8_length(data[0])) {
+                int32_t cp = decode(data, count), c;
+                if (cp < 0 || (c = class_of(w->automaton, cp)) < 0) continue;
+                next = w->tr[(Py_ssize_t)s * w->classes + c];
+                if (next < 0) continue;
+                count = 0;
+            } else {
+                if (byte < 0x80 || byte > 0xBF || !prefix_allowed(w, s, data, count)) continue;
+                next = s;
+            }
+        } else if (byte < 0x80) {
+            int32_t c = w->automaton->ascii_class[byte];
+            if (c < 0) continue;
+            next = w->tr[(Py_ssize_t)s * w->classes + c];
+            if (next < 0) continue;
+        } else {
+            data[0] = byte;
+            count = 1;
+            if (utf8_length(byte) < 2 || !prefix_allowed(w, s, data, 1)) continue;
+            next = s;
+        }
+        emit(w, child);
+        if (w->es[child] < w->es[child + 1]) {
+            Frame *g = &stack[++top];
+            g->edge = w->es[child];
+            g->end = w->es[child + 1];
+            g->state = next;
+            g->pending_count = count;
+            memcpy(g->pending, data, (size_t)count);
+        }
+    }
+}
+
+static PyObject *walk_mask(PyObject *module, PyObject *args) {
+    TrieObject *trie;
+    AutomatonObject *automaton;
+    Py_ssize_t state;
+    Py_buffer pending, out;
+    int at_start;
+    if (!PyArg_ParseTuple(args, "O!O!ny*pw*", &TrieType, &trie, &AutomatonType, &automaton, &state, &pending,
+                          &at_start, &out))
+        return NULL;
+    PyObject *result = NULL;
+    Frame *stack = NULL;
+    Py_ssize_t words = (trie->vocab_size + 31) / 32;
+    if (state < 0 || state >= automaton->states) {
+        PyErr_Format(PyExc_ValueError, "walk_mask: state %zd is outside the automaton's %zd states", state,
+                     automaton->states);
+        goto done;
+    }
+    const uint8_t *p = (const uint8_t *)pending.buf;
+    if (pending.len > 3 || (pending.len > 0 && utf8_length(p[0]) <= pending.len)) {
+        PyErr_SetString(PyExc_ValueError, "walk_mask: pending must be the first bytes of one UTF-8 character");
+        goto done;
+    }
+    if (out.len < words * 4 || ((uintptr_t)out.buf % 4) != 0) {
+        PyErr_Format(PyExc_ValueError, "walk_mask: the output needs %zd aligned int32 words, it has %zd bytes",
+                     words, out.len);
+        goto done;
+    }
+    stack = malloc(sizeof(Frame) * (size_t)(trie->max_depth + 2));
+    if (stack == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Walk w = {
+        .es = i32(trie->edge_start), .ec = i32(trie->edge_child), .ts = i32(trie->tok_start),
+        .ti = i32(trie->tok_ids), .eb = (const uint8_t *)PyBytes_AS_STRING(trie->edge_byte),
+        .tr = i32(automaton->transitions), .as = i32(automaton->allow_start), .alo = i32(automaton->allow_lo),
+        .ahi = i32(automaton->allow_hi), .automaton = automaton, .classes = automaton->classes,
+        .out = (uint32_t *)out.buf, .stack = stack,
+    };
+    uint8_t pending_bytes[4];
+    int pending_count = (int)pending.len;
+    memcpy(pending_bytes, p, (size_t)pending_count);
+    Py_BEGIN_ALLOW_THREADS
+    memset(w.out, 0, (size_t)words * 4);
+    walk_from(&w, 0, (int32_t)state, pending_bytes, pending_count);
+    if (at_start) {
+        /* SentencePiece drops the space of the first token: the tokens below the space, as if it were not
+           there (the lone space token included) */
+        const uint8_t *eb = w.eb;
+        for (int32_t e = w.es[0]; e < w.es[1]; e++) {
+            if (eb[e] == 0x20) {
+                emit(&w, w.ec[e]);
+                walk_from(&w, w.ec[e], (int32_t)state, pending_bytes, 0);
+            }
+        }
+    }
+    Py_END_ALLOW_THREADS
+    Py_INCREF(Py_None);
+    result = Py_None;
+done:
+    free(stack);
+    PyBuffer_Release(&pending);
+    PyBuffer_Release(&out);
+    return result;
+}
+
+static PyMethodDef module_methods[] = {
+    {"walk_mask", walk_mask, METH_VARARGS,
+     "walk_mask(trie, automaton, state, pending, at_start, out): writes into ``out`` (int32 words) the packed "
+     "mask of the tokens the automaton accepts from ``state`` after the ``pending`` bytes of an incomplete "
+     "character; with ``at_start``, also the tokens below a leading space, read without it."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "_native", "The compiled token walk of formatenforcer (see formatenforcer/core).", -1,
+    module_methods,
+};
+
+PyMODINIT_FUNC PyInit__native(void) {
+    if (PyType_Ready(&TrieType) < 0 || PyType_Ready(&AutomatonType) < 0) return NULL;
+    PyObject *module = PyModule_Create(&module_def);
+    if (module == NULL) return NULL;
+    Py_INCREF(&TrieType);
+    Py_INCREF(&AutomatonType);
+    if (PyModule_AddObject(module, "Trie", (PyObject *)&TrieType) < 0 ||
+        PyModule_AddObject(module, "Automaton", (PyObject *)&AutomatonType) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}

@@ -1,0 +1,111 @@
+"""Deterministic automata over characters exported to the compiled walker (``_native.Automaton``).
+
+A regex DFA (``CompiledRegex``, regex.py) is a symbol per character (a dict for the characters a pattern
+names, code-point ranges for the blocks of stand-ins, one symbol for every other character) and a dict of
+transitions per state. The export flattens that into arrays C can run without calling Python:
+
+- code point -> class: sorted, disjoint intervals ``class_lo``/``class_hi``/``class_id`` (no interval: no class),
+  computed by asking the automaton's own ``symbol`` look-up at every point where its answer can change, so
+  the classes are the Python step's by construction;
+- ``transitions``: a ``states x classes`` table, -1 where a class is refused;
+- ``accepting``: one byte per state;
+- per state, the sorted intervals of the characters it accepts (``CompiledRegex.charset``), which decide the
+  tokens that end inside a UTF-8 character exactly as the Python walk does (``CharSet.allows_utf8_prefix``).
+
+Exported once per automaton and kept as long as it lives.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import Any
+
+import numpy as np
+
+from . import backend
+
+MAX_TABLE = 1 << 24
+"""Automata whose ``states x classes`` table has more entries than this stay on the Python walk (64 MB)."""
+
+_EXPORTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_LOCK = threading.Lock()
+_END = 0x110000
+
+
+def _symbol(dfa: Any, cp: int) -> int | None:
+    """The DFA's symbol for the code point ``cp``, as ``CompiledRegex.step`` finds it."""
+    symbol = dfa.symbol_of.get(chr(cp))
+    if symbol is None:
+        symbol = dfa._range_symbol(cp) if dfa.ranges else dfa.else_symbol
+    return symbol
+
+
+def automaton_arrays(dfa: Any) -> dict[str, Any] | None:
+    """The arrays of ``_native.Automaton`` for a ``CompiledRegex``; None when its table would be too big."""
+    points = {0, _END}
+    for ch in dfa.symbol_of:
+        if len(ch) == 1:
+            points.update((ord(ch), ord(ch) + 1))
+    for lo, hi, _ in dfa.ranges:
+        points.update((lo, hi + 1))
+    edges = sorted(point for point in points if point <= _END)
+    index: dict[int, int] = {}
+    lows: list[int] = []
+    highs: list[int] = []
+    ids: list[int] = []
+    for lo, nxt in zip(edges, edges[1:]):
+        symbol = _symbol(dfa, lo)
+        if symbol is None:
+            continue
+        cls = index.setdefault(symbol, len(index))
+        if ids and ids[-1] == cls and highs[-1] == lo - 1:
+            highs[-1] = nxt - 1
+        else:
+            lows.append(lo)
+            highs.append(nxt - 1)
+            ids.append(cls)
+    states = len(dfa.transitions)
+    classes = max(len(index), 1)
+    if states * classes > MAX_TABLE:
+        return None
+    table = np.full((states, classes), -1, dtype=np.int32)
+    for state, moves in enumerate(dfa.transitions):
+        for symbol, target in moves.items():
+            cls = index.get(symbol)
+            if cls is not None:
+                table[state, cls] = target
+    accepting = np.zeros(states, dtype=np.uint8)
+    accepting[sorted(dfa.finals)] = 1
+    allow_start = [0]
+    allow_lo: list[int] = []
+    allow_hi: list[int] = []
+    for state in range(states):
+        for lo, hi in dfa.charset(state).intervals:
+            allow_lo.append(lo)
+            allow_hi.append(hi)
+        allow_start.append(len(allow_lo))
+    return {
+        "class_lo": np.array(lows, dtype=np.int32),
+        "class_hi": np.array(highs, dtype=np.int32),
+        "class_id": np.array(ids, dtype=np.int32),
+        "transitions": table.reshape(-1),
+        "accepting": accepting,
+        "allow_start": np.array(allow_start, dtype=np.int32),
+        "allow_lo": np.array(allow_lo, dtype=np.int32),
+        "allow_hi": np.array(allow_hi, dtype=np.int32),
+        "classes": classes,
+    }
+
+
+def native_automaton(dfa: Any) -> Any:
+    """The ``_native.Automaton`` of a ``CompiledRegex`` (exported once, kept while it lives); None when it
+    stays on the Python walk (too big)."""
+    hit = _EXPORTS.get(dfa)
+    if hit is None:
+        with _LOCK:
+            hit = _EXPORTS.get(dfa)
+            if hit is None:
+                found = automaton_arrays(dfa)
+                hit = _EXPORTS[dfa] = False if found is None else backend.native.Automaton(**found)  # type: ignore[union-attr]
+    return hit or None

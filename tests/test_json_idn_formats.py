@@ -197,7 +197,7 @@ def test_long_greek_label_token_walks_end_valid(llama3_tokenizer, llama3_vocabul
             allowed = np.array(matcher.allowed_token_ids())
             assert allowed.size
             # favour tokens that end the string, so walks finish
-            enders = [t for t in allowed.tolist() if llama3_vocabulary.text_of(t).endswith(b'"')]
+            enders = [t for t in allowed.tolist() if llama3_vocabulary.text_of(t).rstrip().endswith(b'"')]
             token = int(rng.choice(enders) if enders and rng.random() < 0.3 else allowed[rng.randrange(allowed.size)])
             if token in llama3_vocabulary.eos_token_ids:
                 break
@@ -205,7 +205,7 @@ def test_long_greek_label_token_walks_end_valid(llama3_tokenizer, llama3_vocabul
             pieces.append(llama3_vocabulary.text_of(token))
             if matcher.is_finished():
                 break
-        text = (prefix.encode() + b"".join(pieces)).decode("utf-8", "replace")
+        text = (prefix.encode() + b"".join(pieces)).decode("utf-8", "replace").strip()  # root whitespace aside
         if text.endswith('"') and len(text) > 1:
             endings += 1
             assert reference(json.loads(text)), text

@@ -39,7 +39,8 @@ def test_texts_accepted_and_refused():
     assert not parser.accepts(answer)  # the end marker is required
     assert not parser.accepts(f"<think>x</think>{answer[:-1]}")  # the answer must be complete
     assert not parser.accepts('<think>x</think>{"answer": "4", "unit": "km"}')  # and valid
-    assert not parser.accepts(f"<think>x</think>\n\n\n\n\n{answer}")  # more whitespace than max_gap
+    # more whitespace than max_gap and the root value's own leading run (JsonConfig.max_whitespace) together
+    assert not parser.accepts("<think>x</think>" + "\n" * 40 + answer)
     strict = ReasoningParser(RegexParser("[0-9]+"), optional=False)
     assert strict.accepts("<think>hmm</think>42")
     assert not strict.accepts("hmm</think>42")

@@ -49,7 +49,9 @@ def main() -> None:
                 matcher.mask()
                 took = time.process_time() - start
                 spent += took
-                context = f"{tokenizer.decode(ids[max(0, i - 4):i + 1])!r} -> {tokenizer.decode(ids[i + 1:i + 3])!r}"
+                context = (
+                    f"{tokenizer.decode(ids[max(0, i - 4) : i + 1])!r} -> {tokenizer.decode(ids[i + 1 : i + 3])!r}"
+                )
                 samples.append((took, label, context))
                 if not accepted:
                     print(f"{label}: token #{i} REFUSED")

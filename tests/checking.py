@@ -47,9 +47,7 @@ def _first_bytes(vocabulary: Vocabulary) -> np.ndarray:
     return cached
 
 
-def random_walk(
-    enforcer: TokenEnforcer, seed: int, max_tokens: int = 200, end_bias: float = 0.25
-) -> tuple[str, bool]:
+def random_walk(enforcer: TokenEnforcer, seed: int, max_tokens: int = 200, end_bias: float = 0.25) -> tuple[str, bool]:
     """Walks the format by picking, at each step, a random *first byte* among the allowed tokens' first bytes
     (end-of-sequence counts as one), then a random token with it. Grouping by first byte keeps rare
     structural characters (a closing quote, an "@") as likely as the thousands of word tokens, so walks

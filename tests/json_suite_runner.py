@@ -20,7 +20,10 @@ from formatenforcer import JsonSchemaParser, SchemaError, UnsupportedSchemaError
 SUITE = Path(__file__).resolve().parents[2] / "shared/corpora/json-schema-test-suite/tests"
 REMOTES = SUITE.parent / "remotes"
 REMOTE_BASE = "http://localhost:1234/"
-DRAFTS = {"draft2020-12": "https://json-schema.org/draft/2020-12/schema", "draft7": "http://json-schema.org/draft-07/schema#"}
+DRAFTS = {
+    "draft2020-12": "https://json-schema.org/draft/2020-12/schema",
+    "draft7": "http://json-schema.org/draft-07/schema#",
+}
 
 DIFFERENCES = {
     "format-assertion": "`format` is enforced as an assertion: a string that is not a valid date/email/... is never "

@@ -85,9 +85,7 @@ def test_check_reads_stdin() -> None:
     assert result.returncode == 0 and "fully supported" in result.stdout
 
 
-@pytest.mark.parametrize(
-    ("name", "fragment"), [("missing", "schema file not found"), ("not_json", "is not JSON")]
-)
+@pytest.mark.parametrize(("name", "fragment"), [("missing", "schema file not found"), ("not_json", "is not JSON")])
 def test_check_errors_exit_2(files: dict[str, Path], name: str, fragment: str) -> None:
     result = run("check", str(files[name]))
     assert result.returncode == 2
@@ -110,8 +108,17 @@ def test_check_errors_exit_2(files: dict[str, Path], name: str, fragment: str) -
         (["--pydantic", "no_such_module_xyz:Model"], ["cannot import module"]),
         (["--json", "--max-tokens", "0"], ["--max-tokens"]),
     ],
-    ids=["missing-schema", "not-json", "unsupported", "bad-regex", "lookaround", "missing-model",
-         "model-not-gguf", "bad-pydantic", "max-tokens"],  # fmt: skip
+    ids=[
+        "missing-schema",
+        "not-json",
+        "unsupported",
+        "bad-regex",
+        "lookaround",
+        "missing-model",
+        "model-not-gguf",
+        "bad-pydantic",
+        "max-tokens",
+    ],  # fmt: skip
 )
 def test_generate_errors_are_one_line(files: dict[str, Path], args: list[str], fragments: list[str]) -> None:
     args = [a.format(**{k: str(v) for k, v in files.items()}) for a in args]

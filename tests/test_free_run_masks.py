@@ -58,8 +58,10 @@ CASES = [
     (JsonSchemaParser(DATED), ['"', '"20', '"2024-']),
     (JsonSchemaParser(NOTIFY), ['[{"', '[{"x', '[{"chan', '[{"note":"a', '[{"channel":"sms","p']),
     # one shared key automaton for every key of an open object: names already used are refused on closing
-    (JsonSchemaParser({"type": "object", "properties": {"ab": {"type": "integer"}, "a": {"type": "string"}}}),
-     ['{"', '{"a', '{"ab":1,"', '{"ab":1,"a', '{"ab":1,"a":"x","a']),  # fmt: skip
+    (
+        JsonSchemaParser({"type": "object", "properties": {"ab": {"type": "integer"}, "a": {"type": "string"}}}),
+        ['{"', '{"a', '{"ab":1,"', '{"ab":1,"a', '{"ab":1,"a":"x","a'],
+    ),  # fmt: skip
     (JsonSchemaParser({"type": "string", "minLength": 3, "maxLength": 9}), ['"', '"ab']),
 ]
 
@@ -74,29 +76,76 @@ NESTED = {
     },
 }
 CASES += [
-    (JsonSchemaParser(NESTED), ['{"', '{"n":1', '{"n":12', '{"x":-0', '{"x":1.5e', '{"tags":["a', '{"tags":["abcd',
-                                '{"deep":[{"', '{"deep":[{"k":"ab', '{"deep":[{"k":"abc"}]']),  # fmt: skip
+    (
+        JsonSchemaParser(NESTED),
+        [
+            '{"',
+            '{"n":1',
+            '{"n":12',
+            '{"x":-0',
+            '{"x":1.5e',
+            '{"tags":["a',
+            '{"tags":["abcd',
+            '{"deep":[{"',
+            '{"deep":[{"k":"ab',
+            '{"deep":[{"k":"abc"}]',
+        ],
+    ),  # fmt: skip
     # value starts: whitespace and the value's first characters walked alone (spaced.py), then resumed
-    (JsonSchemaParser(NESTED), ['{"n":', '{"n": ', '{"x":\n  ', '{"tags":', '{"tags":["a",', '{"tags":["a", ',
-                                '{"deep":[{"k":"ab"},', '{"deep":[{"k":', '{"n":5,"deep":']),  # fmt: skip
+    (
+        JsonSchemaParser(NESTED),
+        [
+            '{"n":',
+            '{"n": ',
+            '{"x":\n  ',
+            '{"tags":',
+            '{"tags":["a",',
+            '{"tags":["a", ',
+            '{"deep":[{"k":"ab"},',
+            '{"deep":[{"k":',
+            '{"n":5,"deep":',
+        ],
+    ),  # fmt: skip
     (JsonSchemaParser(NOTIFY), ['[{"channel":', '[{"channel":"sms"},', '[{"channel":"sms"}, ']),
     (JsonSchemaParser({"type": "array", "items": {"type": "number"}, "maxItems": 3}), ["[1,", "[1, 2,", "[1,2,"]),
     # flexible whitespace between tokens: a bounded run of [ \t\n\r] (20 by default), near its cap too
-    (JsonSchemaParser(NESTED), ['{\n  ', '{\n  "n": 5,\n  ', '{"n":5 ', '{"tags": [\n    "a"\n  ',
-                                '{"tags":[' + " " * 18, '{' + " " * 19, '{"deep": [ {"k": "ab" } ,\n']),  # fmt: skip
+    (
+        JsonSchemaParser(NESTED),
+        [
+            "{\n  ",
+            '{\n  "n": 5,\n  ',
+            '{"n":5 ',
+            '{"tags": [\n    "a"\n  ',
+            '{"tags":[' + " " * 18,
+            "{" + " " * 19,
+            '{"deep": [ {"k": "ab" } ,\n',
+        ],
+    ),  # fmt: skip
     # unions carried up through containers: the mask is the OR of the branches' masks (alternatives())
     (JsonSchemaParser(NOTIFY), ['[{"channel":"email","sub', '[{"channel":"sms"},{"', '[{"phone":"+1']),
-    (JsonSchemaParser({"anyOf": [{"type": "object", "properties": {"a": {"type": "integer"}}},
-                                 {"type": "object", "properties": {"ab": {"type": "string"}}, "required": ["ab"]},
-                                 {"type": "array", "items": {"type": ["string", "null"]}}]}),
-     ['{"', '{"a', '{"ab', '{"a":1', '["x",', '["x",n', '[null,"']),  # fmt: skip
+    (
+        JsonSchemaParser(
+            {
+                "anyOf": [
+                    {"type": "object", "properties": {"a": {"type": "integer"}}},
+                    {"type": "object", "properties": {"ab": {"type": "string"}}, "required": ["ab"]},
+                    {"type": "array", "items": {"type": ["string", "null"]}},
+                ]
+            }
+        ),
+        ['{"', '{"a', '{"ab', '{"a":1', '["x",', '["x",n', '[null,"'],
+    ),  # fmt: skip
     # bounded numbers: far from the bounds (one cached walk for every value) and near them
-    (JsonSchemaParser({"type": "array", "items": {"type": "number", "minimum": -5, "maximum": 100}}),
-     ["[12.", "[12.5", "[99.", "[99.9", "[-4.", "[-4.9", "[-5", "[0", "[0.", "[1", "[10", "[100"]),
+    (
+        JsonSchemaParser({"type": "array", "items": {"type": "number", "minimum": -5, "maximum": 100}}),
+        ["[12.", "[12.5", "[99.", "[99.9", "[-4.", "[-4.9", "[-5", "[0", "[0.", "[1", "[10", "[100"],
+    ),
     (JsonSchemaParser({"type": "array", "items": {"type": "integer", "minimum": 10}}), ["[1", "[12", "[123", "[9"]),
     # under a maximum, 25 and 30 take the same digit counts (one walk); 4 and 49 are decided by value
-    (JsonSchemaParser({"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": 500}}),
-     ["[2", "[25", "[30", "[4", "[49", "[1", "[25,3"]),
+    (
+        JsonSchemaParser({"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": 500}}),
+        ["[2", "[25", "[30", "[4", "[49", "[1", "[25,3"],
+    ),
 ]
 
 
@@ -107,9 +156,27 @@ NUMBERS = {"type": "object", "properties": {
     "r": {"type": "array", "items": {"anyOf": [{"type": "number"}, {"type": "string"}]}}}}  # fmt: skip
 CASES += [
     (JsonSchemaParser({"type": "number"}), ["1", "12", "-3", "1.", "1.5", "1e", "1e+", "1E-0", "1e5", "0", "-0.0"]),
-    (JsonSchemaParser(NUMBERS), ['{"x":', '{"x":7', '{"x":70.', '{"x":70.25', '{"x":7e1', '{"n":6', '{"n":65',
-                                 '{"n":6553', '{"n":1', '{"p":0.', '{"p":3', '{"p":-0.5', '{"r":[1', '{"r":[1.2',
-                                 '{"r":[1,"a",2', '{"x":7,"n":12']),  # fmt: skip
+    (
+        JsonSchemaParser(NUMBERS),
+        [
+            '{"x":',
+            '{"x":7',
+            '{"x":70.',
+            '{"x":70.25',
+            '{"x":7e1',
+            '{"n":6',
+            '{"n":65',
+            '{"n":6553',
+            '{"n":1',
+            '{"p":0.',
+            '{"p":3',
+            '{"p":-0.5',
+            '{"r":[1',
+            '{"r":[1.2',
+            '{"r":[1,"a",2',
+            '{"x":7,"n":12',
+        ],
+    ),  # fmt: skip
     (JsonSchemaParser({"type": "array", "items": {"type": "integer", "multipleOf": 5}}), ["[1", "[15", "[150"]),
 ]
 
@@ -121,13 +188,19 @@ INVOICE_KEYS = {"type": "object", "properties": {name: {"type": "integer"} for n
 CLOSED_KEYS = {"type": "object", "properties": {"a": {"type": "integer"}, "ab": {"type": "string"},
                                                 "b": {"type": "boolean"}}, "additionalProperties": False}  # fmt: skip
 CASES += [
-    (JsonSchemaParser(INVOICE_KEYS), ['{"', '{"i', '{"in', '{"id":1,"', '{"id":1,"s', '{"x', '{"id":1,"inv',
-                                      '{"id":1,"issued":2,"i', '{"st']),  # fmt: skip
+    (
+        JsonSchemaParser(INVOICE_KEYS),
+        ['{"', '{"i', '{"in', '{"id":1,"', '{"id":1,"s', '{"x', '{"id":1,"inv', '{"id":1,"issued":2,"i', '{"st'],
+    ),  # fmt: skip
     # after a comma: whitespace, quote and key walked alone (ObjectParser._key_start_lexeme), names checked
-    (JsonSchemaParser(INVOICE_KEYS), ['{"id": 1,', '{"id": 1,\n  ', '{"id": 1, "', '{"id": 1,\n  "is',
-                                      '{"id": 1, "issued": 2,\n    ']),  # fmt: skip
-    (JsonSchemaParser(CLOSED_KEYS), ['{"a": 1,', '{"a": 1,\n  ', '{"a": 1, "', '{"a": 1, "ab": "x",\n  ',
-                                     '{"b": true,"a']),  # fmt: skip
+    (
+        JsonSchemaParser(INVOICE_KEYS),
+        ['{"id": 1,', '{"id": 1,\n  ', '{"id": 1, "', '{"id": 1,\n  "is', '{"id": 1, "issued": 2,\n    '],
+    ),  # fmt: skip
+    (
+        JsonSchemaParser(CLOSED_KEYS),
+        ['{"a": 1,', '{"a": 1,\n  ', '{"a": 1, "', '{"a": 1, "ab": "x",\n  ', '{"b": true,"a'],
+    ),  # fmt: skip
 ]
 
 
@@ -150,11 +223,15 @@ MEMBER_B = {"type": "object", "properties": {"name": {"type": "string", "maxLeng
 MEMBER_C = {"type": "array", "items": {"type": "object", "properties": {"user": MEMBER_A, "name": {"enum": ["x"]}},
                                        "required": ["user"]}}  # fmt: skip
 CASES += [
-    (JsonSchemaParser(MEMBER_A), ['{"', '{"na', '{"name"', '{"name" ', '{"id":1,"', '{"id": 1, "name"', '{"x"',
-                                  '{"tags":["a"],"']),  # fmt: skip
+    (
+        JsonSchemaParser(MEMBER_A),
+        ['{"', '{"na', '{"name"', '{"name" ', '{"id":1,"', '{"id": 1, "name"', '{"x"', '{"tags":["a"],"'],
+    ),  # fmt: skip
     (JsonSchemaParser(MEMBER_B), ['{"', '{"na', '{"name"', '{"id":"1","', '{"name":"ab","t', '{"tags"']),
-    (JsonSchemaParser(MEMBER_C), ['[{"', '[{"user":{"', '[{"user":{"name"', '[{"user":{},"', '[{"name":"x","us',
-                                  '[{"user":{"id":2}},{"']),  # fmt: skip
+    (
+        JsonSchemaParser(MEMBER_C),
+        ['[{"', '[{"user":{"', '[{"user":{"name"', '[{"user":{},"', '[{"name":"x","us', '[{"user":{"id":2}},{"'],
+    ),  # fmt: skip
     (JsonSchemaParser(MEMBER_A, config=JsonConfig(whitespace="compact")), ['{"', '{"name"', '{"id":1,"']),
     (JsonSchemaParser(MEMBER_A, config=JsonConfig(whitespace_pattern=r"[ ]?")), ['{"', '{"name"', '{"name" ']),
 ]
@@ -187,8 +264,10 @@ def test_mask_with_free_runs_equals_plain_walk(llama3_vocabulary, parser, prefix
     fast = allowed_mask(llama3_vocabulary, state, b"", False, {})
     plain = allowed_mask(llama3_vocabulary, WalkOnly(state), b"", False)
     differ = np.flatnonzero(fast != plain)
-    assert differ.size == 0, [llama3_vocabulary.text_of(i) for i in np.flatnonzero(
-        np.unpackbits((fast ^ plain).view(np.uint8), bitorder="little"))[:10]]
+    assert differ.size == 0, [
+        llama3_vocabulary.text_of(i)
+        for i in np.flatnonzero(np.unpackbits((fast ^ plain).view(np.uint8), bitorder="little"))[:10]
+    ]
 
 
 UNIQUE = JsonSchemaParser({"type": "array", "items": {"type": "string"}, "uniqueItems": True})

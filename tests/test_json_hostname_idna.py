@@ -43,7 +43,7 @@ def test_label_check_agrees_with_idna_ulabel():
         rng.shuffle(chars)
         texts.append("".join(chars).encode("punycode").decode("ascii"))
     texts += ["".join(rng.choices(LDH, k=rng.randint(1, 12))) for _ in range(3000)]
-    texts += [t[:i] + rng.choice(LDH) + t[i + 1:] for t in texts[:2000] for i in [rng.randrange(len(t))]]
+    texts += [t[:i] + rng.choice(LDH) + t[i + 1 :] for t in texts[:2000] for i in [rng.randrange(len(t))]]
     assert sum(map(reference, texts)) > 500  # the sample holds plenty of valid labels
     assert [t for t in texts if valid_a_label_text(t.lower()) is not reference(t)] == []
 
@@ -59,12 +59,42 @@ def test_every_text_has_a_witness_within_the_bound():
             assert len(found) - len(text) <= WITNESS_EXTRA, text
 
 
-VALID = ["xn--9n2bp8q.xn--9t4b11yi5a", "xn--zca29lwxobi7a", "xn--qmbc", "xn--ll-0ea", "xn--wva3je", "xn--4dbc5h",
-         "xn--k8j5u", "xn--vek778f", "xn--ngba1o", "xn--0-gyc", "xn--11b2ezcw70k", "xn--ngba5hb2804a",
-         "XN--ZCA29LWXOBI7A", "www.xn--mnchen-3ya.de", "a--b.com"]
-INVALID = ["xn--X", "xn--07jt112bpxg.xn--9t4b11yi5a", "xn--hello-txk", "xn--chb89f", "xn--al-0ea", "xn--l-gda",
-           "xn--S-jib3p", "xn--5db1e", "xn--defabc-k64e", "xn--vek", "xn--ngb6iyr", "xn--02b508i",
-           "XN--aa---o47jg78q", "xn--", "xn---bbk", "xn--abc", "xn--mnchen-3ya.xn--zz"]
+VALID = [
+    "xn--9n2bp8q.xn--9t4b11yi5a",
+    "xn--zca29lwxobi7a",
+    "xn--qmbc",
+    "xn--ll-0ea",
+    "xn--wva3je",
+    "xn--4dbc5h",
+    "xn--k8j5u",
+    "xn--vek778f",
+    "xn--ngba1o",
+    "xn--0-gyc",
+    "xn--11b2ezcw70k",
+    "xn--ngba5hb2804a",
+    "XN--ZCA29LWXOBI7A",
+    "www.xn--mnchen-3ya.de",
+    "a--b.com",
+]
+INVALID = [
+    "xn--X",
+    "xn--07jt112bpxg.xn--9t4b11yi5a",
+    "xn--hello-txk",
+    "xn--chb89f",
+    "xn--al-0ea",
+    "xn--l-gda",
+    "xn--S-jib3p",
+    "xn--5db1e",
+    "xn--defabc-k64e",
+    "xn--vek",
+    "xn--ngb6iyr",
+    "xn--02b508i",
+    "XN--aa---o47jg78q",
+    "xn--",
+    "xn---bbk",
+    "xn--abc",
+    "xn--mnchen-3ya.xn--zz",
+]
 
 
 @pytest.mark.parametrize("text, expected", [(t, True) for t in VALID] + [(t, False) for t in INVALID])

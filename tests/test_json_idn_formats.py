@@ -59,12 +59,46 @@ def reference(text: str) -> bool:
     return total - 1 <= 253
 
 
-VALID = ["실례.테스트", "xn--ihqwcrb4cv8a8dqg056pqjye", "l\u00b7l", "\u03b1\u0375\u03b2", "\u05d0\u05f3\u05d1",
-         "\u30fb\u3041", "\u0628\u0660\u0628", "\u0915\u094d\u200d\u0937", "\u0628\u064a\u200c\u0628\u064a",
-         "a\u3002b", "münchen.de", "\u00e9\u00e9", "a" * 63, "παράδειγμα" * 5 + "πα\uff0ecom", "Host.Example"]
-INVALID = ["\u302e실례.테스트", "a" * 64, "xn--X", "XN--aa---o47jg78q", "hello-", "\u0300hello", "a\u00b7l",
-           "\u03b1\u0375S", "def\u30fbabc", "\u0628\u0660\u06f0", "\u200d\u0937", "0a.\u05d0", "a\u05d0",
-           "\u00fc" * 60, "a..b", "example.", "e\u0301", "xn--7a", "Müller.de", "ab--c", "\u3002"]
+VALID = [
+    "실례.테스트",
+    "xn--ihqwcrb4cv8a8dqg056pqjye",
+    "l\u00b7l",
+    "\u03b1\u0375\u03b2",
+    "\u05d0\u05f3\u05d1",
+    "\u30fb\u3041",
+    "\u0628\u0660\u0628",
+    "\u0915\u094d\u200d\u0937",
+    "\u0628\u064a\u200c\u0628\u064a",
+    "a\u3002b",
+    "münchen.de",
+    "\u00e9\u00e9",
+    "a" * 63,
+    "παράδειγμα" * 5 + "πα\uff0ecom",
+    "Host.Example",
+]
+INVALID = [
+    "\u302e실례.테스트",
+    "a" * 64,
+    "xn--X",
+    "XN--aa---o47jg78q",
+    "hello-",
+    "\u0300hello",
+    "a\u00b7l",
+    "\u03b1\u0375S",
+    "def\u30fbabc",
+    "\u0628\u0660\u06f0",
+    "\u200d\u0937",
+    "0a.\u05d0",
+    "a\u05d0",
+    "\u00fc" * 60,
+    "a..b",
+    "example.",
+    "e\u0301",
+    "xn--7a",
+    "Müller.de",
+    "ab--c",
+    "\u3002",
+]
 
 
 @pytest.mark.parametrize("text, expected", [(t, True) for t in VALID] + [(t, False) for t in INVALID])

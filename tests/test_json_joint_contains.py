@@ -18,8 +18,11 @@ from .json_checks import accepts_tokens, char_walk
 
 TWO = {"type": "array", "allOf": [{"contains": {"multipleOf": 2}}, {"contains": {"multipleOf": 3}, "minContains": 2}],
        "items": {"type": "integer", "minimum": 0, "maximum": 20}}  # fmt: skip
-CAPPED = {"type": "array", "items": {"enum": ["a", "b", "c"]},
-          "allOf": [{"contains": {"const": "a"}}, {"contains": {"const": "b"}, "minContains": 0, "maxContains": 1}]}
+CAPPED = {
+    "type": "array",
+    "items": {"enum": ["a", "b", "c"]},
+    "allOf": [{"contains": {"const": "a"}}, {"contains": {"const": "b"}, "minContains": 0, "maxContains": 1}],
+}
 UNEVALUATED = {"allOf": [{"contains": {"multipleOf": 2}}, {"contains": {"multipleOf": 3}}],
                "unevaluatedItems": {"multipleOf": 5}}  # fmt: skip
 CASES = [

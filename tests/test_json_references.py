@@ -93,7 +93,15 @@ def test_dynamic_ref_resolves_to_the_root_resource_anchor():
 
 
 def test_defs_named_like_keywords_are_scanned():
-    schema = {"$ref": "#/$defs/default", "$defs": {"default": {"$id": "https://example.com/d", "$ref": "#a",
-                                                               "$defs": {"x": {"$anchor": "a", "type": "integer"}}}}}
+    schema = {
+        "$ref": "#/$defs/default",
+        "$defs": {
+            "default": {
+                "$id": "https://example.com/d",
+                "$ref": "#a",
+                "$defs": {"x": {"$anchor": "a", "type": "integer"}},
+            }
+        },
+    }
     parser = JsonSchemaParser(schema)  # fmt: skip
     assert parser.accepts("3") and not parser.accepts('"3"')

@@ -76,10 +76,16 @@ CASES = [
     # ... unless minProperties counts distinct keys: then their text is kept and a repeat is refused
     ({"type": "object", "minProperties": 2, "additionalProperties": {"type": "integer"}}, '{"x":1,"x":2}', False),
     ({"type": "object", "minProperties": 2, "additionalProperties": {"type": "integer"}}, '{"x":1,"y":2}', True),
-    ({"type": "object", "patternProperties": {"^s_": {"type": "string"}}, "additionalProperties": False},
-     '{"s_a":"x"}', True),  # fmt: skip
-    ({"type": "object", "patternProperties": {"^s_": {"type": "string"}}, "additionalProperties": False},
-     '{"t":"x"}', False),  # fmt: skip
+    (
+        {"type": "object", "patternProperties": {"^s_": {"type": "string"}}, "additionalProperties": False},
+        '{"s_a":"x"}',
+        True,
+    ),  # fmt: skip
+    (
+        {"type": "object", "patternProperties": {"^s_": {"type": "string"}}, "additionalProperties": False},
+        '{"t":"x"}',
+        False,
+    ),  # fmt: skip
     ({"type": "object", "propertyNames": {"maxLength": 2}}, '{"ab":1}', True),
     ({"type": "object", "propertyNames": {"maxLength": 2}}, '{"abc":1}', False),
     ({"type": "object", "maxProperties": 1, "required": ["a"]}, '{"b":1}', False),
@@ -88,7 +94,7 @@ CASES = [
     ({"type": "object", "dependentRequired": {"a": ["b"]}}, '{"a":1,"b":2}', True),
     # arrays
     ({"type": "array", "prefixItems": [{"type": "integer"}], "items": {"type": "string"}}, '[1,"a","b"]', True),
-    ({"type": "array", "prefixItems": [{"type": "integer"}], "items": {"type": "string"}}, '[1,2]', False),
+    ({"type": "array", "prefixItems": [{"type": "integer"}], "items": {"type": "string"}}, "[1,2]", False),
     ({"type": "array", "minItems": 2, "maxItems": 2}, "[1]", False),
     ({"type": "array", "uniqueItems": True, "items": {"type": "integer"}}, "[1,2,1]", False),
     ({"type": "array", "uniqueItems": True, "items": {"type": "integer"}}, "[1,2,3]", True),
@@ -103,9 +109,20 @@ CASES = [
     ({"not": {"enum": ["a", "b"]}}, '"a"', False),
     ({"if": {"type": "integer"}, "then": {"minimum": 5}, "else": {"type": "string"}}, "3", False),
     ({"if": {"type": "integer"}, "then": {"minimum": 5}, "else": {"type": "string"}}, '"x"', True),
-    ({"$defs": {"node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/node"}},
-                         "additionalProperties": False}}, "$ref": "#/$defs/node"},
-     '{"next":{"next":{}}}', True),  # fmt: skip
+    (
+        {
+            "$defs": {
+                "node": {
+                    "type": "object",
+                    "properties": {"next": {"$ref": "#/$defs/node"}},
+                    "additionalProperties": False,
+                }
+            },
+            "$ref": "#/$defs/node",
+        },
+        '{"next":{"next":{}}}',
+        True,
+    ),  # fmt: skip
     ({"$defs": {"a": {"$anchor": "pos", "type": "integer", "minimum": 0}}, "$ref": "#pos"}, "-1", False),
     ({"type": ["integer", "null"], "nullable": True}, "null", True),
     (True, '[{"a":[1,null,"x"]}]', True),

@@ -27,9 +27,7 @@ def chat_batch(tokenizer, questions):
 
 
 def generated_texts(tokenizer, inputs, outputs):
-    return [
-        tokenizer.decode(row[inputs["input_ids"].shape[1] :], skip_special_tokens=True) for row in outputs
-    ]
+    return [tokenizer.decode(row[inputs["input_ids"].shape[1] :], skip_special_tokens=True) for row in outputs]
 
 
 def run(model, tokenizer, questions, parser, mode, **kwargs):

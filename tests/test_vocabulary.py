@@ -40,9 +40,7 @@ def test_memoised_per_tokenizer(llama3_tokenizer, llama3_vocabulary):
 @pytest.mark.parametrize("name", TOKENIZER_NAMES)
 def test_special_tokens_are_never_allowed(tokenizers, vocabularies, name):
     tokenizer, vocabulary = tokenizers[name], vocabularies[name]
-    specials = set(tokenizer.all_special_ids) | {
-        i for i, t in tokenizer.added_tokens_decoder.items() if t.special
-    }
+    specials = set(tokenizer.all_special_ids) | {i for i, t in tokenizer.added_tokens_decoder.items() if t.special}
     specials -= set(vocabulary.eos_token_ids)
     enforcer = TokenEnforcer(vocabulary, RegexParser(r"(.|\n)*"))
     allowed = set(enforcer.matcher().allowed_token_ids())
@@ -208,6 +206,7 @@ def test_big_subtree_tables_from_the_whole_vocabulary_texts_equal_the_subtree_bu
     from formatenforcer.core.trie import IDS, subtree_entries
 
     vocabulary = vocabularies[name]
+
     def is_big(node) -> bool:
         return node.__class__ is dict and subtree_entries(node, vocabulary.token_bytes, 2048) is None
 

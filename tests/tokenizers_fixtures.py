@@ -48,7 +48,7 @@ _SP_CORPUS = [
     '{"name": "Alice", "age": 30, "email": "alice@example.com", "tags": ["a", "b"]}',
     "Date 2024-05-17 phone 555-123-4567 price 12.50 total -3.25e10",
     "Café crème brûlée naïve façade Zürich München",
-    "[1, 2, 3] true false null {} [] : , \" \\ \n",
+    '[1, 2, 3] true false null {} [] : , " \\ \n',
     "hello world foo bar baz qux order orderId customer address city street",
 ]
 

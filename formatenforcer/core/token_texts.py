@@ -46,7 +46,7 @@ _BYTE_LEVEL = _byte_level_decoder()
 
 
 def scheme_of(decoder: str, pieces: list[str] = ()) -> str:
-    """"byte-level", "sentencepiece" or "decode", from a tokenizers decoder description (and sample pieces)."""
+    """ "byte-level", "sentencepiece" or "decode", from a tokenizers decoder description (and sample pieces)."""
     if "ByteLevel" in decoder:
         return "byte-level"
     if "Metaspace" in decoder or "ByteFallback" in decoder or any("▁" in p for p in pieces[:5000] if p):

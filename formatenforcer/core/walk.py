@@ -33,8 +33,6 @@ _SHARED_GROUPS = 8192
 """Cached shared-children groups per vocabulary (see _Walk._shared_children)."""
 
 
-
-
 _SHARED_BYTES: dict[tuple, list[bool]] = {}
 
 
@@ -392,8 +390,10 @@ def _end_groups(walker: _LexemeWalk, checked: bool) -> list[tuple[CharacterParse
         if checked:
             for node in nodes:
                 ids.extend(ids_at(node.get(IDS, ())))
-        if len(nodes) == 1 and nodes[0].__class__ is dict and not any(
-            byte < 128 and skip[byte] for byte in nodes[0] if byte != IDS
+        if (
+            len(nodes) == 1
+            and nodes[0].__class__ is dict
+            and not any(byte < 128 and skip[byte] for byte in nodes[0] if byte != IDS)
         ):
             merged: Trie = nodes[0]
         else:
@@ -550,9 +550,7 @@ def allowed_mask(
             others = _Walk(vocabulary)
             outside = _resumed(others, lexeme, _cached_lexeme(vocabulary, lexemes, twin, checked, None), lexemes)
             outside = (_packed(others) | outside) & ~vocabulary.first_bytes_mask(exceptions)
-            inside = _resumed(
-                walker, lexeme, _cached_lexeme(vocabulary, lexemes, inner, checked, exceptions), lexemes
-            )
+            inside = _resumed(walker, lexeme, _cached_lexeme(vocabulary, lexemes, inner, checked, exceptions), lexemes)
             inside = inside | outside
         mask = _packed(walker)
         mask |= inside

@@ -74,7 +74,7 @@ def _plain_container(node: Node) -> bool:
 
 
 def _unique_kind(node: Node) -> str | None:
-    """"scalar" when uniqueness is enforced by excluding seen values, "compound" when (also) by refusing
+    """ "scalar" when uniqueness is enforced by excluding seen values, "compound" when (also) by refusing
     the closing bracket of a duplicate array/object, None when neither is exact and dead-end free."""
     node = deref(node)
     if isinstance(node, AnyValue):
@@ -221,9 +221,7 @@ class ArrayContext:
         """Whether the array/object ``text`` equals (as JSON values: 1 == 1.0, any key order) a seen item."""
         values = self._seen_values.get(seen)
         if values is None:
-            values = self._seen_values[seen] = frozenset(
-                _canonical(json.loads(t)) for t in seen if t[0] in "[{"
-            )
+            values = self._seen_values[seen] = frozenset(_canonical(json.loads(t)) for t in seen if t[0] in "[{")
         return _canonical(json.loads(text)) in values
 
 
@@ -297,8 +295,11 @@ class ArrayParser(ArrayWalkHooks, MemoAllowed):
                 elif tracker is not None:
                     tracker = tracker.add_character(ch)
                 text = self._text + ch if ctx.unique else ""
-                if ctx.compound and text[0] in "[{" and child.can_end() and (
-                    UNKNOWN_TEXT in text or ctx.duplicate(text, self._extra[1])
+                if (
+                    ctx.compound
+                    and text[0] in "[{"
+                    and child.can_end()
+                    and (UNKNOWN_TEXT in text or ctx.duplicate(text, self._extra[1]))
                 ):
                     return None  # the bracket that would close a duplicate of an earlier item (or might)
                 return ArrayParser(ctx, VALUE, self._index, 0, child, self._extra, tracker, text)
@@ -375,8 +376,12 @@ class ArrayParser(ArrayWalkHooks, MemoAllowed):
                 tracker = tracker.key()
             index = self._index
             ctx = self._ctx
-            if not ctx.unique and not ctx.track and ctx.max_items is None and index > max(ctx.min_items,
-                                                                                          len(ctx.node.prefix)):
+            if (
+                not ctx.unique
+                and not ctx.track
+                and ctx.max_items is None
+                and index > max(ctx.min_items, len(ctx.node.prefix))
+            ):
                 index = -1  # past every positional rule: later items all behave alike
             text = self._text if ctx.unique else None  # what the item has read decides what may follow
             self._key = ("arr", id(ctx), self._phase, index, self._ws, child, self._extra, tracker, text)

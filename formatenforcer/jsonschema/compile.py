@@ -45,8 +45,6 @@ _MISSING = object()
 _NULL = ("null",)
 
 
-
-
 class Compiler:
     """Start states by node, plus the contexts they share. Per schema; never shared between schemas."""
 

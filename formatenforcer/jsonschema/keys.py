@@ -175,8 +175,8 @@ class _Rule:
         texts = translation.texts
         self.stand_ins = translation.stand_ins
         self.texts: dict[str, str | None] = dict(zip(patterns, texts))
-        rule_must = texts[len(patterns): len(patterns) + len(wanted)]
-        rule_never = texts[len(patterns) + len(wanted):]
+        rule_must = texts[len(patterns) : len(patterns) + len(wanted)]
+        rule_never = texts[len(patterns) + len(wanted) :]
         self.must: tuple | None = None if None in rule_must else (*rule_must, *formats)
         self.never: tuple = (*(t for t in rule_never if t is not None), *not_formats)
         self.low, self.high = (0, None) if rule is None else (rule.min_length, rule.max_length)

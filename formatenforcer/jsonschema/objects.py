@@ -32,7 +32,7 @@ from .strings import StringParser
 if TYPE_CHECKING:
     from .compile import Compiler
 
-_OPEN, _CLOSE, _COMMA, _COLON_SET, _QUOTE = (CharSet.of(c) for c in "{},:\"")
+_OPEN, _CLOSE, _COMMA, _COLON_SET, _QUOTE = (CharSet.of(c) for c in '{},:"')
 
 
 def _string_part(node: Node | None) -> String | None | bool:

@@ -55,7 +55,7 @@ def string_content(node: String) -> Content | None:
     if translation.stand_ins and (formats or not_formats):
         raise Unsupported(keyword, "a pattern with a large Unicode class together with a format")
     full = list(dict.fromkeys([t for t in translation.texts[: len(wanted)] if t is not None] + formats))
-    never = [t for t in translation.texts[len(wanted):] if t is not None] + not_formats
+    never = [t for t in translation.texts[len(wanted) :] if t is not None] + not_formats
     stand_ins = translation.stand_ins
     if never or len(full) > 1 or not full:
         # several patterns, a pattern and a format, or what a `not` excludes: one product automaton
@@ -92,8 +92,10 @@ def idn_content(node: String) -> Content:
     names = set(node.formats)
     if (len(names) > 1 or node.patterns or node.not_patterns or node.not_formats or node.excluded
             or node.min_length > 1 or node.max_length is not None):  # fmt: skip
-        raise Unsupported("format", f"format {sorted(names)[0]!r} together with a pattern, another format, "
-                          "a length limit or excluded values")
+        raise Unsupported(
+            "format",
+            f"format {sorted(names)[0]!r} together with a pattern, another format, a length limit or excluded values",
+        )
     return IdnEmailContent() if "idn-email" in names else IdnHostnameContent()
 
 

@@ -81,7 +81,7 @@ def combine(clauses: tuple[tuple[tuple[Item, ...], tuple[Item, ...]], ...]) -> C
     for must, never in clauses:
         must = (anything, *must)
         as_dfa = [item if isinstance(item, CompiledRegex) else compile_regex(item) for item in (*must, *never)]
-        parts.append((as_dfa[: len(must)], as_dfa[len(must):]))
+        parts.append((as_dfa[: len(must)], as_dfa[len(must) :]))
     compiled = _product(label, parts)
     with _LOCK:
         _CACHE[key] = compiled
@@ -144,4 +144,3 @@ def _product(label: str, clauses: list[tuple[list[CompiledRegex], list[CompiledR
                 todo.append(nxt)
         table[state] = edges
     return from_table(label, table, start, [s for s in table if final(s)])
-

@@ -50,8 +50,13 @@ _SHORT = {c for group in _GROUPS.values() for c in group} | set(_GROUPS)
 GENERAL_CATEGORY_VALUES = tuple(sorted(_SHORT | set(_LONG_NAMES)))
 """Every General_Category value ``\\p{...}`` accepts here, short and long spellings."""
 BINARY_PROPERTIES = ("ASCII", "ASCII_Hex_Digit", "Any", "Assigned")
-PROPERTY_NAMES = tuple(sorted(set(GENERAL_CATEGORY_VALUES) | set(BINARY_PROPERTIES)
-                              | {f"{p}={v}" for p in ("General_Category", "gc") for v in GENERAL_CATEGORY_VALUES}))
+PROPERTY_NAMES = tuple(
+    sorted(
+        set(GENERAL_CATEGORY_VALUES)
+        | set(BINARY_PROPERTIES)
+        | {f"{p}={v}" for p in ("General_Category", "gc") for v in GENERAL_CATEGORY_VALUES}
+    )
+)
 """Every text that may stand between the braces of ``\\p{...}`` here (the syntax checker offers exactly these)."""
 
 

@@ -24,6 +24,7 @@ from .classes import DOT, ESCAPE_CLASSES, property_class
 
 _QUANTIFIER = re.compile(r"\{([0-9]+)(,([0-9]*))?\}")
 
+
 class EcmaSyntaxError(ValueError):
     """Not an ECMA-262 (unicode mode) regular expression."""
 

@@ -183,8 +183,6 @@ def _partition(sets: list[CharSet]) -> list[CharSet]:
     return sorted((CharSet(iv) for iv in blocks.values()), key=lambda block: block.intervals[0][0])
 
 
-
-
 @dataclass(frozen=True)
 class Translation:
     """Full-match texts, one per input (None: matches nothing), all over the same ``stand_ins``."""

@@ -149,6 +149,7 @@ def format_matches(name: str, text: str) -> bool:
         return False
     return name != "hostname" or hostname_labels_ok(text)
 
+
 IDN_FORMATS: dict[str, Callable[[str], bool]] = {"idn-hostname": idn_hostname_ok, "idn-email": idn_email_ok}
 """Formats enforced by content automata of their own (formats/idn/hostname.py, formats/idn/email.py), not by a DFA: they
 take no ``pattern``, other format, ``not`` or length limit on the same string."""

@@ -104,9 +104,7 @@ def _uri_template() -> str:
     """RFC 6570 section 2: literals and level-4 expressions. Literals also allow the apostrophe (a
     sub-delim; RFC 6570 erratum, and the JSON-Schema-Test-Suite counts it valid); the reserved operators
     ``= , ! @ |`` are refused (no level defines them)."""
-    literal_ascii = "".join(
-        chr(c) for c in range(0x21, 0x7F) if chr(c) not in "\"%<>\\^`{|}"
-    )
+    literal_ascii = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) not in '"%<>\\^`{|}')
     literal = f"(?:{char_class(literal_ascii, True)}|{_PCT})"
     varchar = f"(?:[A-Za-z0-9_]|{_PCT})"
     varname = rf"{varchar}(?:\.?{varchar})*"

@@ -44,7 +44,6 @@ ANNOTATIONS = frozenset(
 """Keywords that carry no constraint: accepted and ignored (``discriminator`` only names a property)."""
 
 
-
 class Node:
     """Base of the intermediate form."""
 

@@ -57,8 +57,18 @@ _TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
 _COUNTS = ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties",
            "minContains", "maxContains")  # fmt: skip
 _NUMBERS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
-_SCHEMAS = ("additionalProperties", "propertyNames", "not", "if", "then", "else", "contains", "additionalItems",
-            "unevaluatedProperties", "unevaluatedItems")
+_SCHEMAS = (
+    "additionalProperties",
+    "propertyNames",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "additionalItems",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+)
 _SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
 _SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 
@@ -312,8 +322,12 @@ class Normalizer(References):
             if check is None:
                 continue  # most keys of a schema (titles, descriptions, "type"-free annotations) need no check
             if check is _UNSUPPORTED:
-                self.report(f"{pointer}/{key}", key, "draft 2019-09's recursive references are not implemented; "
-                                                    "2020-12's $dynamicRef/$dynamicAnchor are")
+                self.report(
+                    f"{pointer}/{key}",
+                    key,
+                    "draft 2019-09's recursive references are not implemented; "
+                    "2020-12's $dynamicRef/$dynamicAnchor are",
+                )
             elif check is _COUNT:
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or value != int(value):
                     raise SchemaError(f"'{key}' must be a non-negative integer", f"{pointer}/{key}")
@@ -321,8 +335,11 @@ class Normalizer(References):
                 if isinstance(value, float) and not math.isfinite(value):
                     raise SchemaError(f"'{key}' must be a finite number, not {value!r}", f"{pointer}/{key}")
                 if key.startswith("exclusive") and isinstance(value, bool):
-                    self.report(f"{pointer}/{key}", key,
-                                "draft-04's boolean form (a flag on minimum/maximum) is not implemented")
+                    self.report(
+                        f"{pointer}/{key}",
+                        key,
+                        "draft-04's boolean form (a flag on minimum/maximum) is not implemented",
+                    )
                 elif isinstance(value, bool) or not isinstance(value, (int, float)):
                     raise SchemaError(f"'{key}' must be a number", f"{pointer}/{key}")
                 elif key == "multipleOf" and value <= 0:
@@ -339,13 +356,15 @@ class Normalizer(References):
             elif key == "type":
                 if isinstance(value, str):
                     if value not in _TYPES:
-                        raise SchemaError(f"'type' must be one of {', '.join(_TYPES)} or a list of them",
-                                          f"{pointer}/{key}")
+                        raise SchemaError(
+                            f"'type' must be one of {', '.join(_TYPES)} or a list of them", f"{pointer}/{key}"
+                        )
                 else:
                     listed = value if isinstance(value, list) else [value]
                     if not listed or any(t not in _TYPES for t in listed):
-                        raise SchemaError(f"'type' must be one of {', '.join(_TYPES)} or a list of them",
-                                          f"{pointer}/{key}")
+                        raise SchemaError(
+                            f"'type' must be one of {', '.join(_TYPES)} or a list of them", f"{pointer}/{key}"
+                        )
             elif key == "required":
                 if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                     raise SchemaError("'required' must be an array of strings", f"{pointer}/{key}")
@@ -498,8 +517,9 @@ class Normalizer(References):
         contains = self._sub(schema, "contains", pointer, base) if "contains" in schema else None
         max_contains = schema.get("maxContains") if contains is not None else None
         min_contains = int(schema.get("minContains", 1)) if contains is not None else 1
-        whole = (items is not None and not isinstance(items, list)) or (isinstance(items, list)
-                                                                         and "additionalItems" in schema)
+        whole = (items is not None and not isinstance(items, list)) or (
+            isinstance(items, list) and "additionalItems" in schema
+        )
         node = Array(
             tuple(prefix), rest, int(schema.get("minItems", 0)), None if high is None else int(high),
             schema.get("uniqueItems") is True, contains, min_contains,

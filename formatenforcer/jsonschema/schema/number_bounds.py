@@ -30,7 +30,15 @@ class NumberContext:
     """The compiled constraints of one Number node, mirrored for negative values (shared by its states)."""
 
     __slots__ = (
-        "integer", "constrained", "exponent", "positive", "negative", "node", "charsets", "feasible", "value_ident"
+        "integer",
+        "constrained",
+        "exponent",
+        "positive",
+        "negative",
+        "node",
+        "charsets",
+        "feasible",
+        "value_ident",
     )
 
     def __init__(self, node: Number) -> None:

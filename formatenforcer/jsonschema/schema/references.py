@@ -137,8 +137,15 @@ class References:
                 return False
         return True
 
-    def _scan(self, schema: Any, pointer: str, base: str, document: bool = False, names: bool = False,
-              dialect: str | None = None) -> None:
+    def _scan(
+        self,
+        schema: Any,
+        pointer: str,
+        base: str,
+        document: bool = False,
+        names: bool = False,
+        dialect: str | None = None,
+    ) -> None:
         """Records ids, anchors, base URIs and dialects below ``schema``; ``names``: a map of schemas by name
         (``$defs``, ``properties``...), whose keys are names, not keywords (a ``$defs`` entry "default");
         ``dialect``: the surrounding resource's (None: the root's)."""

@@ -138,8 +138,11 @@ def _groups(merger: Merger, targets: list[Node], keys: list[Key], keyword: str) 
                     continue  # some member evaluates nothing new: a smaller set already covers it
                 grown.append(candidate)
                 if len(found) + len(grown) > MAX_GROUPS:
-                    raise Unsupported(keyword, f"more than {MAX_GROUPS} combinations of overlapping alternatives "
-                                      f"under {keyword} (each set of branches that can pass together is one)")
+                    raise Unsupported(
+                        keyword,
+                        f"more than {MAX_GROUPS} combinations of overlapping alternatives "
+                        f"under {keyword} (each set of branches that can pass together is one)",
+                    )
         found = found + grown
         layer = grown
     return found

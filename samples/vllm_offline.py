@@ -16,6 +16,7 @@ SCHEMA = {
     "type": "object",
     "properties": {"name": {"type": "string", "maxLength": 30}, "age": {"type": "integer", "minimum": 0}},
     "required": ["name", "age"],
+    "additionalProperties": False,  # closed: no extra keys for the model to ramble on
 }
 
 if __name__ == "__main__":  # vLLM starts worker processes: keep the work under the main guard
@@ -29,7 +30,7 @@ if __name__ == "__main__":  # vLLM starts worker processes: keep the work under 
         enforce_eager=True,  # skip torch.compile: starts in seconds instead of minutes on a CPU
     )
     requests = {
-        "json": SamplingParams(max_tokens=60, temperature=0, extra_args={"json": SCHEMA}),
+        "json": SamplingParams(max_tokens=80, temperature=0, extra_args={"json": SCHEMA}),
         "regex": SamplingParams(max_tokens=12, temperature=0, extra_args={"regex": r"[0-9]{3}-[0-9]{4}"}),
         "choice": SamplingParams(max_tokens=5, temperature=0, extra_args={"choice": ["yes", "no"]}),
         "free": SamplingParams(max_tokens=20, temperature=0),  # no format: left untouched

@@ -248,7 +248,7 @@ def test_token_texts_decoded_in_c_equal_the_python_reading(vocabularies, name):
         pytest.skip("the compiled core is not built or is switched off")
     vocabulary = vocabularies[name]
     expected = TokenTexts(enumerate(vocabulary.token_bytes))
-    got = TokenTexts.decoded(vocabulary.token_bytes, backend.native.decode_tokens)
+    got = TokenTexts.decoded(vocabulary.token_bytes, backend.native)
     assert got.ids.tolist() == expected.ids.tolist()
     assert got.lengths.tolist() == expected.lengths.tolist()
     assert np.array_equal(got.code_points, expected.code_points)

@@ -1126,6 +1126,103 @@ done:
     return result;
 }
 
+/* Whether code point cp is in the sorted, disjoint intervals lo[i]..hi[i]. */
+static int in_class(const int32_t *lo, const int32_t *hi, Py_ssize_t count, int64_t cp) {
+    Py_ssize_t a = 0, b = count;
+    while (a < b) { /* the first interval whose hi is >= cp */
+        Py_ssize_t mid = (a + b) / 2;
+        if (hi[mid] < cp) a = mid + 1;
+        else b = mid;
+    }
+    return a < count && lo[a] <= cp;
+}
+
+/* Whether some code point in [a, b] is in the intervals. */
+static int class_meets(const int32_t *lo, const int32_t *hi, Py_ssize_t count, int64_t a, int64_t b) {
+    Py_ssize_t x = 0, y = count;
+    while (x < y) {
+        Py_ssize_t mid = (x + y) / 2;
+        if (hi[mid] < a) x = mid + 1;
+        else y = mid;
+    }
+    return x < count && lo[x] <= b;
+}
+
+/* class_runs(code_points, starts, lengths, tail_lengths, tail_codes, class_lo, class_hi, run_out, whole_out):
+   per token row, how many of its leading characters are in the class (int64 run_out), and whether the whole
+   token stays in it (uint8 whole_out: every character, and the trailing partial character, if any, can
+   still become one of the class: TokenTexts.runs and CharSet.allows_utf8_prefix in run_tables.py). The
+   partial character's bytes are packed little-endian in tail_codes (uint32). */
+static PyObject *class_runs(PyObject *module, PyObject *args) {
+    Py_buffer cps, starts, lengths, tail_len, tail_code, lo, hi, run_out, whole_out;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*w*w*", &cps, &starts, &lengths, &tail_len, &tail_code, &lo, &hi,
+                          &run_out, &whole_out))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t n = starts.len / 8, cp_count = cps.len / 4, classes = lo.len / 4;
+    if (starts.len % 8 || lengths.len != starts.len || tail_len.len != n || tail_code.len != n * 4 ||
+        run_out.len != n * 8 || whole_out.len != n || cps.len % 4 || lo.len % 4 || hi.len != lo.len ||
+        ((uintptr_t)starts.buf % 8) || ((uintptr_t)lengths.buf % 8) || ((uintptr_t)run_out.buf % 8) ||
+        ((uintptr_t)cps.buf % 4) || ((uintptr_t)tail_code.buf % 4) || ((uintptr_t)lo.buf % 4) ||
+        ((uintptr_t)hi.buf % 4)) {
+        PyErr_SetString(PyExc_ValueError, "class_runs: arrays of mismatched sizes, types or alignment");
+        goto done;
+    }
+    const int64_t *st = starts.buf, *ln = lengths.buf;
+    const int32_t *cp = cps.buf, *clo = lo.buf, *chi = hi.buf;
+    const uint8_t *tl = tail_len.buf;
+    const uint32_t *tc = tail_code.buf;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (st[i] < 0 || ln[i] < 0 || st[i] > cp_count || ln[i] > cp_count - st[i] || tl[i] > 3) {
+            PyErr_Format(PyExc_ValueError, "class_runs: row %zd reaches outside the code points", i);
+            goto done;
+        }
+    }
+    for (Py_ssize_t k = 0; k < classes; k++) {
+        if (clo[k] > chi[k] || (k > 0 && clo[k] <= chi[k - 1])) {
+            PyErr_SetString(PyExc_ValueError, "class_runs: class intervals must be sorted and disjoint");
+            goto done;
+        }
+    }
+    int64_t *run = run_out.buf;
+    uint8_t *whole = whole_out.buf;
+    Py_BEGIN_ALLOW_THREADS
+    uint8_t ascii[128];
+    for (int c = 0; c < 128; c++) ascii[c] = (uint8_t)in_class(clo, chi, classes, c);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const int32_t *text = cp + st[i];
+        int64_t count = 0, length = ln[i];
+        while (count < length) {
+            int32_t c = text[count];
+            if (c < 128 ? !ascii[c] : !in_class(clo, chi, classes, c)) break;
+            count++;
+        }
+        run[i] = count;
+        int ok = count == length;
+        if (ok && tl[i]) {
+            uint8_t tail[4];
+            for (int k = 0; k < tl[i]; k++) tail[k] = (uint8_t)(tc[i] >> (8 * k));
+            int64_t a, b;
+            ok = utf8_prefix_interval(tail, tl[i], &a, &b) && class_meets(clo, chi, classes, a, b);
+        }
+        whole[i] = (uint8_t)ok;
+    }
+    Py_END_ALLOW_THREADS
+    Py_INCREF(Py_None);
+    result = Py_None;
+done:
+    PyBuffer_Release(&cps);
+    PyBuffer_Release(&starts);
+    PyBuffer_Release(&lengths);
+    PyBuffer_Release(&tail_len);
+    PyBuffer_Release(&tail_code);
+    PyBuffer_Release(&lo);
+    PyBuffer_Release(&hi);
+    PyBuffer_Release(&run_out);
+    PyBuffer_Release(&whole_out);
+    return result;
+}
+
 static PyMethodDef module_methods[] = {
     {"walk_mask", walk_mask, METH_VARARGS,
      "walk_mask(trie, automaton, state, pending, at_start, out): writes into ``out`` (int32 words) the packed "
@@ -1134,6 +1231,9 @@ static PyMethodDef module_methods[] = {
     {"decode_tokens", decode_tokens, METH_VARARGS,
      "decode_tokens(blob, offsets): (ids, code points, lengths, tail lengths) of the tokens "
      "blob[offsets[i]:offsets[i+1]] as TokenTexts reads them (see core/run_tables.py)."},
+    {"class_runs", class_runs, METH_VARARGS,
+     "class_runs(code_points, starts, lengths, tail_lengths, tail_codes, class_lo, class_hi, run_out, whole_out): "
+     "per token, its leading characters in the class and whether it stays in the class (see core/run_tables.py)."},
     {NULL, NULL, 0, NULL},
 };
 

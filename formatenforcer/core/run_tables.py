@@ -10,6 +10,7 @@ there (thousands of them are built on the first walks of a process).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -78,17 +79,21 @@ class TokenTexts:
         self.has_tail = np.fromiter(map(bool, tails), dtype=np.bool_, count=len(tails))
         self._top: int | None = None  # one past the largest code point (see _member_table)
 
+    _native: Any = None
+    """The compiled core, for texts it decoded (``decoded``): class runs are then counted in C."""
+
     @classmethod
-    def decoded(cls, token_bytes: list[bytes | None], decode: Callable[[bytes, np.ndarray], tuple]) -> TokenTexts:
+    def decoded(cls, token_bytes: list[bytes | None], native: Any) -> TokenTexts:
         """The texts of every token (``token_bytes[i]`` for id ``i``), decoded by the compiled core's
         ``decode_tokens`` (by the rules of the constructor above, tests/test_vocabulary.py checks they agree):
         a few milliseconds for 128k tokens where the loop above takes a tenth of a second. The characters
-        of a token are read back from the code points when asked (``text``)."""
+        of a token are read back from the code points when asked (``text``), and ``class_runs`` counts in C."""
         lengths = np.fromiter((len(data) if data else 0 for data in token_bytes), dtype=np.int64,
                               count=len(token_bytes))  # fmt: skip
         offsets = np.zeros(len(token_bytes) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
-        ids, code_points, counts, tail_lengths = decode(b"".join(data for data in token_bytes if data), offsets)
+        blob = b"".join(data for data in token_bytes if data)
+        ids, code_points, counts, tail_lengths = native.decode_tokens(blob, offsets)
         self = cls.__new__(cls)
         self.ids = np.frombuffer(ids, dtype=np.int64)
         self.lengths = np.frombuffer(counts, dtype=np.int64)
@@ -103,6 +108,11 @@ class TokenTexts:
             for row, token_id in zip(np.flatnonzero(self.has_tail).tolist(), self.ids[self.has_tail].tolist())
         }
         self._top = None
+        self._native = native
+        self._tail_len = tails
+        self._tail_code = np.zeros(len(tails), dtype=np.uint32)
+        for row, tail in self.tails.items():
+            self._tail_code[row] = int.from_bytes(tail, "little")
         return self
 
     def text(self, row: int) -> str:
@@ -131,6 +141,9 @@ class TokenTexts:
         view.ids, view.starts, view.ends = self.ids[rows], starts[keep], self.ends[rows]
         view.lengths = view.ends - view.starts
         view.code_points, view.has_tail, view._top = self.code_points, self.has_tail[rows], self._top
+        view._native = self._native
+        if self._native is not None:
+            view._tail_len, view._tail_code = self._tail_len[rows], self._tail_code[rows]
         return view
 
     def entries_led_by(self, rows: np.ndarray, leads: set[int]) -> list[tuple[int, bytes]]:
@@ -138,6 +151,30 @@ class TokenTexts:
         only those are encoded)."""
         picked = rows[np.isin(_lead_bytes(self, rows, np.zeros(len(rows), dtype=np.int64)), list(leads))]
         return [(int(self.ids[row]), self.text(row).encode("utf-8") + self.tail(row)) for row in picked.tolist()]
+
+    def class_runs(self, chars: CharSet) -> tuple[np.ndarray, np.ndarray]:
+        """Per token, how many of its leading complete characters are in ``chars`` (``runs``), and whether
+        the whole token stays in the class: every complete character, and a trailing partial one that can
+        still become a class character. In C for decoded texts, else with numpy and a loop over the tails."""
+        if self._native is not None:
+            run = np.empty(len(self.ids), dtype=np.int64)
+            whole = np.empty(len(self.ids), dtype=np.uint8)
+            bounds = np.array(chars.intervals, dtype=np.int32).reshape(-1, 2)
+            low, high = np.ascontiguousarray(bounds[:, 0]), np.ascontiguousarray(bounds[:, 1])
+            starts, lengths = np.ascontiguousarray(self.starts), np.ascontiguousarray(self.lengths)
+            self._native.class_runs(self.code_points, starts, lengths, self._tail_len, self._tail_code, low, high,
+                                    run, whole)  # fmt: skip
+            return run, whole.view(np.bool_)
+        run = self.runs(chars)
+        whole = run == self.lengths
+        verdicts: dict[bytes, bool] = {}
+        for row in np.flatnonzero(whole & self.has_tail).tolist():
+            tail = self.tail(row)
+            allowed = verdicts.get(tail)
+            if allowed is None:
+                allowed = verdicts[tail] = chars.allows_utf8_prefix(tail)
+            whole[row] = allowed
+        return run, whole
 
     def runs(self, chars: CharSet) -> np.ndarray:
         """Per token, how many of its leading complete characters are in ``chars``.
@@ -224,15 +261,7 @@ class FreeRunTable:
         if not isinstance(texts, TokenTexts):
             texts = TokenTexts(texts)
         self.bucketed = bucketed
-        run = texts.runs(chars)
-        whole = run == texts.lengths
-        verdicts: dict[bytes, bool] = {}
-        for row in np.flatnonzero(whole & texts.has_tail).tolist():
-            tail = texts.tail(row)
-            allowed = verdicts.get(tail)
-            if allowed is None:
-                allowed = verdicts[tail] = chars.allows_utf8_prefix(tail)
-            whole[row] = allowed
+        run, whole = texts.class_runs(chars)
         leaving = np.flatnonzero(~whole)
         self._first_exits: Trie | None = None
         if root is not None:

@@ -208,7 +208,7 @@ class Vocabulary:
         if self._texts is None:
             native = backend.native if backend.active() else None
             if native is not None:
-                self._texts = TokenTexts.decoded(self.token_bytes, native.decode_tokens)
+                self._texts = TokenTexts.decoded(self.token_bytes, native)
             else:
                 self._texts = TokenTexts(enumerate(self.token_bytes))
         return self._texts

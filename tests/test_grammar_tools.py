@@ -117,6 +117,13 @@ def test_hermes_without_preamble_starts_with_the_call(reasoning):
         assert not parser.accepts(think + text), text
 
 
+def test_hermes_single_call():
+    one, two = HERMES[1].split("</tool_call>\n", 1)
+    single = ToolCallParser(TOOLS, "hermes", parallel=False)
+    assert single.accepts(one + "</tool_call>\n") and single.accepts("Hi\n" + one + "</tool_call>")
+    assert not single.accepts(HERMES[1]) and ToolCallParser(TOOLS, "hermes").accepts(HERMES[1])
+
+
 def test_avoiding_matches_exactly_the_strings_without_the_word():
     rng = random.Random(5)
     for word in ("</think>", "<tool_call>", "<ab"):

@@ -101,7 +101,12 @@ def build_format(args: Any) -> Format:
     if getattr(args, "tools", None) is not None:
         from .grammar_formats import tools_parser
 
-        parser, instruction = tools_parser(args.tools, args.tool_style, not getattr(args, "no_preamble", False))
+        parser, instruction = tools_parser(
+            args.tools,
+            args.tool_style,
+            preamble=not getattr(args, "no_preamble", False),
+            parallel=not getattr(args, "single_call", False),
+        )
         return Format(parser, f"{args.tool_style} tool calls for {args.tools}", instruction)
     if args.choice is not None:
         options = list(args.choice)

@@ -57,10 +57,10 @@ def grammar_parser(path: str, syntax: str | None) -> tuple[GrammarParser, str, s
     return GrammarParser(text, chosen), chosen, text
 
 
-def tools_parser(path: str, style: str, preamble: bool = True) -> tuple[ToolCallParser, str]:
+def tools_parser(path: str, style: str, preamble: bool = True, parallel: bool = True) -> tuple[ToolCallParser, str]:
     """``(parser, instruction for the system prompt)`` for the tools file ``path``."""
     tools = read_tools(path)
-    parser = ToolCallParser(tools, style=style, preamble=preamble)
+    parser = ToolCallParser(tools, style=style, preamble=preamble, parallel=parallel)
     listed = json.dumps(tools, separators=(",", ":"))
     if style == "hermes":
         shape = '<tool_call>\n{"name": <tool name>, "arguments": <arguments object>}\n</tool_call>'

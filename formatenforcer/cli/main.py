@@ -53,6 +53,7 @@ def _add_format_options(parser: argparse.ArgumentParser, required: bool) -> None
     grammar_options.add_argument(
         "--no-preamble", action="store_true", help="hermes tools: the answer starts with the call, no text first"
     )
+    grammar_options.add_argument("--single-call", action="store_true", help="hermes tools: one call, not several")
     json_options = parser.add_argument_group("JSON layout")
     json_options.add_argument("--lenient", action="store_true", help="enforce what is supported, warn about the rest")
     json_options.add_argument("--compact", action="store_true", help="no whitespace between JSON tokens")

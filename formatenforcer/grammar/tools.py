@@ -73,10 +73,15 @@ def _tools(tools: Sequence[Mapping[str, Any]]) -> list[tuple[str, Any]]:
 
 
 def tool_call_grammar(
-    tools: Sequence[Mapping[str, Any]], style: str = "hermes", reasoning: bool = False, preamble: bool = True
+    tools: Sequence[Mapping[str, Any]],
+    style: str = "hermes",
+    reasoning: bool = False,
+    preamble: bool = True,
+    parallel: bool = True,
 ) -> str:
     """The Lark grammar (with ``%json`` rules) of ``style``'s tool calls for ``tools``; ``preamble=False``
-    makes a hermes answer start with its first call (no free text before it)."""
+    makes a hermes answer start with its first call (no free text before it), ``parallel=False`` allows one
+    hermes call only (OpenAI's ``parallel_tool_calls``)."""
     if style not in STYLES:
         raise GrammarError(f"unknown tool-call style {style!r}: expected one of {', '.join(STYLES)}")
     key = "arguments" if style == "hermes" else "parameters"
@@ -92,7 +97,7 @@ def tool_call_grammar(
     lines = []
     prefix = "THINK? " if reasoning else ""
     if style == "hermes":
-        lines.append(f"start: {prefix}{'TEXT? ' if preamble else ''}call+")
+        lines.append(f"start: {prefix}{'TEXT? ' if preamble else ''}call{'+' if parallel else ''}")
         lines.append('call: "<tool_call>\\n" tool "\\n</tool_call>" "\\n"?')
         if preamble:
             lines.append(f"TEXT: /{avoiding('<tool_call>')}/")
@@ -109,7 +114,8 @@ class ToolCallParser(GrammarParser):
     ``{"name": ..., "parameters": schema}`` (or OpenAI's ``{"type": "function", "function": {...}}``),
     ``style`` ``"hermes"`` or ``"llama3"``, ``reasoning`` allows a leading ``<think>...</think>``, and
     ``preamble=False`` refuses free text before the first hermes call (the call comes at once, as
-    ``tool_choice="required"`` asks; small models otherwise tend to answer in prose)."""
+    ``tool_choice="required"`` asks; small models otherwise tend to answer in prose), and ``parallel=False``
+    allows a single hermes call (``parallel_tool_calls=False``; a small model otherwise may repeat its call)."""
 
     __slots__ = ()
 
@@ -119,5 +125,6 @@ class ToolCallParser(GrammarParser):
         style: str = "hermes",
         reasoning: bool = False,
         preamble: bool = True,
+        parallel: bool = True,
     ) -> None:
-        super().__init__(tool_call_grammar(tools, style, reasoning, preamble), "lark")
+        super().__init__(tool_call_grammar(tools, style, reasoning, preamble, parallel), "lark")

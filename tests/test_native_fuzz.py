@@ -344,3 +344,38 @@ def test_no_leak_over_100000_masks():
         native.walk_mask(trie, automaton, i % automaton.states, pendings[i % 3], i % 2 == 0, out)
     grown = _rss() - before
     assert grown < 1 << 20, f"resident size grew by {grown} bytes over 100,000 masks"
+
+
+def _python_texts(tokens: list[bytes]):
+    from formatenforcer.core.run_tables import TokenTexts
+
+    return TokenTexts(enumerate(tokens))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.binary(max_size=7), max_size=60))
+def test_decoded_token_texts_match_the_python_reading(tokens):
+    """``decode_tokens`` keeps, splits and drops tokens exactly as TokenTexts' Python constructor does, on
+    arbitrary bytes: invalid UTF-8, overlong forms, surrogates, truncated characters, empty tokens."""
+    from formatenforcer.core.run_tables import TokenTexts
+
+    expected = _python_texts(tokens)
+    got = TokenTexts.decoded(tokens, native.decode_tokens)
+    assert got.ids.tolist() == expected.ids.tolist()
+    assert got.lengths.tolist() == expected.lengths.tolist()
+    assert got.code_points.tolist() == expected.code_points.tolist()
+    assert [got.text(r) for r in range(len(got.ids))] == [expected.text(r) for r in range(len(expected.ids))]
+    assert [got.tail(r) for r in range(len(got.ids))] == [expected.tail(r) for r in range(len(expected.ids))]
+
+
+def test_decode_tokens_checks_its_offsets():
+    blob = b"abc"
+    for offsets in ([0, 4], [1, 2], [0, 2, 1], [0]):
+        arr = np.array(offsets, dtype=np.int64)
+        if offsets == [0]:
+            assert native.decode_tokens(blob, arr)[0] == b""  # no tokens
+            continue
+        with pytest.raises(ValueError):
+            native.decode_tokens(blob, arr)
+    with pytest.raises(ValueError):
+        native.decode_tokens(blob, np.array([0, 1, 2], dtype=np.int32))  # not int64

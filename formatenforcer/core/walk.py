@@ -488,6 +488,15 @@ def _walk_below(
     lexeme = state.lexeme()
     sub = _Walk(vocabulary)
     if lexeme is None or lexeme.inner.can_end():
+        branches = state.alternatives() if len(node) > _WIDE else None
+        if branches is not None:  # the union of the branches' walks, each from its own cached lexeme walks
+            for branch in branches:
+                ok = branch.allowed_characters().ascii
+                if any(byte >= 128 or ok[byte] for byte in node if byte != IDS):  # (else nothing below)
+                    out, masks = _walk_below(vocabulary, node, branch, lexemes)
+                    sub.out.extend(out)
+                    sub.masks.extend(masks)
+            return sub.out, sub.masks
         sub.walk(node, state, b"")
         return sub.out, sub.masks
     inner, checked = lexeme.inner, lexeme.checked_ends

@@ -163,7 +163,16 @@ class GrammarState(CharacterParser):
             if s.accepting:
                 branches.append(_END)
         if len(branches) == 1 and branches[0] is self:
-            return None
+            if not self._fresh:
+                return None
+            # one lexeme that may end here: it going on (one character at least), each lexeme the set after
+            # it may start and the end of the text, so each is answered from its terminal's cached walk
+            ((s, lexer, q),) = self._active
+            (after,) = self._fresh
+            branches = [compiled.state(self._active, frozenset())]
+            branches.extend(compiled.state(frozenset(((after, lexer, -1),)), frozenset()) for lexer in after.lexers())
+            if after.accepting:
+                branches.append(_END)
         return tuple(branches)
 
     def free_run(self) -> FreeRun | None:
@@ -220,6 +229,9 @@ class GrammarState(CharacterParser):
             return None
         if isinstance(earley.dfas[lexer], ParserLexer):
             return self._json_lexeme(s, lexer, max(q, 0))
+        ending = q >= 0 and q in earley.finals[lexer]
+        if ending and self._fresh:
+            return None  # the lexeme may end here: split (``alternatives``), not walked whole past its end
         if earley.final_chars(lexer, max(q, 0)) & after.start_chars() and not _absorbed(earley, s, lexer, q, after):
             return None  # a character could go on with this lexeme or start the next: both are kept
         compiled = self._compiled
@@ -230,10 +242,12 @@ class GrammarState(CharacterParser):
         def resume(inner: CharacterParser) -> CharacterParser | None:
             state = inner._state if inner.__class__ is TerminalState else -1  # type: ignore[attr-defined]
             if state < 0 or not inner._started:  # type: ignore[attr-defined]
-                return compiled.state(frozenset(((s, lexer, -1),)), empty)
+                return compiled.state(frozenset(((s, lexer, q),)), empty)
             return compiled.state(frozenset(((s, lexer, state),)), ended if state in finals else empty)
 
-        return Lexeme(TerminalState.of(dfa, max(q, 0), q >= 0), resume)
+        # a lexeme that may end here but has no set after it (the branch of it going on, ``alternatives``)
+        # is a terminal that has not read its next character: it may not end before reading one
+        return Lexeme(TerminalState.of(dfa, max(q, 0), q >= 0 and not ending), resume)
 
     def _json_lexeme(self, s: EarleySet, lexer: int, q: int) -> Lexeme | None:
         """Inside a ``%json`` value that cannot end yet: the JSON state's own lexeme (a string or number

@@ -501,8 +501,9 @@ def _walk_below(
         return sub.out, sub.masks
     inner, checked = lexeme.inner, lexeme.checked_ends
     horizon = vocabulary.longest_token
-    # below a vocabulary node (not a merged copy) with an inner state alike across schemas: shared by all
-    shared = inner.shared_lexeme_key(horizon) if node.__class__ is dict else None
+    # with an inner state alike across formats (a grammar's terminal, a plain string): shared by all; a merged
+    # copy too (the entry holds it, so its id stays unique), as the copies of a shared lexeme result are shared
+    shared = inner.shared_lexeme_key(horizon)
     cache = lexemes if shared is None else vocabulary.lexeme_cache
     key = ("below", id(node), inner.lexeme_key(horizon) if shared is None else shared, checked)
     hit = cache.get(key)

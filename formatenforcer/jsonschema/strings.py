@@ -204,6 +204,15 @@ class StringParser(MemoAllowed):
             state = self._content.far_state(state, horizon) or state
         return ("str", ident, self._phase, state, self._aux, self._escapable is ANY)
 
+    def lexeme_automaton(self) -> tuple[Hashable, frozenset[int]] | None:
+        points = self._content.class_points()
+        ident = self._content.value_ident()
+        if points is None or ident is None or self._phase in (HEX, LOW_BACKSLASH, LOW_U, LOW_HEX):
+            return None
+        if self._phase == BODY and self._content.allowed(self._state) & self._escapable:
+            return None  # ``\uXXXX`` may spell a character here: thousands of escape states, left to Python
+        return ("str", ident, self._phase, self._state, self._aux, self._escapable is ANY), points
+
     def free_run(self) -> FreeRun | None:
         if self._phase != BODY:
             return None

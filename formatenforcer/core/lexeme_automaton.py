@@ -10,8 +10,9 @@ walk resumes from exactly as it does after its own lexeme walk (core/walk.py, ``
 is bit-identical to the Python walk's (tests/test_native_lexeme.py).
 
 Explored lazily, once per state key (shared by every schema with the same pattern), and only when the
-states are few: an escape that may spell any code point (``\\uXXXX`` into a class with non-ASCII characters)
-makes thousands of states, and those lexemes stay on the Python walk.
+states are few. A state that offers no ``lexeme_automaton`` (inside a ``\\uXXXX`` escape, whose hex digits would
+make thousands of states) is a frontier: the compiled walk stops there and returns the point, and the
+Python walk goes on below it within the same lexeme walk.
 """
 
 from __future__ import annotations
@@ -68,9 +69,13 @@ def explore(start: CharacterParser) -> tuple[Any, list[CharacterParser], bytes, 
     states: list[CharacterParser] = [start]
     index = {key: 0}
     rows: list[list[int]] = []
-    for state in states:
-        allowed = state.allowed_characters()
+    frontier: set[int] = set()
+    for number, state in enumerate(states):
         row = [-1] * len(intervals)
+        if number in frontier:  # not explored: the walk stops here and Python goes on
+            rows.append(row)
+            continue
+        allowed = state.allowed_characters()
         for column in _columns(allowed, edges):
             lo, hi = intervals[column]
             rep = reps[column]
@@ -82,32 +87,34 @@ def explore(start: CharacterParser) -> tuple[Any, list[CharacterParser], bytes, 
             if nxt is None:
                 continue
             got = nxt.lexeme_automaton()
-            if got is None:
-                return None
-            number = index.get(got[0])
+            key = ("frontier", nxt.key()) if got is None else got[0]
+            number = index.get(key)
             if number is None:
                 if len(states) >= MAX_STATES:
                     return None
-                number = index[got[0]] = len(states)
+                number = index[key] = len(states)
                 states.append(nxt)
+                if got is None:
+                    frontier.add(number)
             row[column] = number
         rows.append(row)
     table = np.array(rows, dtype=np.int32).reshape(len(states), len(intervals))
     allow_start = [0]
     allow_lo: list[int] = []
     allow_hi: list[int] = []
-    for state in states:
-        for lo, hi in state.allowed_characters().intervals:
-            allow_lo.append(lo)
-            allow_hi.append(hi)
+    for number, state in enumerate(states):
+        if number not in frontier:
+            for lo, hi in state.allowed_characters().intervals:
+                allow_lo.append(lo)
+                allow_hi.append(hi)
         allow_start.append(len(allow_lo))
-    stop = bytes(1 if state.can_end() else 0 for state in states)
+    stop = bytes(1 if number in frontier or state.can_end() else 0 for number, state in enumerate(states))
     automaton = backend.native.Automaton(  # type: ignore[union-attr]
         class_lo=np.array([lo for lo, _ in intervals], dtype=np.int32),
         class_hi=np.array([hi for _, hi in intervals], dtype=np.int32),
         class_id=np.arange(len(intervals), dtype=np.int32),
         transitions=table.reshape(-1),
-        accepting=np.frombuffer(stop, dtype=np.uint8).copy(),
+        accepting=np.array([state.can_end() for state in states], dtype=np.uint8),
         allow_start=np.array(allow_start, dtype=np.int32),
         allow_lo=np.array(allow_lo, dtype=np.int32),
         allow_hi=np.array(allow_hi, dtype=np.int32),
@@ -134,16 +141,17 @@ def _export(state: CharacterParser) -> tuple[Any, list[CharacterParser], bytes, 
             return None
         automaton, states, stop, index = explored
         for other, number in index.items():  # every state explored is a start for later walks
-            _EXPORTS.setdefault(other, (automaton, states, stop, number))
+            if not (other.__class__ is tuple and other and other[0] == "frontier"):
+                _EXPORTS.setdefault(other, (automaton, states, stop, number))
         return _EXPORTS[key]
 
 
-def compiled_lexeme(
-    vocabulary: Any, inner: CharacterParser
-) -> tuple[np.ndarray, list[tuple[Trie, CharacterParser]]] | None:
+def compiled_lexeme(vocabulary: Any, inner: CharacterParser) -> tuple[np.ndarray, list, list] | None:
     """The walk of a lexeme's inner state in C, as ``walk.lexeme_result`` needs it: the packed mask of the
-    tokens that stay inside the lexeme or end where it ends, and the end points — the vocabulary trie node
-    and the parser state there — where tokens go on past its end. None where the Python walk answers."""
+    tokens that stay inside the lexeme or end where it ends; the end points — the vocabulary trie node and
+    the parser state there — where tokens go on past its end; and the frontier points, where the walk
+    reached a state it does not explore (inside a ``\\uXXXX`` escape) and tokens go on, for the Python walk
+    to continue from. None where the Python walk answers."""
     if not backend.active():
         return None
     export = _export(inner)
@@ -154,6 +162,7 @@ def compiled_lexeme(
     mask = np.empty((vocabulary.size + 31) // 32, dtype=np.int32)
     raw = backend.native.walk_lexeme(trie, automaton, number, stop, mask)  # type: ignore[union-attr]
     ends: list[tuple[Trie, CharacterParser]] = []
+    frontier: list[tuple[Trie, CharacterParser]] = []
     if raw:
         flat = arrays(trie)
         tok_start, tok_ids = flat["tok_start"], flat["tok_ids"]
@@ -162,5 +171,6 @@ def compiled_lexeme(
             current = vocabulary.trie
             for byte in path:
                 current = current[byte]
-            ends.append((current, states[state]))
-    return mask, ends
+            found = states[state]
+            (ends if found.can_end() else frontier).append((current, found))
+    return mask, ends, frontier

@@ -363,7 +363,11 @@ def lexeme_result(
     if not checked and first is None and not inner.can_end():
         compiled = compiled_lexeme(vocabulary, inner)
         if compiled is not None:  # walked in C, with the same end points (core/lexeme_automaton.py)
-            mask, walker.ends = compiled
+            mask, walker.ends, frontier = compiled
+            for node, state in frontier:  # where C stopped inside an escape: on in Python
+                walker.enter(node, state)
+            if walker.out or walker.masks:
+                mask |= _packed(walker)
             mask.flags.writeable = False
             return mask, _end_groups(walker, checked)
     if first is not None:  # only the tokens starting with these bytes (see CharacterParser.first_char_split)

@@ -208,9 +208,7 @@ class StringParser(MemoAllowed):
         points = self._content.class_points()
         ident = self._content.value_ident()
         if points is None or ident is None or self._phase in (HEX, LOW_BACKSLASH, LOW_U, LOW_HEX):
-            return None
-        if self._phase == BODY and self._content.allowed(self._state) & self._escapable:
-            return None  # ``\uXXXX`` may spell a character here: thousands of escape states, left to Python
+            return None  # inside an escape's hex digits: thousands of states, walked by Python from there
         return ("str", ident, self._phase, self._state, self._aux, self._escapable is ANY), points
 
     def free_run(self) -> FreeRun | None:

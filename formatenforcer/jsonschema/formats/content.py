@@ -135,7 +135,7 @@ _CLASS_POINTS: dict[Hashable, frozenset[int]] = {}
 """Per pattern automaton (``dfa.ident``): its ``class_points``."""
 _EXPLORED_STATES = 256
 """Contents whose states (pattern states times counted lengths) are more than this stay on the Python walk."""
-_JSON_POINTS = frozenset({0, 0x20, *(p for c in '"\\/bfnrtu' for p in (ord(c), ord(c) + 1))})
+_JSON_POINTS = frozenset({0, 0x20, 0xD800, 0xE000, *(p for c in '"\\/bfnrtu' for p in (ord(c), ord(c) + 1))})
 """(automaton ident, low, high) -> ``RegexContent.satisfiable``, shared by every schema (bounded)."""
 
 

@@ -35,7 +35,8 @@ _SURROGATES = (0xD800, 0xDFFF)
 _EXPORTS: dict[Any, tuple[Any, list[CharacterParser], bytes, int] | None] = {}
 """state key -> (automaton, states, stop bytes, the state's number), or None: not explorable."""
 _LOCK = threading.Lock()
-_CACHE_SIZE = 65536
+_CACHE_SIZE = 8192
+"""Explored states kept (each holds its automaton and parser states, and through them the pattern)."""
 
 
 def _representative(lo: int, hi: int) -> int | None:

@@ -20,7 +20,7 @@ from ..core.charset import EMPTY, CharSet, union_memo
 from ..core.protocol import CharacterParser, MemoAllowed
 from ..parsers.choice import CharTrie
 from .formats.content import LengthContent
-from .key_content import KeyContent
+from .key_content import KeyContent, PartialText
 from .keys import extra_keys
 from .object_phases import AFTER, BEFORE, COLON, DONE, FIRST, KEY, NEXT, OPEN, VALUE
 from .object_walk import ObjectWalkHooks
@@ -186,7 +186,7 @@ class ObjectContext:
             if key not in self._value_starts:
                 self._value_starts[key] = self.compiler.start(self.values[key])
             return self._value_starts[key]
-        if key is EXTRA_KEY:
+        if key is EXTRA_KEY or isinstance(key, PartialText):  # (a stand-in's text: never a name, plain extras)
             key = "\x00" * (max(map(len, self.names), default=0) + 1)  # no named key: the extra-key schema
         parts = value_schemas(self.node, key)
         ident = tuple(id(p) for p in parts)

@@ -50,6 +50,21 @@ class PartialText:
         return f"<key text {self.head!r} + {self.gap} + {self.tail!r}>"
 
 
+class _UnknownText:
+    """The key text of a free-run stand-in that cannot close the key (see KeyContent.free)."""
+
+    __slots__ = ()
+
+    def __add__(self, ch: str) -> _UnknownText:
+        return self
+
+    def __repr__(self) -> str:
+        return "<unknown key text>"
+
+
+_UNKNOWN_TEXT = _UnknownText()
+
+
 class KeyContent(Content):
     """Decoded characters of a key: the trie of available named keys united with the extra-key automaton.
     State: (trie node or -1, extra-automaton state or None, text so far when an extra key's text is kept)."""
@@ -127,7 +142,7 @@ class KeyContent(Content):
         hit = self._live_memo.get(state)
         if hit is not None:
             return hit
-        if isinstance(text, PartialText) or self.accepting(state):
+        if isinstance(text, (PartialText, _UnknownText)) or self.accepting(state):
             live = True
         elif node >= 0 and self.ctx.subtree[node] & self.available:
             live = True
@@ -167,6 +182,8 @@ class KeyContent(Content):
         _, extra, text = state
         if extra is None or not self.extras.accepting(extra):
             return False
+        if text is _UNKNOWN_TEXT:
+            return False  # a stand-in that does not know what the run read (see free)
         if isinstance(text, PartialText):
             # a free-run stand-in (see free): it closes unless the text might repeat a key already seen
             return not any(isinstance(seen, PartialText) or text.may_equal(seen) for seen in self.seen_extras)
@@ -181,10 +198,13 @@ class KeyContent(Content):
         state matters, and it promises its own run. Exact when the key's text is not kept. When it is
         (``track_extra_text``, for ``minProperties``), ``after(n)`` is a stand-in whose text has a gap of
         ``n`` unnamed characters (``PartialText``), exact as long as no key already seen extends the text
-        read so far (the only thing the text decides then is that it is new). Where the text decides more,
-        no run is offered and the key is walked character by character: a key already seen that the run
-        might spell, a value schema chosen by the text (``patternProperties``), or a bounded extra-key
-        automaton that might strand the key on texts already seen."""
+        read so far (the only thing the text decides then is that it is new); where a key already seen
+        might be spelled by the run, or a bounded extra-key automaton might strand the key on texts already
+        seen, no run is offered and the key is walked character by character. Where the text chooses the
+        value's schema (``patternProperties``), the stand-in does not know the text and refuses to close
+        the key: a subset of the real state, as parser.FreeRun allows (a token that closes such a key after
+        a run is left out of the mask, though the step takes it; walking those keys exactly costs 25 times
+        more per mask)."""
         node, extra, text = state
         if node >= 0 or extra is None:
             return None
@@ -194,7 +214,9 @@ class KeyContent(Content):
         chars, room, after = inner
         if text is None:
             return chars, room, lambda n: (-1, after(n), None)
-        if not self.ctx.plain_extras or (room is not None and self.seen_extras) or self._may_repeat(text):
+        if not self.ctx.plain_extras:
+            return chars, room, lambda n: (-1, after(n), _UNKNOWN_TEXT) if n else state
+        if (room is not None and self.seen_extras) or self._may_repeat(text):
             return None
         if isinstance(text, PartialText):
             return chars, room, lambda n: (-1, after(n), text.widened(n)) if n else state

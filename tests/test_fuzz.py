@@ -83,10 +83,14 @@ def test_regex_construction_and_character_walks(pattern, seed) -> None:
         assert re.fullmatch(pattern, text) is not None, f"{pattern!r}: {text!r}"
 
 
-def token_walk(enforcer: TokenEnforcer, rng: random.Random, max_tokens: int, samples: int = 6) -> tuple[str, bool]:
+def token_walk(
+    enforcer: TokenEnforcer, rng: random.Random, max_tokens: int, stand_in_ok: bool = False, samples: int = 6
+) -> tuple[str, bool]:
     """A seeded walk over allowed tokens (a random first byte, then a token with it, as checking.random_walk)
     that checks, at every step, ``samples`` tokens inside the mask and as many outside against the step,
-    and that the mask is not end of sequence alone where the format cannot end. Returns (text, finished)."""
+    and that the mask is not end of sequence alone where the format cannot end. ``stand_in_ok``: the schema
+    has patternProperties, whose keys' documented stand-in leaves out tokens that close the key after a
+    free run (key_content.KeyContent.free). Returns (text, finished)."""
     vocabulary = enforcer.vocabulary
     eos = set(vocabulary.eos_token_ids)
     firsts = np.array([t[0] if t else -1 for t in vocabulary.token_bytes] + [-1] * vocabulary.size)[: vocabulary.size]
@@ -102,7 +106,10 @@ def token_walk(enforcer: TokenEnforcer, rng: random.Random, max_tokens: int, sam
         for _ in range(samples * 20):
             token = rng.randrange(vocabulary.size)
             if not (int(mask[token >> 5]) >> (token & 31)) & 1:
-                assert enforcer.step(position, token) is None, f"out of the mask, taken: {token} after {pieces!r}"
+                if enforcer.step(position, token) is not None:
+                    # the one documented stand-in: a patternProperties key closed after a free run
+                    text = vocabulary.text_of(token)
+                    assert stand_in_ok and b'"' in text[1:], f"out of the mask, taken: {text!r} after {pieces!r}"
                 outside += 1
                 if outside == samples:
                     break
@@ -122,12 +129,13 @@ def check_token_walk(vocabulary, schema: object, seed: int, max_tokens: int) -> 
     parser = build(JsonSchemaParser, schema)
     if parser is None:
         return
-    text, finished = token_walk(TokenEnforcer(vocabulary, parser), random.Random(seed), max_tokens)
+    stand_in_ok = "patternProperties" in json.dumps(schema)
+    text, finished = token_walk(TokenEnforcer(vocabulary, parser), random.Random(seed), max_tokens, stand_in_ok)
     if finished:
         assert valid(schema, text), f"{json.dumps(schema)}: {text!r}"
 
 
-@settings(max_examples=40, **SETTINGS)
+@settings(max_examples=30, **SETTINGS)
 @given(schema=fuzz_schemas(), seed=st.integers(0, 2**16))
 def test_token_walks_mask_equals_step_and_end_valid(llama3_vocabulary, schema, seed) -> None:
     check_token_walk(llama3_vocabulary, schema, seed, max_tokens=40)

@@ -12,9 +12,12 @@ two allowed characters forces nothing either, since both have completions. The t
    vocabulary has no tokenizer and falls back to a greedy longest match over the trie) encodes the last
    generated tokens' text (a lookback window) followed by the forced text.
 2. Lookback (the start of the forced run): that encoding must end the generated text exactly on a token
-   boundary, and its last ``LOOKBACK`` tokens before that boundary must be the ones generated. Otherwise the
-   previous token would merge with the forced text (``"`` then ``name`` where the tokenizer writes
-   ``"name``): nothing is forced there, and the model writes the next token itself.
+   boundary, and its last ``LOOKBACK`` tokens before that boundary must be the generated ones, or else the
+   tokens before it must all be the tokenizer's encoding of the generated text alone.
+   Otherwise the previous token would merge with the forced text (``"`` then ``name`` where the tokenizer
+   writes ``"name``): nothing is forced there, and the model writes the next token itself. Where the model
+   wrote its text in other tokens than its tokenizer would (``",`` then ``"`` for ``","``), the forced
+   tokens are still what the tokenizer writes after that text, and are forced.
 3. Hold-back (the end of the forced run): the last token is dropped while some vocabulary token starting
    where it starts is a proper extension beyond the forced text that the format allows (the model may want
    ``": "`` where the forced text ends at ``":``), repeated on the token before it. A longer token is not
@@ -109,7 +112,12 @@ def forced_tokens_of(matcher: Matcher, lookback: int = LOOKBACK) -> list[int]:
         return []
     compared = min(lookback, len(window))
     if compared and list(encoded[boundary - compared : boundary]) != list(window[len(window) - compared :]):
-        return []  # the previous token(s) would be written differently together with the forced text
+        # The generated tokens differ from the tokenizer's encoding of text + forced text. Either the forced
+        # text changes how the text before it is written (nothing is forced), or the model itself wrote that
+        # text in other tokens than its tokenizer would (``",`` then ``"``): the forced tokens are then still
+        # exactly what the tokenizer writes after that text if they leave its whole encoding unchanged.
+        if list(encoded[:boundary]) != list(vocabulary.tokenize(window_text)):
+            return []
     if not history and boundary != 0:
         return []
     candidate = list(encoded[boundary:])

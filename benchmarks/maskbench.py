@@ -24,6 +24,11 @@ is read from engines that ran back to back.
     python benchmarks/maskbench.py --quick              # a quarter of the cases, compact only, prints the table
     python benchmarks/maskbench.py --engines formatenforcer,llguidance --cases invoice,tree_ref_recursion
     python benchmarks/maskbench.py --engines formatenforcer,llguidance,lm-format-enforcer --rounds 3
+    python benchmarks/maskbench.py --grammars --rounds 3   # grammar cases (benchmarks/grammar_cases.py)
+
+``--grammars`` runs the grammar cases instead: SQL, arithmetic, a C-like language, JSON as a grammar and a
+Hermes tool call, each text one case (a new grammar each time), on formatenforcer and llguidance (the Lark
+text) and xgrammar (the same language in EBNF); written to its own block of docs/performance.md.
 """
 
 from __future__ import annotations
@@ -49,6 +54,9 @@ ENGINES = ["formatenforcer", "lm-format-enforcer", "llguidance", "xgrammar", "ou
 MARK = "@@MB "
 BEGIN = "<!-- maskbench:begin -->"
 END = "<!-- maskbench:end -->"
+GRAMMAR_ENGINES = ["formatenforcer", "llguidance", "xgrammar"]
+GRAMMARS_ENV = "MASKBENCH_GRAMMARS"
+"""Set (by ``--grammars``, inherited by the workers): the cases are benchmarks/grammar_cases.py's."""
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -56,9 +64,15 @@ END = "<!-- maskbench:end -->"
 
 
 def load_cases(names: list[str] | None = None) -> list[dict[str, Any]]:
-    """Every case under benchmarks/cases/, in file then list order; optionally only those named."""
+    """Every case under benchmarks/cases/, in file then list order; optionally only those named. With
+    ``--grammars``, the grammar cases of benchmarks/grammar_cases.py instead."""
     cases: list[dict[str, Any]] = []
-    for path in sorted(CASES_DIR.glob("*.json")):
+    if os.environ.get(GRAMMARS_ENV):
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        from grammar_cases import grammar_cases
+
+        cases = grammar_cases()
+    for path in sorted(CASES_DIR.glob("*.json")) if not cases else []:
         data = json.loads(path.read_text(encoding="utf-8"))
         cases.extend(data if isinstance(data, list) else [data])
     if names:
@@ -131,6 +145,10 @@ class Engine:
         """A per-sequence session over ``compiled``: ``mask()``, ``allowed(token)``, ``accept(token)``."""
         raise NotImplementedError
 
+    def compile_grammar(self, case: dict) -> Any:
+        """The compiled grammar of a grammar case (``lark`` and ``ebnf`` texts of one language)."""
+        raise CompileError(f"{self.name} takes no context-free grammar")
+
 
 def _bit(bitmask: Any, token: int) -> bool:
     return bool((int(bitmask[0, token >> 5]) >> (token & 31)) & 1)
@@ -168,6 +186,9 @@ class FormatEnforcerEngine(Engine):
 
     def compile(self, schema: dict) -> Any:
         return self.fe.JsonSchemaParser(schema)
+
+    def compile_grammar(self, case: dict) -> Any:
+        return self.fe.GrammarParser(case["lark"], "lark")
 
     def session(self, compiled: Any) -> Any:
         # a new enforcer per sequence, as a server makes one per request: its caches are those of the
@@ -250,6 +271,13 @@ class LlguidanceEngine(Engine):
             raise CompileError("; ".join(messages))
         return grammar
 
+    def compile_grammar(self, case: dict) -> Any:
+        grammar = self.llg.LLMatcher.grammar_from_lark(case["lark"])
+        is_error, messages = self.llg.LLMatcher.validate_grammar_with_warnings(grammar, self.tokenizer)
+        if is_error:
+            raise CompileError("; ".join(messages))
+        return grammar
+
     def session(self, compiled: Any) -> Any:
         matcher = self.llg.LLMatcher(self.tokenizer, compiled, log_level=0)
         if matcher.is_error():
@@ -298,6 +326,11 @@ class XgrammarEngine(Engine):
 
     def compile(self, schema: dict) -> Any:
         return self.compiler.compile_json_schema(json.dumps(schema), any_whitespace=True, strict_mode=False)
+
+    def compile_grammar(self, case: dict) -> Any:
+        from grammar_cases import xgrammar_grammar
+
+        return self.compiler.compile_grammar(xgrammar_grammar(self.xgr, case["ebnf"]))
 
     def session(self, compiled: Any) -> Any:
         matcher = self.xgr.GrammarMatcher(compiled)
@@ -465,7 +498,7 @@ def run_case(engine: Engine, schema: dict, texts: list[tuple[str, list[int]]]) -
     results: dict[str, Any] = {}
     t0 = perf()
     try:
-        compiled = engine.compile(schema)
+        compiled = engine.compile_grammar(schema) if "lark" in schema and "text" in schema else engine.compile(schema)
     except Exception as error:  # noqa: BLE001 - any refusal to compile counts as a compile failure
         message = f"{type(error).__name__}: {error}"[:300]
         return {style: {"status": "compile_error", "error": message, "n_tokens": len(t)} for style, t in texts}
@@ -515,11 +548,9 @@ def worker(engine_name: str, case_indices: list[int], names: list[str] | None, s
     for index in case_indices:
         case = cases[index]
         _emit("start", index)
-        texts = [
-            (style, tokenizer.encode(text, add_special_tokens=False))
-            for style, text in serializations(case["instance"], styles)
-        ]
-        results = run_case(engine, case["schema"], texts)
+        pairs = [("text", case["text"])] if "text" in case else serializations(case["instance"], styles)
+        texts = [(style, tokenizer.encode(text, add_special_tokens=False)) for style, text in pairs]
+        results = run_case(engine, case["schema"] if "schema" in case else case, texts)
         _emit("result", {"index": index, "results": results, "peak_rss_mb": _peak_rss_mb()})
     _emit("done", {"peak_rss_mb": _peak_rss_mb()})
 
@@ -877,14 +908,14 @@ def plot(reports: list[dict[str, Any]], styles: list[str], path: Path) -> None:
     plt.close(fig)
 
 
-def write_docs(markdown: str) -> None:
+def write_docs(markdown: str, begin: str = BEGIN, end: str = END, image: str = "maskbench.png") -> None:
     page = DOCS / "performance.md"
-    block = f"{BEGIN}\n{markdown}\n\n![TBM distribution per engine](maskbench.png)\n{END}"
+    block = f"{begin}\n{markdown}\n\n![TBM distribution per engine]({image})\n{end}"
     if page.exists():
         text = page.read_text(encoding="utf-8")
-        if BEGIN in text and END in text:
-            head, rest = text.split(BEGIN, 1)
-            text = head + block + rest.split(END, 1)[1]
+        if begin in text and end in text:
+            head, rest = text.split(begin, 1)
+            text = head + block + rest.split(end, 1)[1]
         else:
             text = text.rstrip() + "\n\n" + block + "\n"
     else:
@@ -909,11 +940,20 @@ def main() -> None:
     parser.add_argument("--write", action="store_true", help="write docs/ even with --quick or --cases")
     parser.add_argument("--json", default="", help="also save the raw results to this file")
     parser.add_argument("--from-json", default="", help="re-render the table and plot from a --json file")
+    parser.add_argument("--grammars", action="store_true", help="the grammar cases (see above), not the JSON ones")
     parser.add_argument("--worker", default="", help=argparse.SUPPRESS)
     parser.add_argument("--indices", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
     names = [n for n in args.cases.split(",") if n] or None
     styles = [s for s in args.styles.split(",") if s]
+    docs_block: dict[str, str] = {}
+    if args.grammars:
+        os.environ[GRAMMARS_ENV] = "1"
+        styles = ["text"]
+        if args.engines == ",".join(ENGINES):
+            args.engines = ",".join(GRAMMAR_ENGINES)
+        docs_block = {"begin": "<!-- maskbench-grammars:begin -->", "end": "<!-- maskbench-grammars:end -->",
+                      "image": "maskbench_grammars.png"}  # fmt: skip
     if args.worker:
         worker(args.worker, [int(i) for i in args.indices.split(",") if i], names, styles)
         return
@@ -931,8 +971,8 @@ def main() -> None:
         print(markdown)
         if args.write:
             DOCS.mkdir(exist_ok=True)
-            plot(reports, meta["styles"], DOCS / "maskbench.png")
-            write_docs(markdown)
+            plot(reports, meta["styles"], DOCS / docs_block.get("image", "maskbench.png"))
+            write_docs(markdown, **docs_block)
         return
     engines = [e for e in args.engines.split(",") if e]
     unknown = set(engines) - set(ENGINES)
@@ -968,9 +1008,10 @@ def main() -> None:
         Path(args.json).write_text(json.dumps({"meta": meta, "reports": reports}), encoding="utf-8")
     if args.write or not (args.quick or names):
         DOCS.mkdir(exist_ok=True)
-        plot(reports, styles, DOCS / "maskbench.png")
-        write_docs(markdown)
-        print(f"wrote {DOCS / 'performance.md'} and {DOCS / 'maskbench.png'}", file=sys.stderr)
+        image = docs_block.get("image", "maskbench.png")
+        plot(reports, styles, DOCS / image)
+        write_docs(markdown, **docs_block)
+        print(f"wrote {DOCS / 'performance.md'} and {DOCS / image}", file=sys.stderr)
 
 
 if __name__ == "__main__":

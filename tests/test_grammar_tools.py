@@ -105,6 +105,25 @@ def test_hermes_and_llama3_tables(reasoning):
     assert not ToolCallParser(TOOLS, "llama3", reasoning=True).accepts("<think>a</think>b</think>\n" + LLAMA3[0])
 
 
+@pytest.mark.parametrize("reasoning", [False, True])
+def test_hermes_without_preamble_starts_with_the_call(reasoning):
+    parser = ToolCallParser(TOOLS, "hermes", reasoning=reasoning, preamble=False)
+    think = "<think>hm</think>\n" if reasoning else ""
+    assert not parser.accepts(think + HERMES[0])  # "Let me look." before the call
+    assert parser.accepts(think + HERMES[1]) and parser.accepts(HERMES[1])
+    assert parser.accepts(think + HERMES[0].removeprefix("Let me look.\n"))
+    assert parser.allowed_characters().chars() == ["<"]  # the first character already belongs to a tag
+    for text in HERMES_REFUSED:
+        assert not parser.accepts(think + text), text
+
+
+def test_hermes_single_call():
+    one, two = HERMES[1].split("</tool_call>\n", 1)
+    single = ToolCallParser(TOOLS, "hermes", parallel=False)
+    assert single.accepts(one + "</tool_call>\n") and single.accepts("Hi\n" + one + "</tool_call>")
+    assert not single.accepts(HERMES[1]) and ToolCallParser(TOOLS, "hermes").accepts(HERMES[1])
+
+
 def test_avoiding_matches_exactly_the_strings_without_the_word():
     rng = random.Random(5)
     for word in ("</think>", "<tool_call>", "<ab"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -110,3 +111,50 @@ def test_create_completion_reuses_one_processor(llm):
     for prompt in ("The year the war ended:", "Four digits:"):
         text = llm.create_completion(prompt, logits_processor=processors, max_tokens=8, temperature=0.0)
         assert re.fullmatch(r"[0-9]{4}", text["choices"][0]["text"]), text
+
+
+# --- GBNF, llama.cpp's grammar format ------------------------------------------------------------------------
+ROOT = Path(__file__).resolve().parent.parent
+ARITH_GBNF = (ROOT / "samples" / "grammars" / "arithmetic.gbnf").read_text()
+CHESS_GBNF = (ROOT / "samples" / "grammars" / "chess.gbnf").read_text()
+
+
+def test_grammar_parser_takes_gbnf_text_and_llama_grammar():
+    from formatenforcer import GrammarError
+    from formatenforcer.integrations.llamacpp import grammar_parser
+
+    for grammar in (ARITH_GBNF, llama_cpp.LlamaGrammar.from_string(ARITH_GBNF, verbose=False)):
+        parser = grammar_parser(grammar)
+        assert parser.accepts("(1 + 2) * 3 = 9") and not parser.accepts("1 + = 2")
+    with pytest.raises(GrammarError, match="undefined rule 'b'"):
+        grammar_parser('root ::= "a" b')
+    with pytest.raises(TypeError):
+        grammar_parser(3)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("name", "grammar", "prompt"),
+    [
+        ("arithmetic", ARITH_GBNF, "What is 12 times 3? Write the calculation."),
+        ("chess", CHESS_GBNF, "Write the first moves of a chess game in algebraic notation."),
+    ],
+)
+def test_chat_completion_gbnf_output_is_accepted_by_xgrammar(llm, name, grammar, prompt):
+    """GBNF through the adapter on the real llama.cpp; the output is read back by xgrammar on the same GBNF."""
+    xgrammar = pytest.importorskip("xgrammar")
+    from xgrammar.testing import _is_grammar_accept_string
+
+    from formatenforcer.integrations.llamacpp import grammar_logits_processor
+
+    result = llm.create_chat_completion(
+        messages=[{"role": "user", "content": prompt}],
+        logits_processor=grammar_logits_processor(llm, llama_cpp.LlamaGrammar.from_string(grammar, verbose=False)),
+        max_tokens=80,
+        temperature=0.7,
+        seed=2,
+    )
+    choice = result["choices"][0]
+    text = choice["message"]["content"]
+    assert choice["finish_reason"] == "stop", (name, text)
+    assert _is_grammar_accept_string(xgrammar.Grammar.from_ebnf(grammar), text), (name, text)

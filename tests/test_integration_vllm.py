@@ -19,6 +19,7 @@ import threading
 import time
 import types
 import urllib.request
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -95,6 +96,63 @@ def test_specs_build_parsers():
         assert format_spec_from_args(args).build_parser() is not None
     with pytest.raises(FormatError):
         format_spec_from_args({"regex": "(?=x)"}).build_parser()
+
+
+ROOT = Path(__file__).resolve().parent.parent
+SQL_GRAMMAR = (ROOT / "samples" / "grammars" / "sql.lark").read_text()
+ARITH_GBNF = (ROOT / "samples" / "grammars" / "arithmetic.gbnf").read_text()
+TOOLS = json.loads((ROOT / "samples" / "grammars" / "tools.json").read_text())
+
+
+def test_grammar_and_tools_fields():
+    """vLLM's ``grammar`` field (syntax detected as vLLM does) and ``tools`` with style and choice."""
+    assert format_spec_from_args({"grammar": SQL_GRAMMAR}) == FormatSpec("grammar", SQL_GRAMMAR)
+    sql = format_spec_from_args({"grammar": SQL_GRAMMAR}).build_parser()
+    assert sql.accepts("SELECT name FROM users WHERE age > 30;") and not sql.accepts("SELECT FROM users")
+    arith = format_spec_from_args({"grammar": ARITH_GBNF}).build_parser()
+    assert arith.accepts("(1 + 2) * 3 = 9") and not arith.accepts("1 + = 2")
+    call = '<tool_call>\n{"name": "add", "arguments": {"a": 1, "b": 2}}\n</tool_call>'
+    auto = format_spec_from_args({"tools": TOOLS}).build_parser()
+    assert auto.accepts("Sure.\n" + call) and auto.accepts(call) and not auto.accepts(call.replace("1", '"1"'))
+    as_text = format_spec_from_args({"tools": json.dumps(TOOLS), "tool_choice": "required"})
+    required = as_text.build_parser()
+    assert required.accepts(call) and not required.accepts("Sure.\n" + call)
+    llama3 = format_spec_from_args({"tools": TOOLS, "tool_style": "llama3"}).build_parser()
+    assert llama3.accepts('{"name": "get_weather", "parameters": {"city": "Oslo", "days": 2}}')
+    reasoning = format_spec_from_args({"tools": TOOLS, "tool_choice": "required", "reasoning": True})
+    assert reasoning.build_parser().accepts("<think>add them</think>" + call)
+    single = format_spec_from_args({"tools": TOOLS, "parallel_tool_calls": False}).build_parser()
+    assert auto.accepts(call + "\n" + call) and single.accepts(call) and not single.accepts(call + "\n" + call)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"grammar": 3},
+        {"grammar": "x", "regex": "a"},
+        {"tools": {"name": "f"}},
+        {"tools": "[not json"},
+        {"tools": TOOLS, "tool_choice": "none"},
+    ],
+)
+def test_grammar_and_tools_fields_refused(args):
+    with pytest.raises(FormatError):
+        format_spec_from_args(args)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ({"grammar": 'root ::= "a" b'}, "undefined rule 'b'"),
+        ({"grammar": "start: x\nx: x"}, "accepts no string"),
+        ({"tools": TOOLS, "tool_style": "mistral"}, "unknown tool-call style"),
+        ({"tools": [{"parameters": {}}]}, "has no 'name'"),
+    ],
+)
+def test_bad_grammars_and_tools_fail_at_build(args, message):
+    """What ``validate_params`` (HTTP 400) reports before a request is scheduled."""
+    with pytest.raises(FormatError, match=message):
+        format_spec_from_args(args).build_parser()
 
 
 # --- the processor over a toy vocabulary (real vLLM types, no engine) -----------------------------------------
@@ -298,6 +356,67 @@ def test_vllm_offline_batch(smollm2_folder, tmp_path):
     print(texts, finished)
     assert all(finished[n] for n in ("json", "regex", "choice")), results
     _check_outputs(texts, finished)
+
+
+GRAMMAR_PROMPTS = {
+    "sql": ("Write a SQL query that lists the names of users older than 30, oldest first.", {"grammar": SQL_GRAMMAR}),
+    "arith": ("What is 12 times 3? Write the calculation.", {"grammar": ARITH_GBNF}),
+    "hermes": (
+        "What is the weather in Paris for the next 3 days?",
+        {"tools": TOOLS, "tool_choice": "required", "parallel_tool_calls": False},
+    ),
+    "llama3": ("Add 2 and 3 with the tool.", {"tools": json.dumps(TOOLS), "tool_style": "llama3"}),
+}
+
+
+def _tool_calls(text: str, style: str) -> list[dict]:
+    """The calls in ``text``, read independently of the grammar (split on the tags, then ``json.loads``)."""
+    if style == "llama3":
+        return [json.loads(text)]
+    pieces = text.split("<tool_call>\n")
+    assert "</tool_call>" not in pieces[0], text
+    calls = []
+    for piece in pieces[1:]:
+        body, found, rest = piece.partition("\n</tool_call>")
+        assert found and rest in ("", "\n"), text
+        calls.append(json.loads(body))
+    assert calls, text
+    return calls
+
+
+@pytest.mark.slow
+def test_vllm_grammar_and_tool_calls(smollm2_folder):
+    """One vLLM batch with vLLM's ``grammar`` field (Lark SQL, GBNF arithmetic) and ``tools`` (hermes and
+    llama3 styles). Every output is complete and read back by someone else: the SQL by lark on the same
+    grammar, the arithmetic by xgrammar on the same GBNF, the tool calls by ``json.loads`` and jsonschema."""
+    lark = pytest.importorskip("lark")
+    xgrammar = pytest.importorskip("xgrammar")
+    from xgrammar.testing import _is_grammar_accept_string
+
+    jsonschema = pytest.importorskip("jsonschema")
+    requests = {n: {"prompt": p, "extra_args": a, "max_tokens": 96} for n, (p, a) in GRAMMAR_PROMPTS.items()}
+    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1", HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1")
+    run = subprocess.run(
+        [sys.executable, "-m", "tests.vllm_offline_batch", smollm2_folder],
+        input=json.dumps(requests),
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(ROOT),
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr[-4000:]
+    results = json.loads(run.stdout.strip().splitlines()[-1])
+    print(results)
+    assert all(r["finish_reason"] == "stop" for r in results.values()), results
+    texts = {n: r["text"] for n, r in results.items()}
+    lark.Lark(SQL_GRAMMAR, parser="earley", lexer="dynamic_complete").parse(texts["sql"])
+    assert _is_grammar_accept_string(xgrammar.Grammar.from_ebnf(ARITH_GBNF), texts["arith"]), texts["arith"]
+    schemas = {tool["name"]: tool["parameters"] for tool in TOOLS}
+    for style, key in (("hermes", "arguments"), ("llama3", "parameters")):
+        for call in _tool_calls(texts[style], style):
+            assert set(call) == {"name", key}, call
+            jsonschema.validate(call[key], schemas[call["name"]])
 
 
 def _free_port() -> int:

@@ -344,3 +344,80 @@ def test_no_leak_over_100000_masks():
         native.walk_mask(trie, automaton, i % automaton.states, pendings[i % 3], i % 2 == 0, out)
     grown = _rss() - before
     assert grown < 1 << 20, f"resident size grew by {grown} bytes over 100,000 masks"
+
+
+def _python_texts(tokens: list[bytes]):
+    from formatenforcer.core.run_tables import TokenTexts
+
+    return TokenTexts(enumerate(tokens))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.binary(max_size=7), max_size=60))
+def test_decoded_token_texts_match_the_python_reading(tokens):
+    """``decode_tokens`` keeps, splits and drops tokens exactly as TokenTexts' Python constructor does, on
+    arbitrary bytes: invalid UTF-8, overlong forms, surrogates, truncated characters, empty tokens."""
+    from formatenforcer.core.run_tables import TokenTexts
+
+    expected = _python_texts(tokens)
+    got = TokenTexts.decoded(tokens, native)
+    assert got.ids.tolist() == expected.ids.tolist()
+    assert got.lengths.tolist() == expected.lengths.tolist()
+    assert got.code_points.tolist() == expected.code_points.tolist()
+    assert [got.text(r) for r in range(len(got.ids))] == [expected.text(r) for r in range(len(expected.ids))]
+    assert [got.tail(r) for r in range(len(got.ids))] == [expected.tail(r) for r in range(len(expected.ids))]
+
+
+def test_decode_tokens_checks_its_offsets():
+    blob = b"abc"
+    for offsets in ([0, 4], [1, 2], [0, 2, 1], [0]):
+        arr = np.array(offsets, dtype=np.int64)
+        if offsets == [0]:
+            assert native.decode_tokens(blob, arr)[0] == b""  # no tokens
+            continue
+        with pytest.raises(ValueError):
+            native.decode_tokens(blob, arr)
+    with pytest.raises(ValueError):
+        native.decode_tokens(blob, np.array([0, 1, 2], dtype=np.int32))  # not int64
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.binary(max_size=7), max_size=60),
+    st.lists(st.tuples(st.integers(0, 0x10FFFF), st.integers(0, 300)), max_size=6),
+)
+def test_class_runs_match_the_python_count(tokens, spans):
+    """``class_runs`` (C) counts each token's leading class characters and decides whether it stays in the
+    class, trailing partial character included, exactly as the numpy count and CharSet.allows_utf8_prefix."""
+    from formatenforcer.core.charset import CharSet
+    from formatenforcer.core.run_tables import TokenTexts
+
+    chars = CharSet([(lo, min(lo + width, 0x10FFFF)) for lo, width in spans])
+    compiled = TokenTexts.decoded(tokens, native)
+    python = _python_texts(tokens)
+    run, whole = compiled.class_runs(chars)
+    expected_run, expected_whole = python.class_runs(chars)
+    assert run.tolist() == expected_run.tolist()
+    assert whole.tolist() == expected_whole.tolist()
+
+
+def test_class_runs_checks_its_arrays():
+    texts = np.array([97, 98], dtype=np.int32)
+    one = np.zeros(1, dtype=np.int64)
+    args = [texts, one, np.array([2], dtype=np.int64), np.zeros(1, dtype=np.uint8), np.zeros(1, dtype=np.uint32),
+            np.array([97], dtype=np.int32), np.array([98], dtype=np.int32), np.zeros(1, dtype=np.int64),
+            np.zeros(1, dtype=np.uint8)]  # fmt: skip
+    native.class_runs(*args)
+    assert args[7][0] == 2 and args[8][0] == 1
+    bad = list(args)
+    bad[2] = np.array([3], dtype=np.int64)  # past the code points
+    with pytest.raises(ValueError):
+        native.class_runs(*bad)
+    bad = list(args)
+    bad[5], bad[6] = np.array([98, 97], dtype=np.int32), np.array([98, 97], dtype=np.int32)  # unsorted
+    with pytest.raises(ValueError):
+        native.class_runs(*bad)
+    bad = list(args)
+    bad[7] = np.zeros(2, dtype=np.int64)  # output of the wrong size
+    with pytest.raises(ValueError):
+        native.class_runs(*bad)

@@ -24,6 +24,8 @@ HF_SAMPLES = [
     "pydantic_model.py",
     "regex_date.py",
     "choice.py",
+    "grammars_sql_chess.py",
+    "tool_calls.py",
 ]
 # sample -> (the engine's module, the integration module it uses)
 ENGINE_SAMPLES = {
@@ -84,6 +86,52 @@ def test_person_schema_is_supported_and_accepts_a_valid_person() -> None:
     assert parser.accepts(json.dumps(person)) and parser.accepts(json.dumps(person, indent=2))
     assert not parser.accepts(json.dumps({**person, "age": 17}))
     assert not parser.accepts(json.dumps({**person, "hobbies": ["a1", "b2", "c3", "d4"]}))
+
+
+GRAMMAR_EXAMPLES = {
+    "sql.lark": (
+        ["SELECT * FROM users", "SELECT name, COUNT(*) FROM t WHERE a = 1 AND b != 'x' ORDER BY name DESC LIMIT 5;"],
+        ["SELECT FROM t", "SELECT * FROM t LIMIT 1.5", "select * from t", "SELECT *  FROM t"],
+    ),
+    "json.lark": (['{"a": [1, -2.5e3, "x\\n"], "b": null}', "[]", ' "s" ', "true"], ["{'a': 1}", "[1,]", "01"]),
+    "arithmetic.gbnf": (["12 * 3 = 36", "(1 + 2) / -4 = 0", "7 = 7"], ["1+2 = 3", "1 + = 2", "(1 = 1"]),
+    "chess.gbnf": (
+        ["1. e4 e5", "1. e4 e5 2. Nf3 Nc6 3. O-O exd5+", "1. e8=Q d1=N#"],
+        ["1. e4", "1. e2=Q e5", "1.e4 e5"],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRAMMAR_EXAMPLES))
+def test_sample_grammars_agree_with_lark_and_xgrammar(name: str) -> None:
+    from formatenforcer import GrammarParser
+
+    text = (SAMPLES / "grammars" / name).read_text()
+    parser = GrammarParser(text)
+    if name.endswith(".lark"):
+        lark = pytest.importorskip("lark")
+        oracle = lark.Lark(text, parser="earley", lexer="dynamic_complete")
+
+        def other(s: str) -> bool:
+            try:
+                oracle.parse(s)
+            except lark.exceptions.LarkError:
+                return False
+            return True
+    else:
+        xgrammar = pytest.importorskip("xgrammar")
+        from xgrammar.testing import _is_grammar_accept_string
+
+        compiled = xgrammar.Grammar.from_ebnf(text)
+
+        def other(s: str) -> bool:
+            return _is_grammar_accept_string(compiled, s)
+
+    good, bad = GRAMMAR_EXAMPLES[name]
+    for sample in good:
+        assert parser.accepts(sample) and other(sample), sample
+    for sample in bad:
+        assert not parser.accepts(sample) and not other(sample), sample
 
 
 def test_pydantic_sample_model_imports_without_an_engine() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+import numpy as np
 import pytest
 
 from formatenforcer import ChoiceParser, RegexParser, TokenEnforcer, Vocabulary
@@ -185,7 +186,7 @@ def test_token_run_lengths_match_counting_characters(vocabularies, name):
                CharSet.ranges(("a", "z"), ("à", "ÿ")), CharSet.ranges(("一", "鿿")), CharSet.of(" \n")]  # fmt: skip
     for chars in classes:
         expected = []
-        for text in texts.texts:
+        for text in (texts.text(row) for row in range(len(texts.ids))):
             count = 0
             for ch in text:
                 if ch not in chars:
@@ -234,3 +235,21 @@ def test_big_subtree_tables_from_the_whole_vocabulary_texts_equal_the_subtree_bu
             else:
                 assert sorted(a.few) == sorted(b.few)
             assert _exit_set(a) == _exit_set(b), (path, chars)
+
+
+@pytest.mark.parametrize("name", TOKENIZER_NAMES)
+def test_token_texts_decoded_in_c_equal_the_python_reading(vocabularies, name):
+    """The whole vocabulary's texts, read by the compiled core's ``decode_tokens`` (what Vocabulary uses when
+    it is built), equal the Python constructor's, row by row: ids, characters and trailing partial bytes."""
+    from formatenforcer.core import backend
+    from formatenforcer.core.run_tables import TokenTexts
+
+    if backend.native is None:
+        pytest.skip("the compiled core is not built or is switched off")
+    vocabulary = vocabularies[name]
+    expected = TokenTexts(enumerate(vocabulary.token_bytes))
+    got = TokenTexts.decoded(vocabulary.token_bytes, backend.native)
+    assert got.ids.tolist() == expected.ids.tolist()
+    assert got.lengths.tolist() == expected.lengths.tolist()
+    assert np.array_equal(got.code_points, expected.code_points)
+    assert all(got.text(r) == expected.text(r) and got.tail(r) == expected.tail(r) for r in range(len(got.ids)))

@@ -1,7 +1,8 @@
 """Turns the command line's format options into a parser, and answers ``check`` (schema support, no model).
 
 Each option maps to one public parser: ``--schema``/``--pydantic`` -> JsonSchemaParser, ``--json`` ->
-JsonParser, ``--regex`` -> RegexParser, ``--choice`` -> ChoiceParser. Problems a user can fix (a missing
+JsonParser, ``--regex`` -> RegexParser, ``--choice`` -> ChoiceParser, ``--grammar`` -> GrammarParser,
+``--tools`` -> ToolCallParser (grammar_formats.py). Problems a user can fix (a missing
 file, text that is not JSON, a class that cannot be imported) become ``CliError`` with a one-line message;
 the library's own errors (``FormatEnforcerError``) pass through unchanged and are printed by ``main``.
 """
@@ -91,6 +92,22 @@ def build_format(args: Any) -> Format:
         return _schema_format(model.model_json_schema(), lenient, config, f"pydantic model {args.pydantic}")
     if args.regex is not None:
         return Format(RegexParser(args.regex), f"regex {args.regex}", "")
+    if getattr(args, "grammar", None) is not None:
+        from .grammar_formats import grammar_parser
+
+        parser, syntax, text = grammar_parser(args.grammar, args.grammar_syntax)
+        instruction = f"Answer only with text in the language of this {syntax} grammar:\n{text}"
+        return Format(parser, f"{syntax} grammar {args.grammar}", instruction)
+    if getattr(args, "tools", None) is not None:
+        from .grammar_formats import tools_parser
+
+        parser, instruction = tools_parser(
+            args.tools,
+            args.tool_style,
+            preamble=not getattr(args, "no_preamble", False),
+            parallel=not getattr(args, "single_call", False),
+        )
+        return Format(parser, f"{args.tool_style} tool calls for {args.tools}", instruction)
     if args.choice is not None:
         options = list(args.choice)
         return Format(ChoiceParser(options), f"one of {options}", "Answer with exactly one of: " + ", ".join(options))

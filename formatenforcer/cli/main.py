@@ -36,6 +36,24 @@ def _add_format_options(parser: argparse.ArgumentParser, required: bool) -> None
     group.add_argument("--regex", metavar="PATTERN", help="a regular expression the whole output must match")
     group.add_argument("--choice", nargs="+", metavar="TEXT", help="the output is exactly one of these")
     group.add_argument("--json", action="store_true", help="any JSON value")
+    group.add_argument("--grammar", metavar="FILE", help="a context-free grammar file: Lark, GBNF or EBNF")
+    group.add_argument("--tools", metavar="FILE", help="a JSON list of tools ({name, parameters}): one tool call")
+    grammar_options = parser.add_argument_group("grammar and tools")
+    grammar_options.add_argument(
+        "--grammar-syntax",
+        choices=("lark", "gbnf", "ebnf"),
+        help="the grammar's syntax (default: detected as vLLM does, '::=' means GBNF/EBNF, else Lark)",
+    )
+    grammar_options.add_argument(
+        "--tool-style",
+        choices=("hermes", "llama3"),
+        default="hermes",
+        help="hermes: text then <tool_call>{...}</tool_call> (Qwen, Hermes); llama3: one JSON call",
+    )
+    grammar_options.add_argument(
+        "--no-preamble", action="store_true", help="hermes tools: the answer starts with the call, no text first"
+    )
+    grammar_options.add_argument("--single-call", action="store_true", help="hermes tools: one call, not several")
     json_options = parser.add_argument_group("JSON layout")
     json_options.add_argument("--lenient", action="store_true", help="enforce what is supported, warn about the rest")
     json_options.add_argument("--compact", action="store_true", help="no whitespace between JSON tokens")
@@ -102,8 +120,13 @@ def build_argparser() -> argparse.ArgumentParser:
     options.add_argument("--no-chat-template", action="store_true", help="send the prompt as raw text")
     generate.set_defaults(func=command_generate)
 
-    check = commands.add_parser("check", help="say whether a JSON Schema is fully supported (no model)")
-    check.add_argument("schema", metavar="FILE", help="a JSON Schema file ('-' reads stdin)")
+    check = commands.add_parser(
+        "check", help="say whether a JSON Schema is fully supported, or whether a grammar loads (no model)"
+    )
+    check.add_argument("schema", metavar="FILE", nargs="?", help="a JSON Schema file ('-' reads stdin)")
+    check.add_argument("--grammar", metavar="FILE", help="check a grammar file (Lark, GBNF or EBNF) instead")
+    check.add_argument("--grammar-syntax", choices=("lark", "gbnf", "ebnf"), help="the grammar's syntax")
+    check.add_argument("--tools", metavar="FILE", help="check a tools file (JSON list of {name, parameters})")
     check.set_defaults(func=command_check)
 
     explain = commands.add_parser("explain", help="show where a text leaves the format and what was allowed there")
@@ -121,6 +144,18 @@ def build_argparser() -> argparse.ArgumentParser:
 
 
 def command_check(args: argparse.Namespace) -> int:
+    given = [name for name in ("schema", "grammar", "tools") if getattr(args, name) is not None]
+    if len(given) != 1:
+        raise CliError("check takes one of: a schema FILE, --grammar FILE, --tools FILE")
+    if args.grammar is not None or args.tools is not None:
+        from .grammar_formats import describe_grammar, tools_parser
+
+        if args.grammar is not None:
+            print(f"{args.grammar}: {describe_grammar(args.grammar, args.grammar_syntax)}")
+        else:
+            tools_parser(args.tools, "hermes")
+            print(f"{args.tools}: valid tools, every parameters schema fully supported")
+        return EXIT_OK
     schema = read_schema(args.schema)
     problems = unsupported_keywords(schema)
     if not problems:

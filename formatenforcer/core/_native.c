@@ -1014,11 +1014,226 @@ done:
     return result;
 }
 
+/* ------------------------------------------------------------------------------------------------ */
+/* Token texts: every token decoded once, for the vectorized free-run tables (core/run_tables.py)   */
+
+/* The length of the strict UTF-8 sequence (as Python's codec reads it: no overlong forms, no surrogates,
+   nothing past U+10FFFF) at p[0:n], writing its code point; 0 when it is not one. */
+static int strict_utf8(const uint8_t *p, Py_ssize_t n, int32_t *cp) {
+    if (p[0] < 0x80) {
+        *cp = p[0];
+        return 1;
+    }
+    int len = utf8_length(p[0]);
+    if (len == 0 || n < len) return 0;
+    int32_t value = decode(p, len);
+    if (value < 0) return 0;
+    *cp = value;
+    return len;
+}
+
+/* Decodes p[0:n] strictly into out (code points); returns the count, or -1 when it is not valid UTF-8. */
+static Py_ssize_t decode_strict(const uint8_t *p, Py_ssize_t n, int32_t *out) {
+    Py_ssize_t i = 0, count = 0;
+    while (i < n) {
+        int len = strict_utf8(p + i, n - i, &out[count]);
+        if (len == 0) return -1;
+        i += len;
+        count++;
+    }
+    return count;
+}
+
+/* decode_tokens(blob, offsets): the arrays of TokenTexts (run_tables.py) for the tokens
+   blob[offsets[i]:offsets[i+1]], by the same rules as its Python constructor: a token that decodes whole is
+   its characters; otherwise its complete characters plus a trailing incomplete one (the first cut of 1-3
+   bytes whose head decodes and whose tail is shorter than its lead byte announces); a token that is empty,
+   starts inside a character, or is one complete but invalid character is left out, and one with invalid
+   bytes inside is kept as a tail alone (only the byte walk reads it). Returns
+   (ids int64, code points int32, lengths int64, tail lengths uint8) as bytes. */
+static PyObject *decode_tokens(PyObject *module, PyObject *args) {
+    Py_buffer blob, offs;
+    if (!PyArg_ParseTuple(args, "y*y*", &blob, &offs)) return NULL;
+    PyObject *result = NULL, *ids = NULL, *cps = NULL, *lengths = NULL, *tails = NULL;
+    const int64_t *o = (const int64_t *)offs.buf;
+    Py_ssize_t count = offs.len / 8 - 1;
+    if (offs.len % 8 != 0 || count < 0 || ((uintptr_t)offs.buf % 8) != 0 || (count > 0 && o[0] != 0)) {
+        PyErr_SetString(PyExc_ValueError, "decode_tokens: offsets must be aligned int64, from 0, one more than the tokens");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        if (o[i + 1] < o[i] || o[i + 1] > blob.len) {
+            PyErr_Format(PyExc_ValueError, "decode_tokens: offsets entry %zd is decreasing or past the blob's end",
+                         i + 1);
+            goto done;
+        }
+    }
+    ids = new_bytes(count * 8);
+    cps = new_bytes(blob.len * 4);
+    lengths = new_bytes(count * 8);
+    tails = new_bytes(count);
+    if (!ids || !cps || !lengths || !tails) goto done;
+    int64_t *id_out = (int64_t *)PyBytes_AS_STRING(ids), *len_out = (int64_t *)PyBytes_AS_STRING(lengths);
+    int32_t *cp_out = (int32_t *)PyBytes_AS_STRING(cps);
+    uint8_t *tail_out = (uint8_t *)PyBytes_AS_STRING(tails);
+    const uint8_t *data = (const uint8_t *)blob.buf;
+    Py_ssize_t kept = 0, total = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < count; i++) {
+        const uint8_t *p = data + o[i];
+        Py_ssize_t n = (Py_ssize_t)(o[i + 1] - o[i]);
+        if (n == 0) continue;
+        Py_ssize_t chars = decode_strict(p, n, cp_out + total);
+        int tail = 0;
+        if (chars < 0) {
+            if (utf8_length(p[0]) == 0) continue;
+            chars = -1;
+            for (int cut = 1; cut <= 3; cut++) {
+                Py_ssize_t head = n > cut ? n - cut : 0;
+                Py_ssize_t got = decode_strict(p, head, cp_out + total);
+                if (got >= 0 && utf8_length(p[head]) > n - head) {
+                    chars = got;
+                    tail = (int)(n - head);
+                    break;
+                }
+            }
+            if (chars < 0) { /* invalid inside: no characters, the whole token as its tail */
+                if (n >= utf8_length(p[0])) continue;
+                chars = 0;
+                tail = (int)n;
+            } else if (chars == 0 && tail == n && n >= utf8_length(p[0])) {
+                continue;
+            }
+        }
+        id_out[kept] = i;
+        len_out[kept] = chars;
+        tail_out[kept] = (uint8_t)tail;
+        total += chars;
+        kept++;
+    }
+    Py_END_ALLOW_THREADS
+    if (_PyBytes_Resize(&ids, kept * 8) < 0 || _PyBytes_Resize(&cps, total * 4) < 0 ||
+        _PyBytes_Resize(&lengths, kept * 8) < 0 || _PyBytes_Resize(&tails, kept) < 0)
+        goto done;
+    result = PyTuple_Pack(4, ids, cps, lengths, tails);
+done:
+    Py_XDECREF(ids);
+    Py_XDECREF(cps);
+    Py_XDECREF(lengths);
+    Py_XDECREF(tails);
+    PyBuffer_Release(&blob);
+    PyBuffer_Release(&offs);
+    return result;
+}
+
+/* Whether code point cp is in the sorted, disjoint intervals lo[i]..hi[i]. */
+static int in_class(const int32_t *lo, const int32_t *hi, Py_ssize_t count, int64_t cp) {
+    Py_ssize_t a = 0, b = count;
+    while (a < b) { /* the first interval whose hi is >= cp */
+        Py_ssize_t mid = (a + b) / 2;
+        if (hi[mid] < cp) a = mid + 1;
+        else b = mid;
+    }
+    return a < count && lo[a] <= cp;
+}
+
+/* Whether some code point in [a, b] is in the intervals. */
+static int class_meets(const int32_t *lo, const int32_t *hi, Py_ssize_t count, int64_t a, int64_t b) {
+    Py_ssize_t x = 0, y = count;
+    while (x < y) {
+        Py_ssize_t mid = (x + y) / 2;
+        if (hi[mid] < a) x = mid + 1;
+        else y = mid;
+    }
+    return x < count && lo[x] <= b;
+}
+
+/* class_runs(code_points, starts, lengths, tail_lengths, tail_codes, class_lo, class_hi, run_out, whole_out):
+   per token row, how many of its leading characters are in the class (int64 run_out), and whether the whole
+   token stays in it (uint8 whole_out: every character, and the trailing partial character, if any, can
+   still become one of the class: TokenTexts.runs and CharSet.allows_utf8_prefix in run_tables.py). The
+   partial character's bytes are packed little-endian in tail_codes (uint32). */
+static PyObject *class_runs(PyObject *module, PyObject *args) {
+    Py_buffer cps, starts, lengths, tail_len, tail_code, lo, hi, run_out, whole_out;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*w*w*", &cps, &starts, &lengths, &tail_len, &tail_code, &lo, &hi,
+                          &run_out, &whole_out))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t n = starts.len / 8, cp_count = cps.len / 4, classes = lo.len / 4;
+    if (starts.len % 8 || lengths.len != starts.len || tail_len.len != n || tail_code.len != n * 4 ||
+        run_out.len != n * 8 || whole_out.len != n || cps.len % 4 || lo.len % 4 || hi.len != lo.len ||
+        ((uintptr_t)starts.buf % 8) || ((uintptr_t)lengths.buf % 8) || ((uintptr_t)run_out.buf % 8) ||
+        ((uintptr_t)cps.buf % 4) || ((uintptr_t)tail_code.buf % 4) || ((uintptr_t)lo.buf % 4) ||
+        ((uintptr_t)hi.buf % 4)) {
+        PyErr_SetString(PyExc_ValueError, "class_runs: arrays of mismatched sizes, types or alignment");
+        goto done;
+    }
+    const int64_t *st = starts.buf, *ln = lengths.buf;
+    const int32_t *cp = cps.buf, *clo = lo.buf, *chi = hi.buf;
+    const uint8_t *tl = tail_len.buf;
+    const uint32_t *tc = tail_code.buf;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (st[i] < 0 || ln[i] < 0 || st[i] > cp_count || ln[i] > cp_count - st[i] || tl[i] > 3) {
+            PyErr_Format(PyExc_ValueError, "class_runs: row %zd reaches outside the code points", i);
+            goto done;
+        }
+    }
+    for (Py_ssize_t k = 0; k < classes; k++) {
+        if (clo[k] > chi[k] || (k > 0 && clo[k] <= chi[k - 1])) {
+            PyErr_SetString(PyExc_ValueError, "class_runs: class intervals must be sorted and disjoint");
+            goto done;
+        }
+    }
+    int64_t *run = run_out.buf;
+    uint8_t *whole = whole_out.buf;
+    Py_BEGIN_ALLOW_THREADS
+    uint8_t ascii[128];
+    for (int c = 0; c < 128; c++) ascii[c] = (uint8_t)in_class(clo, chi, classes, c);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const int32_t *text = cp + st[i];
+        int64_t count = 0, length = ln[i];
+        while (count < length) {
+            int32_t c = text[count];
+            if (c < 128 ? !ascii[c] : !in_class(clo, chi, classes, c)) break;
+            count++;
+        }
+        run[i] = count;
+        int ok = count == length;
+        if (ok && tl[i]) {
+            uint8_t tail[4];
+            for (int k = 0; k < tl[i]; k++) tail[k] = (uint8_t)(tc[i] >> (8 * k));
+            int64_t a, b;
+            ok = utf8_prefix_interval(tail, tl[i], &a, &b) && class_meets(clo, chi, classes, a, b);
+        }
+        whole[i] = (uint8_t)ok;
+    }
+    Py_END_ALLOW_THREADS
+    Py_INCREF(Py_None);
+    result = Py_None;
+done:
+    PyBuffer_Release(&cps);
+    PyBuffer_Release(&starts);
+    PyBuffer_Release(&lengths);
+    PyBuffer_Release(&tail_len);
+    PyBuffer_Release(&tail_code);
+    PyBuffer_Release(&lo);
+    PyBuffer_Release(&hi);
+    PyBuffer_Release(&run_out);
+    PyBuffer_Release(&whole_out);
+    return result;
+}
+
 static PyMethodDef module_methods[] = {
     {"walk_mask", walk_mask, METH_VARARGS,
      "walk_mask(trie, automaton, state, pending, at_start, out): writes into ``out`` (int32 words) the packed "
      "mask of the tokens the automaton accepts from ``state`` after the ``pending`` bytes of an incomplete "
      "character; with ``at_start``, also the tokens below a leading space, read without it."},
+    {"decode_tokens", decode_tokens, METH_VARARGS,
+     "decode_tokens(blob, offsets): (ids, code points, lengths, tail lengths) of the tokens "
+     "blob[offsets[i]:offsets[i+1]] as TokenTexts reads them (see core/run_tables.py)."},
+    {"class_runs", class_runs, METH_VARARGS,
+     "class_runs(code_points, starts, lengths, tail_lengths, tail_codes, class_lo, class_hi, run_out, whole_out): "
+     "per token, its leading characters in the class and whether it stays in the class (see core/run_tables.py)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -10,6 +10,7 @@ there (thousands of them are built on the first walks of a process).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -67,7 +68,8 @@ class TokenTexts:
             add_tail(tail)
         self.ids = np.array(ids, dtype=np.int64)
         # tuples, not lists: once the collector has seen them they are untracked (thousands of these live on)
-        self.texts, self.tails = tuple(texts), tuple(tails)
+        self.texts: tuple[str, ...] | None = tuple(texts)
+        self.tails: tuple[bytes, ...] | dict[int, bytes] = tuple(tails)
         self.lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
         offsets = np.zeros(len(texts) + 1, dtype=np.int64)
         np.cumsum(self.lengths, out=offsets[1:])
@@ -77,13 +79,53 @@ class TokenTexts:
         self.has_tail = np.fromiter(map(bool, tails), dtype=np.bool_, count=len(tails))
         self._top: int | None = None  # one past the largest code point (see _member_table)
 
+    _native: Any = None
+    """The compiled core, for texts it decoded (``decoded``): class runs are then counted in C."""
+
+    @classmethod
+    def decoded(cls, token_bytes: list[bytes | None], native: Any) -> TokenTexts:
+        """The texts of every token (``token_bytes[i]`` for id ``i``), decoded by the compiled core's
+        ``decode_tokens`` (by the rules of the constructor above, tests/test_vocabulary.py checks they agree):
+        a few milliseconds for 128k tokens where the loop above takes a tenth of a second. The characters
+        of a token are read back from the code points when asked (``text``), and ``class_runs`` counts in C."""
+        lengths = np.fromiter((len(data) if data else 0 for data in token_bytes), dtype=np.int64,
+                              count=len(token_bytes))  # fmt: skip
+        offsets = np.zeros(len(token_bytes) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        blob = b"".join(data for data in token_bytes if data)
+        ids, code_points, counts, tail_lengths = native.decode_tokens(blob, offsets)
+        self = cls.__new__(cls)
+        self.ids = np.frombuffer(ids, dtype=np.int64)
+        self.lengths = np.frombuffer(counts, dtype=np.int64)
+        ends = np.cumsum(self.lengths)
+        self.starts, self.ends = ends - self.lengths, ends
+        self.code_points = np.frombuffer(code_points, dtype=np.int32)
+        tails = np.frombuffer(tail_lengths, dtype=np.uint8)
+        self.has_tail = tails > 0
+        self.texts = None
+        self.tails = {
+            row: token_bytes[token_id][-int(tails[row]) :]  # type: ignore[index]
+            for row, token_id in zip(np.flatnonzero(self.has_tail).tolist(), self.ids[self.has_tail].tolist())
+        }
+        self._top = None
+        self._native = native
+        self._tail_len = tails
+        self._tail_code = np.zeros(len(tails), dtype=np.uint32)
+        for row, tail in self.tails.items():
+            self._tail_code[row] = int.from_bytes(tail, "little")
+        return self
+
     def text(self, row: int) -> str:
         """The complete characters of the token at ``row``."""
+        if self.texts is None:
+            return self.code_points[self.starts[row] : self.ends[row]].tobytes().decode("utf-32-le")
         return self.texts[row]
 
     def tail(self, row: int) -> bytes:
         """The bytes of the token's trailing incomplete character (empty when none)."""
-        return self.tails[row]
+        if self.texts is None:
+            return self.tails.get(row, b"")  # type: ignore[union-attr]
+        return self.tails[row]  # type: ignore[index]
 
     def suffixes(self, rows: np.ndarray, skip: int) -> TokenTexts:
         """The tokens at ``rows`` without their first ``skip`` characters, sharing these arrays: the texts
@@ -99,6 +141,9 @@ class TokenTexts:
         view.ids, view.starts, view.ends = self.ids[rows], starts[keep], self.ends[rows]
         view.lengths = view.ends - view.starts
         view.code_points, view.has_tail, view._top = self.code_points, self.has_tail[rows], self._top
+        view._native = self._native
+        if self._native is not None:
+            view._tail_len, view._tail_code = self._tail_len[rows], self._tail_code[rows]
         return view
 
     def entries_led_by(self, rows: np.ndarray, leads: set[int]) -> list[tuple[int, bytes]]:
@@ -106,6 +151,30 @@ class TokenTexts:
         only those are encoded)."""
         picked = rows[np.isin(_lead_bytes(self, rows, np.zeros(len(rows), dtype=np.int64)), list(leads))]
         return [(int(self.ids[row]), self.text(row).encode("utf-8") + self.tail(row)) for row in picked.tolist()]
+
+    def class_runs(self, chars: CharSet) -> tuple[np.ndarray, np.ndarray]:
+        """Per token, how many of its leading complete characters are in ``chars`` (``runs``), and whether
+        the whole token stays in the class: every complete character, and a trailing partial one that can
+        still become a class character. In C for decoded texts, else with numpy and a loop over the tails."""
+        if self._native is not None:
+            run = np.empty(len(self.ids), dtype=np.int64)
+            whole = np.empty(len(self.ids), dtype=np.uint8)
+            bounds = np.array(chars.intervals, dtype=np.int32).reshape(-1, 2)
+            low, high = np.ascontiguousarray(bounds[:, 0]), np.ascontiguousarray(bounds[:, 1])
+            starts, lengths = np.ascontiguousarray(self.starts), np.ascontiguousarray(self.lengths)
+            self._native.class_runs(self.code_points, starts, lengths, self._tail_len, self._tail_code, low, high,
+                                    run, whole)  # fmt: skip
+            return run, whole.view(np.bool_)
+        run = self.runs(chars)
+        whole = run == self.lengths
+        verdicts: dict[bytes, bool] = {}
+        for row in np.flatnonzero(whole & self.has_tail).tolist():
+            tail = self.tail(row)
+            allowed = verdicts.get(tail)
+            if allowed is None:
+                allowed = verdicts[tail] = chars.allows_utf8_prefix(tail)
+            whole[row] = allowed
+        return run, whole
 
     def runs(self, chars: CharSet) -> np.ndarray:
         """Per token, how many of its leading complete characters are in ``chars``.
@@ -159,10 +228,10 @@ class _Suffixes(TokenTexts):
     _skip: int
 
     def text(self, row: int) -> str:
-        return self._base.texts[int(self._rows[row])][self._skip :]
+        return self._base.text(int(self._rows[row]))[self._skip :]
 
     def tail(self, row: int) -> bytes:
-        return self._base.tails[int(self._rows[row])]
+        return self._base.tail(int(self._rows[row]))
 
 
 _FEW_IDS = 1024
@@ -192,15 +261,7 @@ class FreeRunTable:
         if not isinstance(texts, TokenTexts):
             texts = TokenTexts(texts)
         self.bucketed = bucketed
-        run = texts.runs(chars)
-        whole = run == texts.lengths
-        verdicts: dict[bytes, bool] = {}
-        for row in np.flatnonzero(whole & texts.has_tail).tolist():
-            tail = texts.tail(row)
-            allowed = verdicts.get(tail)
-            if allowed is None:
-                allowed = verdicts[tail] = chars.allows_utf8_prefix(tail)
-            whole[row] = allowed
+        run, whole = texts.class_runs(chars)
         leaving = np.flatnonzero(~whole)
         self._first_exits: Trie | None = None
         if root is not None:

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from . import disk_cache, pretokens
+from . import backend, disk_cache, pretokens
 from .charset import CharSet
 from .collector import freeze_existing, paused
 from .errors import VocabularyError
@@ -210,7 +210,11 @@ class Vocabulary:
     def _token_texts(self) -> TokenTexts:
         """Every token's text, decoded once for all the whole-vocabulary tables (call under the lock)."""
         if self._texts is None:
-            self._texts = TokenTexts(enumerate(self.token_bytes))
+            native = backend.native if backend.active() else None
+            if native is not None:
+                self._texts = TokenTexts.decoded(self.token_bytes, native)
+            else:
+                self._texts = TokenTexts(enumerate(self.token_bytes))
         return self._texts
 
     def _subtree_source(self, node: Trie) -> TokenTexts | tuple[tuple[int, bytes], ...]:

@@ -72,8 +72,16 @@ def _tools(tools: Sequence[Mapping[str, Any]]) -> list[tuple[str, Any]]:
     return out
 
 
-def tool_call_grammar(tools: Sequence[Mapping[str, Any]], style: str = "hermes", reasoning: bool = False) -> str:
-    """The Lark grammar (with ``%json`` rules) of ``style``'s tool calls for ``tools``."""
+def tool_call_grammar(
+    tools: Sequence[Mapping[str, Any]],
+    style: str = "hermes",
+    reasoning: bool = False,
+    preamble: bool = True,
+    parallel: bool = True,
+) -> str:
+    """The Lark grammar (with ``%json`` rules) of ``style``'s tool calls for ``tools``; ``preamble=False``
+    makes a hermes answer start with its first call (no free text before it), ``parallel=False`` allows one
+    hermes call only (OpenAI's ``parallel_tool_calls``)."""
     if style not in STYLES:
         raise GrammarError(f"unknown tool-call style {style!r}: expected one of {', '.join(STYLES)}")
     key = "arguments" if style == "hermes" else "parameters"
@@ -89,9 +97,10 @@ def tool_call_grammar(tools: Sequence[Mapping[str, Any]], style: str = "hermes",
     lines = []
     prefix = "THINK? " if reasoning else ""
     if style == "hermes":
-        lines.append(f"start: {prefix}TEXT? call+")
+        lines.append(f"start: {prefix}{'TEXT? ' if preamble else ''}call{'+' if parallel else ''}")
         lines.append('call: "<tool_call>\\n" tool "\\n</tool_call>" "\\n"?')
-        lines.append(f"TEXT: /{avoiding('<tool_call>')}/")
+        if preamble:
+            lines.append(f"TEXT: /{avoiding('<tool_call>')}/")
     else:
         lines.append(f"start: {prefix}tool")
     lines.append("tool: " + "\n    | ".join(calls))
@@ -103,9 +112,19 @@ def tool_call_grammar(tools: Sequence[Mapping[str, Any]], style: str = "hermes",
 class ToolCallParser(GrammarParser):
     """Tool calls in the format a model was trained on (see the module notes): ``tools`` is a list of
     ``{"name": ..., "parameters": schema}`` (or OpenAI's ``{"type": "function", "function": {...}}``),
-    ``style`` ``"hermes"`` or ``"llama3"``, ``reasoning`` allows a leading ``<think>...</think>``."""
+    ``style`` ``"hermes"`` or ``"llama3"``, ``reasoning`` allows a leading ``<think>...</think>``, and
+    ``preamble=False`` refuses free text before the first hermes call (the call comes at once, as
+    ``tool_choice="required"`` asks; small models otherwise tend to answer in prose), and ``parallel=False``
+    allows a single hermes call (``parallel_tool_calls=False``; a small model otherwise may repeat its call)."""
 
     __slots__ = ()
 
-    def __init__(self, tools: Sequence[Mapping[str, Any]], style: str = "hermes", reasoning: bool = False) -> None:
-        super().__init__(tool_call_grammar(tools, style, reasoning), "lark")
+    def __init__(
+        self,
+        tools: Sequence[Mapping[str, Any]],
+        style: str = "hermes",
+        reasoning: bool = False,
+        preamble: bool = True,
+        parallel: bool = True,
+    ) -> None:
+        super().__init__(tool_call_grammar(tools, style, reasoning, preamble, parallel), "lark")

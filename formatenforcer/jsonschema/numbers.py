@@ -17,7 +17,7 @@ from collections.abc import Hashable
 from ..core.charset import EMPTY, CharSet
 from ..core.hooks import FreeRun
 from ..core.protocol import CharacterParser
-from .schema.number_bounds import NumberContext, exponent_feasible, feasible, mantissa
+from .schema.number_bounds import NumberContext, exponent_feasible, exponent_shape, feasible, mantissa
 
 DIGITS = "0123456789"
 _DIGIT_SET = CharSet.of(DIGITS)
@@ -162,10 +162,21 @@ class NumberParser(CharacterParser):
             return None
         magnitude = int(whole)  # bounds are mirrored for negatives: they bound the magnitude
         if ctx.exponent and ((low is not None and low > 0) or high is not None):
-            # an exponent reaches values near 0 (a minimum > 0 decides where by the value) and past any
-            # maximum (``1201e-1`` is 120.1 under 1000: any digits may follow, and the value decides whether
-            # the number may end), so only a bound of "minimum <= 0" leaves the continuations value-free
-            return None
+            # an exponent reaches values near 0 and past any maximum (``1201e-1`` is 120.1 under 1000): any
+            # digits may follow, and what decides the continuations is which exponents put the mantissa
+            # inside the bounds — the same for every mantissa the prefix can become, unless a bound's ratio
+            # crosses a power of ten there (exponent_shape)
+            if frac is None:
+                if whole == "0":
+                    return None
+                shape = exponent_shape(magnitude, (low, None, high, None))
+                return None if shape is None else ("exp", "integer", *shape)
+            significant = int(whole + frac)
+            shape = exponent_shape(significant, (low, None, high, None))
+            if shape is None:
+                return None
+            phase = "point" if frac == "" else "fraction"
+            return ("exp", phase, *(None if e is None else e + len(frac) for e in shape))
         if frac is not None or whole == "0":  # every value in [W, W+1] is reachable
             inside = (low is None or low < magnitude) and (high is None or magnitude + 1 < high)
             return ("far", whole == "0", frac is None, frac == "") if inside else None

@@ -13,6 +13,7 @@ the original for any other user of interegular in the process.
 
 from __future__ import annotations
 
+import ctypes
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -114,3 +115,40 @@ def deadline(seconds: float) -> Iterator[None]:
         yield
     finally:
         _local.end = previous
+
+
+@contextmanager
+def interruptible() -> Iterator[None]:
+    """Within this block the current ``deadline`` also stops pure-Python work that never reaches ``crawl``:
+    interegular's alphabet and character-class work, which on wide classes (``[Ā-耀]``, tens of thousands of
+    characters each) can run for minutes before a single state is crawled. A timer thread raises
+    ``CrawlTimeout`` in this thread when the deadline passes (``PyThreadState_SetAsyncExc``: the interpreter
+    delivers it at its next check, within a few bytecodes), so the code inside runs at full speed. A timeout
+    that fires as the block ends is withdrawn, never delivered after it. Without CPython's C API (PyPy) the
+    block runs unguarded and only ``crawl`` checks the deadline."""
+    end = getattr(_local, "end", None)
+    api = getattr(ctypes, "pythonapi", None)
+    if end is None or api is None:
+        yield
+        return
+    target = ctypes.c_ulong(threading.get_ident())
+    lock = threading.Lock()
+    state = {"done": False, "fired": False}
+
+    def fire() -> None:
+        with lock:
+            if not state["done"]:
+                state["fired"] = True
+                api.PyThreadState_SetAsyncExc(target, ctypes.py_object(CrawlTimeout))
+
+    timer = threading.Timer(max(0.0, end - time.monotonic()), fire)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        with lock:
+            state["done"] = True
+        timer.cancel()
+        if state["fired"]:
+            api.PyThreadState_SetAsyncExc(target, None)  # withdraw it if not delivered yet

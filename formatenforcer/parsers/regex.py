@@ -327,7 +327,8 @@ def _build_fsm(pattern: str):  # noqa: ANN202 - interegular's FSM type
                     f"regular expression {pattern!r} is not supported: the anchor at position {where} is "
                     "combined with syntax (inline flags, lookaround...) whose anchors cannot be decided here"
                 )
-            return interegular.parse_pattern(body).to_fsm()
+            with fsm_crawl.interruptible():  # interegular's wide-class work runs outside crawl
+                return interegular.parse_pattern(body).to_fsm()
     except (fsm_crawl.CrawlTimeout, TimeoutError):
         raise _too_complex(pattern) from None
     except RegexError:

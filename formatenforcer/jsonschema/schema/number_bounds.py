@@ -221,6 +221,34 @@ def _exponent_range(m: Fraction, bounds: tuple) -> tuple[int | None, int | None]
     return lowest, highest
 
 
+def exponent_shape(n: int, bounds: tuple) -> tuple[int | None, int | None] | None:
+    """For a bound pair under which every mantissa prefix is feasible (``high`` unbounded, or ``low <= 0``) and
+    every mantissa ``m`` in ``[n, n+1)`` (n > 0, scaled by one power of ten), the exponents that put ``m`` at
+    the bounds do not depend on ``m``: returns ``(h, l)``, ``h = floor(log10(high/n))`` (None: no maximum) and
+    ``l = floor(log10(low/n))`` (None: no minimum above 0), so that ``_exponent_range`` of every such ``m·10^s``
+    is ``(l + 1 - s, h - s)``. None when a bound's ratio meets a power of ten inside the interval (the digits
+    still to come decide there), or when both bounds are live (then the mantissa prefix itself may fail).
+
+    States of a number whose mantissas share these offsets accept the same continuations, so the token walk
+    of one is the walk of all (NumberParser._far_shape)."""
+    low, _, high, _ = bounds[:4]
+    if n <= 0 or (high is not None and high <= 0):
+        return None
+    live_low = low is not None and low > 0
+    if live_low and high is not None:
+        return None
+    offsets: list[int | None] = []
+    for bound in (high, low if live_low else None):
+        if bound is None:
+            offsets.append(None)
+            continue
+        e = _floor_log10(bound / n)
+        if _pow10(e) * (n + 1) > bound:  # a power of ten in (bound/(n+1), bound/n]: not the same for every m
+            return None
+        offsets.append(e)
+    return offsets[0], offsets[1]
+
+
 def exponent_feasible(m: Fraction, exp: str, bounds: tuple, complete: bool) -> bool:
     """Whether the exponent text ``exp`` (after ``e``: a sign, then digits) can still give a value m·10^x inside
     the bounds; ``complete``: whether the value as written is inside (the text must hold a digit). The

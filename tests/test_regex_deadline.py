@@ -1,0 +1,66 @@
+"""The regex build time limit holds on interegular's fallback path too: wide character classes (tens of
+thousands of characters each) spend their time in interegular's alphabet work, outside the state crawl that
+checks the deadline, and used to run for minutes (the 300-class union below: 167 s against a 5 s limit)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from formatenforcer import GrammarError, GrammarParser, RegexError, RegexParser
+from formatenforcer.parsers import regex
+
+LIMIT = 1.0
+SLACK = 3.0  # the machine is shared: the check is "seconds, not minutes"
+
+
+def wide_union(count: int, salt: int) -> str:
+    """``([Ā-X1]|[Ā-X2]|...)``: ``count`` wide classes with distinct ends (every one splits the alphabet)."""
+    return "(" + "|".join(f"[{chr(0x100)}-{chr(0x8000 + salt + 53 * i)}]" for i in range(count)) + ")"
+
+
+@pytest.fixture()
+def short_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(regex, "COMPILE_SECONDS", LIMIT)
+
+
+def test_hostile_wide_classes_stop_at_the_limit(short_limit: None) -> None:
+    started = time.monotonic()
+    with pytest.raises(RegexError, match="too complex") as caught:
+        RegexParser(wide_union(250, salt=1))
+    assert time.monotonic() - started < LIMIT + SLACK
+    assert f"within {LIMIT:g} s" in str(caught.value)
+
+
+def test_hostile_terminal_in_a_grammar_is_a_grammar_error(short_limit: None) -> None:
+    started = time.monotonic()
+    with pytest.raises(GrammarError, match=r"terminal 'WIDE' \(line 3\).*too complex"):
+        GrammarParser(f'start: "x" WIDE\n\nWIDE: /{wide_union(250, salt=2)}/\n')
+    assert time.monotonic() - started < LIMIT + SLACK
+
+
+def test_wide_classes_within_the_limit_still_compile() -> None:
+    """About a second of interegular work, under the default limit: built, and exactly."""
+    parser = RegexParser(f"[{chr(0x100)}-{chr(0x9000)}]x|[{chr(0x200)}-{chr(0x8000)}]y")
+    assert parser.accepts(chr(0x150) + "x") and parser.accepts(chr(0x8500) + "x")
+    assert parser.accepts(chr(0x300) + "y") and not parser.accepts(chr(0x150) + "y")
+
+
+def test_a_timeout_is_never_delivered_after_the_build() -> None:
+    """Limits below and above the build's time (about a second): the timeout lands inside the build
+    (RegexError) or never, not in the caller's Python code that runs on past the limit."""
+    outcomes = []
+    for k, limit in enumerate((0.2, 0.6, 2.0)):
+        started = time.monotonic()
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(regex, "COMPILE_SECONDS", limit)
+            try:
+                RegexParser(f"[{chr(0x100)}-{chr(0x9000 + k)}]x|[{chr(0x200)}-{chr(0x8000 + k)}]y")
+                outcomes.append("built")
+            except RegexError as error:
+                assert "too complex" in str(error)
+                outcomes.append("refused")
+        while time.monotonic() < started + limit + 0.3:  # Python code running past the limit
+            pass
+    assert outcomes[-1] == "built"

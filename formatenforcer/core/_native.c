@@ -828,6 +828,12 @@ typedef struct {
     Py_ssize_t classes;
     uint32_t *out;
     Frame *stack;
+    /* lexeme walks (walk_lexeme): states where the lexeme ends, and the end points found (node, state,
+       depth in bytes) where tokens go on past such a state */
+    const uint8_t *stop;
+    int32_t *ends;
+    Py_ssize_t ends_len, ends_cap;
+    int failed; /* out of memory while recording ends */
 } Walk;
 
 /* Whether some character the state accepts starts with these bytes of an incomplete character: the
@@ -888,6 +894,24 @@ static void emit_tokens(const Walk *w, int32_t node) {
     }
 }
 
+/* Appends an end point (node, state, depth) to a lexeme walk's list. */
+static void record_end(Walk *w, int32_t node, int32_t state, int32_t depth) {
+    if (w->failed) return;
+    if (w->ends_len + 3 > w->ends_cap) {
+        Py_ssize_t cap = w->ends_cap ? 2 * w->ends_cap : 768;
+        int32_t *grown = realloc(w->ends, sizeof(int32_t) * (size_t)cap);
+        if (grown == NULL) {
+            w->failed = 1;
+            return;
+        }
+        w->ends = grown;
+        w->ends_cap = cap;
+    }
+    w->ends[w->ends_len++] = node;
+    w->ends[w->ends_len++] = state;
+    w->ends[w->ends_len++] = depth;
+}
+
 /* Adds every token below ``node`` that the automaton, in ``state`` with ``pending`` bytes of an incomplete
    character read, accepts as a prefix (the tokens at ``node`` itself are the caller's). */
 static void walk_from(const Walk *w, int32_t node, int32_t state, const uint8_t *pending, int pending_count) {
@@ -933,6 +957,11 @@ static void walk_from(const Walk *w, int32_t node, int32_t state, const uint8_t 
             count = 1;
             if (utf8_length(byte) < 2 || !prefix_allowed(w, s, data, 1)) continue;
             next = s;
+        }
+        if (w->stop != NULL && w->stop[next]) { /* the lexeme ends here: what goes on is the caller's */
+            emit_tokens(w, child);
+            if (w->es[child] < w->es[child + 1]) record_end((Walk *)w, child, next, top + 1);
+            continue;
         }
         if (count == 0 && class_covers(w, child, next) && take_run(w, child, next)) continue;
         emit_tokens(w, child);
@@ -1010,6 +1039,67 @@ static PyObject *walk_mask(PyObject *module, PyObject *args) {
 done:
     free(stack);
     PyBuffer_Release(&pending);
+    PyBuffer_Release(&out);
+    return result;
+}
+
+/* walk_lexeme(trie, automaton, state, stop, out): the walk of a lexeme from the root. ``stop`` holds one
+   byte per state, 1 where the lexeme ends (a closing quote read): the tokens reaching such a state are in
+   the mask and nothing below them is walked; where tokens go on past it, the point is returned, as int32
+   triples (node, state, depth in bytes) in a bytes object, for the caller to walk on from. */
+static PyObject *walk_lexeme(PyObject *module, PyObject *args) {
+    TrieObject *trie;
+    AutomatonObject *automaton;
+    Py_ssize_t state;
+    Py_buffer stop, out;
+    if (!PyArg_ParseTuple(args, "O!O!ny*w*", &TrieType, &trie, &AutomatonType, &automaton, &state, &stop, &out))
+        return NULL;
+    PyObject *result = NULL;
+    Frame *stack = NULL;
+    Py_ssize_t words = (trie->vocab_size + 31) / 32;
+    Walk w = {0};
+    if (state < 0 || state >= automaton->states) {
+        PyErr_Format(PyExc_ValueError, "walk_lexeme: state %zd is outside the automaton's %zd states", state,
+                     automaton->states);
+        goto done;
+    }
+    if (stop.len != automaton->states) {
+        PyErr_Format(PyExc_ValueError, "walk_lexeme: stop needs one byte per state (%zd), it has %zd",
+                     automaton->states, stop.len);
+        goto done;
+    }
+    if (out.len < words * 4 || ((uintptr_t)out.buf % 4) != 0) {
+        PyErr_Format(PyExc_ValueError, "walk_lexeme: the output needs %zd aligned int32 words, it has %zd bytes",
+                     words, out.len);
+        goto done;
+    }
+    stack = malloc(sizeof(Frame) * (size_t)(trie->max_depth + 2));
+    if (stack == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    w = (Walk){
+        .trie = trie, .se = i32(trie->subtree_end),
+        .es = i32(trie->edge_start), .ec = i32(trie->edge_child), .ts = i32(trie->tok_start),
+        .ti = i32(trie->tok_ids), .eb = (const uint8_t *)PyBytes_AS_STRING(trie->edge_byte),
+        .tr = i32(automaton->transitions), .as = i32(automaton->allow_start), .alo = i32(automaton->allow_lo),
+        .ahi = i32(automaton->allow_hi), .automaton = automaton, .classes = automaton->classes,
+        .out = (uint32_t *)out.buf, .stack = stack, .stop = (const uint8_t *)stop.buf,
+    };
+    Py_BEGIN_ALLOW_THREADS
+    memset(w.out, 0, (size_t)words * 4);
+    uint8_t none[4] = {0};
+    if (!w.stop[state]) walk_from(&w, 0, (int32_t)state, none, 0);
+    Py_END_ALLOW_THREADS
+    if (w.failed) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    result = PyBytes_FromStringAndSize((const char *)w.ends, (Py_ssize_t)sizeof(int32_t) * w.ends_len);
+done:
+    free(stack);
+    free(w.ends);
+    PyBuffer_Release(&stop);
     PyBuffer_Release(&out);
     return result;
 }
@@ -1228,6 +1318,9 @@ static PyMethodDef module_methods[] = {
      "walk_mask(trie, automaton, state, pending, at_start, out): writes into ``out`` (int32 words) the packed "
      "mask of the tokens the automaton accepts from ``state`` after the ``pending`` bytes of an incomplete "
      "character; with ``at_start``, also the tokens below a leading space, read without it."},
+    {"walk_lexeme", walk_lexeme, METH_VARARGS,
+     "walk_lexeme(trie, automaton, state, stop, out): the mask of a lexeme's tokens into ``out`` and, as int32 "
+     "triples (node, state, depth), the points where tokens go on past a state where ``stop`` is 1."},
     {"decode_tokens", decode_tokens, METH_VARARGS,
      "decode_tokens(blob, offsets): (ids, code points, lengths, tail lengths) of the tokens "
      "blob[offsets[i]:offsets[i+1]] as TokenTexts reads them (see core/run_tables.py)."},

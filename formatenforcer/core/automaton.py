@@ -41,15 +41,20 @@ def _symbol(dfa: Any, cp: int) -> int | None:
     return symbol
 
 
-def automaton_arrays(dfa: Any) -> dict[str, Any] | None:
-    """The arrays of ``_native.Automaton`` for a ``CompiledRegex``; None when its table would be too big."""
+def class_points(dfa: Any) -> set[int]:
+    """The code points where a ``CompiledRegex``'s symbol may change (each starts an interval of one symbol)."""
     points = {0, _END}
     for ch in dfa.symbol_of:
         if len(ch) == 1:
             points.update((ord(ch), ord(ch) + 1))
     for lo, hi, _ in dfa.ranges:
         points.update((lo, hi + 1))
-    edges = sorted(point for point in points if point <= _END)
+    return points
+
+
+def automaton_arrays(dfa: Any) -> dict[str, Any] | None:
+    """The arrays of ``_native.Automaton`` for a ``CompiledRegex``; None when its table would be too big."""
+    edges = sorted(point for point in class_points(dfa) if point <= _END)
     index: dict[int, int] = {}
     lows: list[int] = []
     highs: list[int] = []

@@ -173,6 +173,11 @@ class CharSet:
         i = bisect_right(self._starts, cp) - 1
         return i >= 0 and cp <= self.intervals[i][1]
 
+    def contains_interval(self, lo: int, hi: int) -> bool:
+        """Whether every character with a code point in ``[lo, hi]`` is in the set."""
+        i = bisect_right(self._starts, lo) - 1
+        return i >= 0 and self.intervals[i][1] >= hi
+
     def intersects_interval(self, lo: int, hi: int) -> bool:
         """Whether any character with a code point in ``[lo, hi]`` is in the set."""
         i = bisect_right(self._starts, hi) - 1

@@ -108,6 +108,14 @@ class WalkHooks:
         plain string, an email); None when the state has no such key."""
         return None
 
+    def lexeme_automaton(self) -> tuple[Hashable, frozenset[int]] | None:
+        """Optional, for a lexeme's inner state whose reachable states are few: ``(key, points)``, a key by
+        value (equal for equal states of any schema, like ``shared_lexeme_key``) and the code points where
+        this parser's treatment of a character may change (each starts an interval of characters that every
+        reachable state treats alike). The compiled core then explores the states into an automaton once
+        and walks the lexeme in C (core/lexeme_automaton.py)."""
+        return None
+
     def automaton_state(self) -> tuple[object, int] | None:
         """Optional: ``(dfa, state number)`` when this state is a state of a deterministic automaton over
         characters (a ``CompiledRegex``) and nothing else, so the compiled core can walk the vocabulary with

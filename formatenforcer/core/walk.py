@@ -17,6 +17,7 @@ import numpy as np
 from .charset import ANY, CharSet, utf8_length
 from .compiled_walk import compiled_mask
 from .hooks import FreeRun, Lexeme, walk_lexeme
+from .lexeme_automaton import compiled_lexeme
 from .protocol import CharacterParser
 from .run_tables import FreeRunTable, pack_ids
 from .trie import IDS, Trie, as_dict, ids_at
@@ -359,6 +360,16 @@ def lexeme_result(
     reused wherever the same scalar state recurs, whatever containers surround it; the full state then
     walks one small merged trie per end state instead of every end point."""
     walker = _LexemeWalk(vocabulary, checked)
+    if not checked and first is None and not inner.can_end():
+        compiled = compiled_lexeme(vocabulary, inner)
+        if compiled is not None:  # walked in C, with the same end points (core/lexeme_automaton.py)
+            mask, walker.ends, frontier = compiled
+            for node, state in frontier:  # where C stopped inside an escape: on in Python
+                walker.enter(node, state)
+            if walker.out or walker.masks:
+                mask |= _packed(walker)
+            mask.flags.writeable = False
+            return mask, _end_groups(walker, checked)
     if first is not None:  # only the tokens starting with these bytes (see CharacterParser.first_char_split)
         trie = vocabulary.trie
         walker.walk({byte: trie[byte] for byte in first if byte in trie}, inner, b"")

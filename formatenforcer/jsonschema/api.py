@@ -41,6 +41,8 @@ class _Document(CharacterParser):
         start = compiler.start(root)
         if start is None:
             reason = deref(root).reason if isinstance(deref(root), Never) else "no value matches"
+            if not isinstance(deref(root), Never) and not compiler.finite(root):
+                reason = "no finite value: a required property or item has no value, or needs another of itself"
             raise SchemaError(f"the schema is unsatisfiable: {reason}", "#")
         self._start = root_start(compiler.config, compiler.ws, start)
 

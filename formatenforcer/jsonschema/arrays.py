@@ -87,6 +87,29 @@ def _unique_kind(node: Node) -> str | None:
     return "compound" if _plain_container(node) else None
 
 
+def _count_values(node: Node, limit: int = 1 << 16) -> int | None:
+    """At least as many as the values of ``node`` when they are finitely many (booleans, null, enums,
+    bounded integers), else None: ``uniqueItems`` cannot have more items than that."""
+    node = deref(node)
+    if isinstance(node, Never):
+        return 0
+    if isinstance(node, Null):
+        return 1
+    if isinstance(node, Boolean):
+        return len(node.values)
+    if isinstance(node, String):
+        return None if node.values is None else len(node.values)
+    if isinstance(node, Number) and node.low is not None and node.low == node.high:
+        return 1  # (a literal number: 1 and 1.0 are one value)
+    if isinstance(node, Number) and node.integer and node.low is not None and node.high is not None:
+        span = int(node.high - node.low) + 1
+        return span if span <= limit else None
+    if isinstance(node, Union):
+        counts = [_count_values(option, limit) for option in node.options]
+        return None if None in counts else sum(counts)  # type: ignore[arg-type]
+    return None
+
+
 class ArrayContext:
     """Compiled facts of one Array node, shared by all its states."""
 
@@ -179,6 +202,10 @@ class ArrayContext:
             possible = self.max_items if self.max_items is not None else 1 << 30
         if possible < self.min_items:
             return None
+        if self.unique and self.min_items > len(node.prefix):
+            distinct = _count_values(node.items)  # each item after the tuple needs a value not yet used
+            if distinct is not None and len(node.prefix) + distinct < self.min_items:
+                return None
         if self.track and node.min_contains > 0 and not self.also:
             matching = [merger.intersect(s, node.contains) for s in schemas[: min(len(schemas), possible)]]
             if all(isinstance(deref(m), Never) for m in matching):

@@ -17,6 +17,7 @@ from ..parsers.choice import CharTrie, ChoiceParser
 from ..parsers.combinators import UnionParser
 from .arrays import ArrayContext
 from .config import JsonConfig
+from .finite import FiniteCheck
 from .numbers import NumberParser
 from .objects import ObjectContext
 from .schema.ir import (
@@ -58,6 +59,11 @@ class Compiler:
         self._starts: dict[int, CharacterParser | None] = {}
         self._keep: list[object] = []
         self._any_value: CharacterParser | None = None
+        self._finite = FiniteCheck(merger)
+
+    def finite(self, node: Node) -> bool:
+        """Whether ``node`` has a finite instance (finite.py)."""
+        return self._finite.finite(node)
 
     def start(self, node: Node) -> CharacterParser | None:
         """The state before the first character of a value of ``node``; None if no value can match."""
@@ -66,6 +72,9 @@ class Compiler:
         if hit is not _MISSING:
             return hit  # type: ignore[return-value]
         self._starts[id(node)] = None  # a value cannot contain itself at its own first character
+        if not self.finite(node):
+            self._keep.append(node)
+            return None  # every instance would contain another: none can be written (finite.py)
         try:
             try:
                 state = self._build(node)

@@ -24,6 +24,11 @@ class JsonConfig:
         newline plus the indentation before a key or item, so ``indent=2`` at nesting depth ``d`` needs
         ``1 + 2*d`` characters; the default 20 fits nine levels of ``indent=2`` while stopping a model that
         loops on spaces after twenty of them. Costs nothing to raise, except more room to loop.
+    max_trailing_whitespace: the longest run of whitespace after the root value in flexible mode (further
+        capped by ``max_whitespace``). The default 1 accepts the one newline that ends a file or a ``print``,
+        yet a model that prefers a newline to end of sequence stops after one instead of writing a whole
+        ``max_whitespace`` run of them; 0 makes end of sequence the only thing after the value. The run
+        before the root value keeps ``max_whitespace``.
     whitespace_pattern: a regular expression that every run of whitespace between tokens must match in full
         (vLLM's ``whitespace_pattern``), e.g. ``r"[ ]?"``; overrides ``whitespace``/``max_whitespace``. It
         must match the empty string and only whitespace characters.
@@ -37,6 +42,7 @@ class JsonConfig:
     property_order: Literal["any", "schema"] = "any"
     whitespace: Literal["compact", "flexible"] = "flexible"
     max_whitespace: int = 20
+    max_trailing_whitespace: int = 1
     whitespace_pattern: str | None = None
     ascii_escapes: bool = False
 
@@ -47,5 +53,9 @@ class JsonConfig:
             raise FormatError(f"JsonConfig.whitespace must be 'compact' or 'flexible', not {self.whitespace!r}")
         if not isinstance(self.max_whitespace, int) or self.max_whitespace < 0:
             raise FormatError(f"JsonConfig.max_whitespace must be an int >= 0, not {self.max_whitespace!r}")
+        if not isinstance(self.max_trailing_whitespace, int) or self.max_trailing_whitespace < 0:
+            raise FormatError(
+                f"JsonConfig.max_trailing_whitespace must be an int >= 0, not {self.max_trailing_whitespace!r}"
+            )
         if self.whitespace_pattern is not None and not isinstance(self.whitespace_pattern, str):
             raise FormatError("JsonConfig.whitespace_pattern must be a string or None")

@@ -17,10 +17,46 @@ if TYPE_CHECKING:
     from .objects import ObjectContext
 
 
+class PartialText:
+    """The text of an extra key read partly in a free run (see KeyContent.free): ``head``, then ``gap``
+    characters the run does not name, then ``tail``. Equal stand-ins are equal (they are in state keys)."""
+
+    __slots__ = ("head", "gap", "tail")
+
+    def __init__(self, head: str, gap: int, tail: str = "") -> None:
+        self.head, self.gap, self.tail = head, gap, tail
+
+    def __add__(self, ch: str) -> PartialText:
+        return PartialText(self.head, self.gap, self.tail + ch)
+
+    def widened(self, n: int) -> PartialText:
+        """After ``n`` more unnamed characters (the known tail joins the gap)."""
+        return PartialText(self.head, self.gap + len(self.tail) + n)
+
+    def may_equal(self, text: str) -> bool:
+        """Whether some filling of the gap spells ``text``."""
+        head, tail = self.head, self.tail
+        return len(text) == len(head) + self.gap + len(tail) and text.startswith(head) and text.endswith(tail)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PartialText):
+            return False
+        return (self.head, self.gap, self.tail) == (other.head, other.gap, other.tail)
+
+    def __hash__(self) -> int:
+        return hash(("partial", self.head, self.gap, self.tail))
+
+    def __repr__(self) -> str:
+        return f"<key text {self.head!r} + {self.gap} + {self.tail!r}>"
+
+
 class _UnknownText:
-    """The key text of a free-run stand-in (see KeyContent.free)."""
+    """The key text of a free-run stand-in that cannot close the key (see KeyContent.free)."""
 
     __slots__ = ()
+
+    def __add__(self, ch: str) -> _UnknownText:
+        return self
 
     def __repr__(self) -> str:
         return "<unknown key text>"
@@ -62,7 +98,7 @@ class KeyContent(Content):
             extra = self.extras.step(extra, ch)
         if extra is None and (node < 0 or not self.ctx.subtree[node] & self.available):
             return None
-        if text is not None and text is not _UNKNOWN_TEXT:
+        if text is not None:
             text = text + ch
         state = (node, extra, text)
         return state if extra is None or self._live(state) else None
@@ -87,7 +123,11 @@ class KeyContent(Content):
         node, _, text = state
         out = set(self.ctx.trie.children[node]) if node >= 0 else set()
         if isinstance(text, str) and isinstance(self.seen_extras, frozenset):
-            out.update(seen[len(text)] for seen in self.seen_extras if len(seen) > len(text) and seen.startswith(text))
+            out.update(
+                seen[len(text)]
+                for seen in self.seen_extras
+                if isinstance(seen, str) and len(seen) > len(text) and seen.startswith(text)
+            )
         return out
 
     def _live(self, state: tuple) -> bool:
@@ -102,7 +142,9 @@ class KeyContent(Content):
         hit = self._live_memo.get(state)
         if hit is not None:
             return hit
-        if self.accepting(state) or text is _UNKNOWN_TEXT or (node >= 0 and self.ctx.subtree[node] & self.available):
+        if isinstance(text, (PartialText, _UnknownText)) or self.accepting(state):
+            live = True
+        elif node >= 0 and self.ctx.subtree[node] & self.available:
             live = True
         else:
             following = self._on_excluded(state)
@@ -141,15 +183,28 @@ class KeyContent(Content):
         if extra is None or not self.extras.accepting(extra):
             return False
         if text is _UNKNOWN_TEXT:
-            return False  # a free-run stand-in (see free): what was read is not known, so it cannot close
-        return text is None or text not in self.seen_extras
+            return False  # a stand-in that does not know what the run read (see free)
+        if isinstance(text, PartialText):
+            # a free-run stand-in (see free): it closes unless the text might repeat a key already seen
+            return not any(isinstance(seen, PartialText) or text.may_equal(seen) for seen in self.seen_extras)
+        if text is None or not self.seen_extras:
+            return True
+        if any(isinstance(seen, PartialText) for seen in self.seen_extras):
+            return False  # (a stand-in's later key in the same token: it might repeat the unknown text)
+        return text not in self.seen_extras
 
     def free(self, state: tuple) -> FreeContent | None:
         """A free run once the key has left every named key: from there on only the extra-key automaton's
-        state matters, and it promises its own run. Exact when the key's text is not kept; when it is
-        (``track_extra_text``), ``after(n)`` is a stand-in that does not know the text and so refuses to
-        close the key (a subset of the real state, as parser.FreeRun allows): a token that ends the key
-        after a run is left to the next step, read from the real text."""
+        state matters, and it promises its own run. Exact when the key's text is not kept. When it is
+        (``track_extra_text``, for ``minProperties``), ``after(n)`` is a stand-in whose text has a gap of
+        ``n`` unnamed characters (``PartialText``), exact as long as no key already seen extends the text
+        read so far (the only thing the text decides then is that it is new); where a key already seen
+        might be spelled by the run, or a bounded extra-key automaton might strand the key on texts already
+        seen, no run is offered and the key is walked character by character. Where the text chooses the
+        value's schema (``patternProperties``), the stand-in does not know the text and refuses to close
+        the key: a subset of the real state, as parser.FreeRun allows (a token that closes such a key after
+        a run is left out of the mask, though the step takes it; walking those keys exactly costs 25 times
+        more per mask)."""
         node, extra, text = state
         if node >= 0 or extra is None:
             return None
@@ -159,7 +214,23 @@ class KeyContent(Content):
         chars, room, after = inner
         if text is None:
             return chars, room, lambda n: (-1, after(n), None)
-        return chars, room, lambda n: (-1, after(n), _UNKNOWN_TEXT) if n else state
+        if not self.ctx.plain_extras:
+            return chars, room, lambda n: (-1, after(n), _UNKNOWN_TEXT) if n else state
+        if (room is not None and self.seen_extras) or self._may_repeat(text):
+            return None
+        if isinstance(text, PartialText):
+            return chars, room, lambda n: (-1, after(n), text.widened(n)) if n else state
+        return chars, room, lambda n: (-1, after(n), PartialText(text, n)) if n else state
+
+    def _may_repeat(self, text: str | PartialText) -> bool:
+        """Whether a key already seen might be ``text`` followed by more characters."""
+        head, known = (
+            (text, len(text)) if isinstance(text, str) else (text.head, len(text.head) + text.gap + len(text.tail))
+        )
+        for seen in self.seen_extras:  # type: ignore[union-attr]
+            if not isinstance(seen, str) or (len(seen) > known and seen.startswith(head)):
+                return True
+        return False
 
 
 __all__ = ["KeyContent"]

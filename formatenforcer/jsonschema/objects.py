@@ -20,7 +20,7 @@ from ..core.charset import EMPTY, CharSet, union_memo
 from ..core.protocol import CharacterParser, MemoAllowed
 from ..parsers.choice import CharTrie
 from .formats.content import LengthContent
-from .key_content import KeyContent
+from .key_content import KeyContent, PartialText
 from .keys import extra_keys
 from .object_phases import AFTER, BEFORE, COLON, DONE, FIRST, KEY, NEXT, OPEN, VALUE
 from .object_walk import ObjectWalkHooks
@@ -125,6 +125,7 @@ class ObjectContext:
             and self.extras.high is None
             and self.extras.low == 0
         )
+        self._live: dict[int, bool] = {}
         self._extra_values: dict[tuple[int, ...], CharacterParser | None] = {}
         self._value_starts: dict[int, CharacterParser | None] = {}
         self.key_contents: dict[tuple, KeyContent | None] = {}
@@ -167,8 +168,34 @@ class ObjectContext:
             masks[node] = mask
         return masks
 
+    def closure(self, names: int) -> int:
+        """``names`` with every name ``dependentRequired`` adds to them, transitively."""
+        out, todo = names, names
+        while todo:
+            low = todo & -todo
+            todo ^= low
+            more = self.deps[low.bit_length() - 1] & ~out
+            out |= more
+            todo |= more
+        return out
+
+    def live(self, names: int) -> int:
+        """Those of ``names`` whose value can be written (a start state, which needs a finite instance),
+        checked on first use, once the schema is built: a recursive value is asked after its start exists."""
+        out, rest = 0, names
+        while rest:
+            low = rest & -rest
+            rest ^= low
+            i = low.bit_length() - 1
+            ok = self._live.get(i)
+            if ok is None:
+                ok = self._live[i] = self.value_start(i) is not None
+            if ok:
+                out |= low
+        return out
+
     def start(self) -> CharacterParser | None:
-        missing = self.required
+        missing = self.closure(self.required)
         if missing & ~self.usable:
             return None
         if self.max_properties is not None and self.min_properties > self.max_properties:
@@ -186,7 +213,7 @@ class ObjectContext:
             if key not in self._value_starts:
                 self._value_starts[key] = self.compiler.start(self.values[key])
             return self._value_starts[key]
-        if key is EXTRA_KEY:
+        if key is EXTRA_KEY or isinstance(key, PartialText):  # (a stand-in's text: never a name, plain extras)
             key = "\x00" * (max(map(len, self.names), default=0) + 1)  # no named key: the extra-key schema
         parts = value_schemas(self.node, key)
         ident = tuple(id(p) for p in parts)
@@ -223,6 +250,7 @@ class ObjectParser(ObjectWalkHooks, MemoAllowed):
         return bin(self._seen).count("1") + (extras if isinstance(extras, int) else len(extras))
 
     def _missing(self, seen: int) -> int:
+        """The names still needed before ``}``: required, added by a key seen, or by one of those."""
         ctx = self._ctx
         needed = ctx.required
         rest = seen
@@ -230,13 +258,13 @@ class ObjectParser(ObjectWalkHooks, MemoAllowed):
             low = rest & -rest
             needed |= ctx.deps[low.bit_length() - 1]
             rest ^= low
-        return needed & ~seen
+        return ctx.closure(needed) & ~seen
 
     def _available(self) -> int:
         """Named keys that may come next."""
         ctx = self._ctx
         missing = self._missing(self._seen)
-        candidates = ctx.usable & ~self._seen
+        candidates = ctx.live(ctx.usable & ~self._seen)
         if ctx.schema_order:
             if self._extras:
                 return 0
@@ -252,7 +280,7 @@ class ObjectParser(ObjectWalkHooks, MemoAllowed):
             low = rest & -rest
             rest ^= low
             after = self._missing(self._seen | low)
-            if after & ~ctx.usable:
+            if after & ~ctx.live(after):
                 continue
             if cap is not None and count + 1 + bin(after).count("1") > cap:
                 continue

@@ -204,6 +204,13 @@ class StringParser(MemoAllowed):
             state = self._content.far_state(state, horizon) or state
         return ("str", ident, self._phase, state, self._aux, self._escapable is ANY)
 
+    def lexeme_automaton(self) -> tuple[Hashable, frozenset[int]] | None:
+        points = self._content.class_points()
+        ident = self._content.value_ident()
+        if points is None or ident is None or self._phase in (HEX, LOW_BACKSLASH, LOW_U, LOW_HEX):
+            return None  # inside an escape's hex digits: thousands of states, walked by Python from there
+        return ("str", ident, self._phase, self._state, self._aux, self._escapable is ANY), points
+
     def free_run(self) -> FreeRun | None:
         if self._phase != BODY:
             return None

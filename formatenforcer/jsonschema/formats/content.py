@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable
 
+from ...core.automaton import class_points
 from ...core.charset import ANY, EMPTY, CharSet
 from ...parsers.choice import CharTrie
 from ...parsers.regex import CompiledRegex
@@ -57,6 +58,12 @@ class Content:
     def value_ident(self) -> Hashable | None:
         """An identity by value, equal for equal automata of different schemas (so their lexeme walks can
         be cached per vocabulary), or None when the automaton has none."""
+        return None
+
+    def class_points(self) -> frozenset[int] | None:
+        """The code points where ``step`` and ``allowed`` may change their answer (each starts an interval
+        of characters treated alike in every state), for the compiled walk of a string over this content
+        (core/lexeme_automaton.py); None when the content is not explored into an automaton."""
         return None
 
     def start(self) -> Hashable:
@@ -124,6 +131,11 @@ class LengthContent(Content):
 
 
 _SATISFIABLE: dict[tuple[Hashable, int, int | None], bool] = {}
+_CLASS_POINTS: dict[Hashable, frozenset[int]] = {}
+"""Per pattern automaton (``dfa.ident``): its ``class_points``."""
+_EXPLORED_STATES = 256
+"""Contents whose states (pattern states times counted lengths) are more than this stay on the Python walk."""
+_JSON_POINTS = frozenset({0, 0x20, 0xD800, 0xE000, *(p for c in '"\\/bfnrtu' for p in (ord(c), ord(c) + 1))})
 """(automaton ident, low, high) -> ``RegexContent.satisfiable``, shared by every schema (bounded)."""
 
 
@@ -239,6 +251,19 @@ class RegexContent(Content):
 
     def value_ident(self) -> Hashable:
         return ("regex", self.dfa.ident, self.low, self.high)
+
+    def class_points(self) -> frozenset[int] | None:
+        # the pattern's symbol boundaries, and where a JSON string treats characters apart: the controls,
+        # the quote, the backslash and the escape letters; None for automata too big to explore cheaply
+        # (a format's thousands of states, or a length limit multiplying the states)
+        if len(self.dfa.transitions) * (self._cap + 1) > _EXPLORED_STATES:
+            return None
+        points = _CLASS_POINTS.get(self.dfa.ident)
+        if points is None:
+            if len(_CLASS_POINTS) >= 1024:
+                _CLASS_POINTS.clear()
+            points = _CLASS_POINTS[self.dfa.ident] = frozenset(class_points(self.dfa) | _JSON_POINTS)
+        return points
 
     def far_state(self, state: tuple[int, int], horizon: int) -> Hashable | None:
         dfa_state, count = state

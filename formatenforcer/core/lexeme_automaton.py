@@ -1,0 +1,177 @@
+"""Lexemes walked in C: a lexeme's inner state explored into an automaton, and its walk with end points.
+
+A JSON string under a pattern is a small machine: the pattern's automaton, the escapes it allows and the
+closing quote. Its parser states (``lexeme_automaton``: a key by value and the code points where characters
+may be treated differently) are explored once, breadth first, with one representative character per
+interval: every state's transition per interval, its allowed characters (for the bytes of a character split
+across tokens) and whether it ends the lexeme. The compiled walker (``_native.walk_lexeme``) then walks the
+vocabulary with that automaton, stops where the lexeme ends and returns those points, which the Python
+walk resumes from exactly as it does after its own lexeme walk (core/walk.py, ``lexeme_result``). The mask
+is bit-identical to the Python walk's (tests/test_native_lexeme.py).
+
+Explored lazily, once per state key (shared by every schema with the same pattern), and only when the
+states are few. A state that offers no ``lexeme_automaton`` (inside a ``\\uXXXX`` escape, whose hex digits would
+make thousands of states) is a frontier: the compiled walk stops there and returns the point, and the
+Python walk goes on below it within the same lexeme walk.
+"""
+
+from __future__ import annotations
+
+import threading
+from bisect import bisect_right
+from typing import Any
+
+import numpy as np
+
+from . import backend
+from .flat_trie import arrays, flat_trie
+from .protocol import CharacterParser
+from .trie import Trie
+
+MAX_STATES = 1024
+"""Explorations that reach more states than this stay on the Python walk."""
+_END = 0x110000
+_SURROGATES = (0xD800, 0xDFFF)
+_EXPORTS: dict[Any, tuple[Any, list[CharacterParser], bytes, int] | None] = {}
+"""state key -> (automaton, states, stop bytes, the state's number), or None: not explorable."""
+_LOCK = threading.Lock()
+_CACHE_SIZE = 8192
+"""Explored states kept (each holds its automaton and parser states, and through them the pattern)."""
+
+
+def _representative(lo: int, hi: int) -> int | None:
+    """A code point of [lo, hi] that UTF-8 can encode (not a surrogate), or None."""
+    if _SURROGATES[0] <= lo <= _SURROGATES[1]:
+        lo = _SURROGATES[1] + 1
+    return lo if lo <= hi else None
+
+
+def _columns(allowed: Any, edges: list[int]) -> list[int]:
+    """The intervals (``edges[i]:edges[i+1]``) that meet the allowed characters."""
+    out: list[int] = []
+    for lo, hi in allowed.intervals:
+        first, last = bisect_right(edges, lo) - 1, bisect_right(edges, hi) - 1
+        out.extend(range(max(first, out[-1] + 1 if out else 0), last + 1))
+    return out
+
+
+def explore(start: CharacterParser) -> tuple[Any, list[CharacterParser], bytes, dict] | None:
+    """The automaton of the states reachable from ``start``: (``_native.Automaton``, the parser state of
+    each number, one stop byte per state — 1 where the lexeme has ended —, key -> number); None when a
+    state offers no ``lexeme_automaton``, a character interval is not treated alike, or there are too many
+    states."""
+    found = start.lexeme_automaton()
+    if found is None:
+        return None
+    key, points = found
+    edges = sorted({0, _END, *(point for point in points if 0 <= point <= _END)})
+    intervals = [(lo, hi - 1) for lo, hi in zip(edges, edges[1:])]
+    reps = [_representative(lo, hi) for lo, hi in intervals]
+    states: list[CharacterParser] = [start]
+    index = {key: 0}
+    rows: list[list[int]] = []
+    frontier: set[int] = set()
+    for number, state in enumerate(states):
+        row = [-1] * len(intervals)
+        if number in frontier:  # not explored: the walk stops here and Python goes on
+            rows.append(row)
+            continue
+        allowed = state.allowed_characters()
+        for column in _columns(allowed, edges):
+            lo, hi = intervals[column]
+            rep = reps[column]
+            if rep is None:
+                continue
+            if not allowed.contains_interval(lo, hi):
+                return None  # the points do not separate what this state allows
+            nxt = state.add_character(chr(rep))
+            if nxt is None:
+                continue
+            got = nxt.lexeme_automaton()
+            key = ("frontier", nxt.key()) if got is None else got[0]
+            number = index.get(key)
+            if number is None:
+                if len(states) >= MAX_STATES:
+                    return None
+                number = index[key] = len(states)
+                states.append(nxt)
+                if got is None:
+                    frontier.add(number)
+            row[column] = number
+        rows.append(row)
+    table = np.array(rows, dtype=np.int32).reshape(len(states), len(intervals))
+    allow_start = [0]
+    allow_lo: list[int] = []
+    allow_hi: list[int] = []
+    for number, state in enumerate(states):
+        if number not in frontier:
+            for lo, hi in state.allowed_characters().intervals:
+                allow_lo.append(lo)
+                allow_hi.append(hi)
+        allow_start.append(len(allow_lo))
+    stop = bytes(1 if number in frontier or state.can_end() else 0 for number, state in enumerate(states))
+    automaton = backend.native.Automaton(  # type: ignore[union-attr]
+        class_lo=np.array([lo for lo, _ in intervals], dtype=np.int32),
+        class_hi=np.array([hi for _, hi in intervals], dtype=np.int32),
+        class_id=np.arange(len(intervals), dtype=np.int32),
+        transitions=table.reshape(-1),
+        accepting=np.array([state.can_end() for state in states], dtype=np.uint8),
+        allow_start=np.array(allow_start, dtype=np.int32),
+        allow_lo=np.array(allow_lo, dtype=np.int32),
+        allow_hi=np.array(allow_hi, dtype=np.int32),
+        classes=len(intervals),
+    )
+    return automaton, states, stop, index
+
+
+def _export(state: CharacterParser) -> tuple[Any, list[CharacterParser], bytes, int] | None:
+    found = state.lexeme_automaton()
+    if found is None:
+        return None
+    key = found[0]
+    if key in _EXPORTS:
+        return _EXPORTS[key]
+    with _LOCK:
+        if key in _EXPORTS:
+            return _EXPORTS[key]
+        explored = explore(state)
+        if len(_EXPORTS) >= _CACHE_SIZE:
+            _EXPORTS.clear()  # rare; rebuilt on demand
+        if explored is None:
+            _EXPORTS[key] = None
+            return None
+        automaton, states, stop, index = explored
+        for other, number in index.items():  # every state explored is a start for later walks
+            if not (other.__class__ is tuple and other and other[0] == "frontier"):
+                _EXPORTS.setdefault(other, (automaton, states, stop, number))
+        return _EXPORTS[key]
+
+
+def compiled_lexeme(vocabulary: Any, inner: CharacterParser) -> tuple[np.ndarray, list, list] | None:
+    """The walk of a lexeme's inner state in C, as ``walk.lexeme_result`` needs it: the packed mask of the
+    tokens that stay inside the lexeme or end where it ends; the end points — the vocabulary trie node and
+    the parser state there — where tokens go on past its end; and the frontier points, where the walk
+    reached a state it does not explore (inside a ``\\uXXXX`` escape) and tokens go on, for the Python walk
+    to continue from. None where the Python walk answers."""
+    if not backend.active():
+        return None
+    export = _export(inner)
+    if export is None:
+        return None
+    automaton, states, stop, number = export
+    trie = flat_trie(vocabulary)
+    mask = np.empty((vocabulary.size + 31) // 32, dtype=np.int32)
+    raw = backend.native.walk_lexeme(trie, automaton, number, stop, mask)  # type: ignore[union-attr]
+    ends: list[tuple[Trie, CharacterParser]] = []
+    frontier: list[tuple[Trie, CharacterParser]] = []
+    if raw:
+        flat = arrays(trie)
+        tok_start, tok_ids = flat["tok_start"], flat["tok_ids"]
+        for node, state, depth in np.frombuffer(raw, dtype=np.int32).reshape(-1, 3).tolist():
+            path = vocabulary.token_bytes[int(tok_ids[tok_start[node]])][:depth]
+            current = vocabulary.trie
+            for byte in path:
+                current = current[byte]
+            found = states[state]
+            (ends if found.can_end() else frontier).append((current, found))
+    return mask, ends, frontier

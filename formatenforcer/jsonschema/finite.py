@@ -1,0 +1,111 @@
+"""Which schemas have a finite instance: the least fixpoint over what a value must contain.
+
+A value of an object must hold its required names (with those ``dependentRequired`` adds), a value of an
+array its first ``minItems`` items, a union one of its options. A schema whose every instance would contain
+an instance of itself (``{"properties": {"a": {"$ref": "#"}}, "required": ["a"]}``) has none: generation
+could only stop early. The check reads the schema's nodes, builds no state, and follows only what a value
+must contain, so optional recursion (trees, linked lists) costs one visit per node.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .arrays import _count_values
+from .objects import _named_values
+from .schema.ir import Array, CycleError, Never, Node, Object, Union, deref
+
+if TYPE_CHECKING:
+    from .schema.merge import Merger
+
+
+class FiniteCheck:
+    """Memoised per schema (per Compiler): ``finite(node)`` for any node reached from it."""
+
+    def __init__(self, merger: Merger) -> None:
+        self._merger = merger
+        self._known: dict[int, bool] = {}
+        self._keep: list[Node] = []
+
+    def finite(self, node: Node) -> bool:
+        root = _concrete(node)
+        known = self._known.get(id(root))
+        if known is not None:
+            return known
+        # the nodes a value of ``root`` must contain, found without recursion (schemas may nest deeply)
+        needs: dict[int, tuple[str, list[Node]]] = {}
+        nodes: dict[int, Node] = {}
+        stack = [root]
+        while stack:
+            current = stack.pop()
+            key = id(current)
+            if key in needs or key in self._known:
+                continue
+            rule, children = self._needs(current)
+            needs[key] = (rule, children)
+            nodes[key] = current
+            stack.extend(child for child in children if id(child) not in needs)
+        value = {key: False for key in needs}
+        changed = True
+        while changed:
+            changed = False
+            for key, (rule, children) in needs.items():
+                if value[key]:
+                    continue
+                states = [self._known.get(id(c), value.get(id(c), False)) for c in children]
+                ok = any(states) if rule == "any" else all(states)
+                if ok:
+                    value[key] = changed = True
+        for key, ok in value.items():
+            self._known[key] = ok
+            self._keep.append(nodes[key])
+        return self._known[id(root)]
+
+    def _needs(self, node: Node) -> tuple[str, list[Node]]:
+        """("all" | "any", the concrete nodes a value of ``node`` must contain all or one of)."""
+        if isinstance(node, Never):
+            return "any", []  # none: never finite
+        if isinstance(node, Union):
+            return "any", [_concrete(o) for o in node.options]
+        if isinstance(node, Array):
+            if self._no_array(node):
+                return "any", []
+            positions = [*node.prefix, *[node.items] * max(0, node.min_items - len(node.prefix))][: node.min_items]
+            return "all", [_concrete(p) for p in positions]
+        if isinstance(node, Object) and node.max_properties is not None:
+            if node.min_properties > node.max_properties or len(node.required) > node.max_properties:
+                return "any", []
+        if isinstance(node, Object) and node.required:
+            deps = dict(node.dependent_required)
+            names, todo = set(node.required), list(node.required)
+            while todo:
+                for name in deps.get(todo.pop(), ()):
+                    if name not in names:
+                        names.add(name)
+                        todo.append(name)
+            ordered = tuple(sorted(names))
+            return "all", [_concrete(v) for v in _named_values(node, ordered, self._merger)]
+        return "all", []
+
+    def _no_array(self, node: Array) -> bool:
+        """The array rules that leave no array at all, whatever the items (as ArrayContext.start finds)."""
+        if node.max_items is not None and node.max_items < node.min_items:
+            return True
+        if node.unique and node.min_items > len(node.prefix):
+            distinct = _count_values(node.items)
+            if distinct is not None and len(node.prefix) + distinct < node.min_items:
+                return True
+        if node.contains is not None and node.min_contains > 0 and not node.also_contains:
+            try:
+                places = [*node.prefix, node.items]
+                return all(isinstance(deref(self._merger.intersect(p, node.contains)), Never) for p in places)
+            except Exception:  # noqa: BLE001 - an unsupported merge: ArrayContext reports it where it is built
+                return False
+        return False
+
+
+def _concrete(node: Node) -> Node:
+    try:
+        return deref(node)
+    except CycleError:
+        return Never("a reference that needs itself")  # (reported where the schema is built)

@@ -1,0 +1,178 @@
+"""Strings under a pattern are walked in C with their end points, and give the Python walk's result exactly.
+
+``walk.lexeme_result`` hands a string's inner state to the compiled core when its states are few
+(core/lexeme_automaton.py): the compiled walk must give the same inside mask, bit for bit, and the same end
+points (grouped by end state, with the same tokens below them), as the Python lexeme walk; and whole-schema
+masks along teacher-forced and random walks must not change. Checked on Llama 3, SmolLM2 and a
+SentencePiece byte-fallback vocabulary.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+
+from formatenforcer import JsonSchemaParser, TokenEnforcer
+from formatenforcer.core import backend
+from formatenforcer.core.hooks import walk_lexeme
+from formatenforcer.core.lexeme_automaton import compiled_lexeme
+from formatenforcer.core.trie import IDS, ids_at
+from formatenforcer.core.walk import allowed_mask, lexeme_result
+
+from .conftest import TOKENIZER_NAMES
+
+pytestmark = pytest.mark.skipif(backend.native is None, reason="the compiled core is not built or is switched off")
+
+SCHEMAS = [
+    {"type": "string", "pattern": "^[A-Z][A-Za-z0-9]+$"},
+    {"type": "string", "pattern": "^[0-9]+(s|m|h)$"},
+    {"type": "string", "pattern": "^dev-[0-9a-f]{8}$"},
+    {"type": "string", "pattern": "^[a-z_]+/[a-z_]+$"},  # a slash: the ``\\/`` escape is allowed
+    {"type": "string", "format": "date"},
+    {"type": "string", "format": "uuid"},
+    {"type": "string", "pattern": "^[a-z]{2,5}$", "minLength": 3},
+    {"type": "string", "pattern": "^(GET|POST|PUT)$"},
+    {"type": "string", "pattern": "^[ -~]*$", "maxLength": 12},
+    {"type": "string", "pattern": "^v[0-9]+\\.[0-9]+$"},
+    {"type": "string", "pattern": "^[a-zé ]+$"},  # escapes may spell a character: C stops inside them
+    {"type": "string", "pattern": "^.{0,8}$"},
+]
+
+
+@pytest.fixture
+def restore():
+    before = backend.active()
+    yield
+    backend.use_compiled(before)
+
+
+def _tokens_below(node) -> set[int]:
+    """The tokens strictly below a node: what the full state walks on from an end point (the tokens ending
+    at the point itself are the inside mask's, and a merged copy of the Python walk's exits may hold more
+    of those)."""
+    out: set[int] = set()
+    stack = [child for byte, child in node.items() if byte != IDS]
+    while stack:
+        current = stack.pop()
+        if current.__class__ is int:
+            out.add(current)
+            continue
+        for byte, child in current.items():
+            if byte == IDS:
+                out.update(ids_at(child))
+            else:
+                stack.append(child)
+    return out
+
+
+def _groups(result) -> dict:
+    """A lexeme result's end groups by end state (its key by value: explored automata are shared by every
+    schema with the same pattern, like the vocabulary's shared lexeme walks): (ids decided there, tokens
+    below)."""
+    return {state.lexeme_automaton()[0]: (sorted(ids), _tokens_below(merged)) for state, ids, merged in result[1]}
+
+
+def _string_states(schema: dict, rng: random.Random, count: int) -> list:
+    """Inner string states along random walks through a schema's strings (character by character)."""
+    out = []
+    parser = JsonSchemaParser(schema)
+    for _ in range(count):
+        state = parser.add_character('"')
+        for _ in range(rng.randrange(0, 12)):
+            lexeme = walk_lexeme(state)
+            if lexeme is not None:
+                out.append(lexeme.inner)
+            chars = state.allowed_characters()
+            picks = [c for lo, hi in chars.intervals[:8] for c in (chr(lo), chr(hi)) if c != '"']
+            if not picks:
+                break
+            nxt = state.add_character(rng.choice(picks))
+            if nxt is None:
+                break
+            state = nxt
+    return out
+
+
+@pytest.mark.parametrize("name", TOKENIZER_NAMES)
+def test_compiled_lexeme_walks_equal_the_python_walks(vocabularies, name, restore):
+    vocabulary = vocabularies[name]
+    rng = random.Random(name)
+    compiled_count = 0
+    for schema in SCHEMAS:
+        for inner in _string_states(schema, rng, 12):
+            backend.use_compiled(True)
+            if compiled_lexeme(vocabulary, inner) is None:
+                continue
+            compiled_count += 1
+            compiled = lexeme_result(vocabulary, inner)
+            backend.use_compiled(False)
+            python = lexeme_result(vocabulary, inner)
+            assert np.array_equal(compiled[0], python[0]), (schema, inner)
+            assert _groups(compiled) == _groups(python), (schema, inner)
+    assert compiled_count > 20, "too few states went to the compiled walk: the check would prove little"
+
+
+def test_escapes_hand_the_walk_back_to_python(llama3_vocabulary, restore):
+    """Inside ``\\uXXXX`` the states are not explored: C returns those points, and the Python walk goes on
+    from them (Llama 3 has tokens that start an escape inside a string, such as ``\\u00``)."""
+    from formatenforcer.core.lexeme_automaton import compiled_lexeme
+
+    backend.use_compiled(True)
+    state = JsonSchemaParser({"type": "string", "pattern": "^.*$"}).add_character('"')
+    compiled = compiled_lexeme(llama3_vocabulary, walk_lexeme(state).inner)
+    assert compiled is not None
+    mask, ends, frontier = compiled
+    assert frontier, "no token reached inside an escape"
+    assert all(not state.can_end() for _, state in frontier) and all(state.can_end() for _, state in ends)
+
+
+@pytest.mark.parametrize("name", TOKENIZER_NAMES)
+def test_whole_masks_along_documents_are_unchanged(vocabularies, tokenizers, name, restore):
+    """Every mask along documents with pattern strings, compiled and Python walks, fresh caches each."""
+    vocabulary, tokenizer = vocabularies[name], tokenizers[name]
+    schema = {
+        "type": "object",
+        "properties": {s.get("pattern", s.get("format", "x")): s for s in SCHEMAS},
+        "additionalProperties": False,
+    }
+    document = {
+        "^[A-Z][A-Za-z0-9]+$": "HighError",
+        "^[0-9]+(s|m|h)$": "15m",
+        "^dev-[0-9a-f]{8}$": "dev-0a1b2c3d",
+        "^[a-z_]+/[a-z_]+$": "api_v/users",
+        "date": "2024-02-29",
+        "uuid": "123e4567-e89b-12d3-a456-426614174000",
+    }
+    for text in (json.dumps(document), json.dumps(document, indent=2)):
+        ids = tokenizer.encode(text, add_special_tokens=False)
+        rows = {}
+        for compiled in (True, False):
+            backend.use_compiled(compiled)
+            matcher = TokenEnforcer(vocabulary, JsonSchemaParser(schema)).matcher()
+            rows[compiled] = []
+            for token in ids:
+                rows[compiled].append(matcher.mask().copy())
+                assert matcher.accept_token(token)
+        for index, (a, b) in enumerate(zip(rows[True], rows[False])):
+            assert np.array_equal(a, b), (name, index)
+
+
+def test_lexeme_walk_arguments_are_checked(llama3_vocabulary, restore):
+    from formatenforcer.core.flat_trie import flat_trie
+    from formatenforcer.core.lexeme_automaton import explore
+
+    state = JsonSchemaParser({"type": "string", "pattern": "^[a-z]+$"}).add_character('"')
+    automaton, states, stop, _ = explore(walk_lexeme(state).inner)
+    trie = flat_trie(llama3_vocabulary)
+    out = np.empty((llama3_vocabulary.size + 31) // 32, dtype=np.int32)
+    with pytest.raises(ValueError):
+        backend.native.walk_lexeme(trie, automaton, len(states), stop, out)  # no such state
+    with pytest.raises(ValueError):
+        backend.native.walk_lexeme(trie, automaton, 0, stop + b"\x00", out)  # one stop byte per state
+    with pytest.raises(ValueError):
+        backend.native.walk_lexeme(trie, automaton, 0, stop, out[:10])  # too small an output
+    assert isinstance(backend.native.walk_lexeme(trie, automaton, 0, stop, out), bytes)
+    assert allowed_mask(llama3_vocabulary, walk_lexeme(state).inner, b"", False).any()

@@ -10,8 +10,10 @@ and layout (compact, ``json.dumps`` default), two walks per benchmark instance:
   still wrote itself (the hold-back and lookback rules left them to it).
 - **split**: the "model" writes the instance one character per token where such tokens exist (the greedy
   shortest split: as non-canonical as a model can be), so the token before a forced run is often one the
-  tokenizer would merge with the forced text. Counted: the forced runs the lookback rule refused (with no
-  lookback they would have been forced, and the tokens around the boundary would not be the tokenizer's).
+  tokenizer would merge with the forced text. Counted: the forced runs, the steps where the lookback rule
+  forced nothing (with no lookback something would have been forced, and the tokens around the boundary
+  would not be the tokenizer's), and the forced runs that are not what the tokenizer writes after the text
+  so far (``encode(text + forced text)`` must be ``encode(text)`` followed by the run and then the rest).
 
     python benchmarks/forced_tokens.py
 """
@@ -49,6 +51,16 @@ def _single(vocabulary, ch: str) -> list[int]:
     return greedy_tokenize(vocabulary, ch)
 
 
+def in_context(vocabulary, text: str, run_text: str, run: list[int]) -> bool:
+    """Whether ``run`` is what the tokenizer writes for ``run_text`` after ``text``: the encoding of both
+    together is the encoding of ``text`` followed by ``run`` (and then whatever else)."""
+    before = vocabulary.tokenize(text) if text else []
+    together = vocabulary.tokenize(text + run_text)
+    if not text and vocabulary.strip_leading_space:
+        return together[: len(run)] == run or vocabulary.tokenize(run_text)[: len(run)] == run
+    return together[: len(before)] == before and together[len(before) : len(before) + len(run)] == run
+
+
 def main() -> int:
     from formatenforcer import JsonConfig, JsonSchemaParser, TokenEnforcer, Vocabulary
     from formatenforcer.core.forced import forced_tokens_of
@@ -60,12 +72,12 @@ def main() -> int:
         "SentencePiece": (tf.sentencepiece_tokenizer(Path(tempfile.mkdtemp())), None),
     }
     print("| tokenizer | layout | tokens | forced tokens | forced runs | exceptions | forced bytes left to the model "
-          "| split walk: runs forced / refused by the lookback |")  # fmt: skip
+          "| split walk: runs forced / refused by the lookback / not the tokenizer's |")  # fmt: skip
     print("|---|---|---|---|---|---|---|---|")
     for name, (tokenizer, eos) in tokenizers.items():
         vocabulary = Vocabulary.from_transformers(tokenizer, eos)
         for layout in ("compact", "flexible"):
-            tokens = forced = runs = exceptions = held = split_runs = refused = 0
+            tokens = forced = runs = exceptions = held = split_runs = refused = split_wrong = 0
             for case in cases():
                 parser = JsonSchemaParser(case["schema"], config=JsonConfig(whitespace=layout))
                 if layout == "compact":
@@ -106,6 +118,10 @@ def main() -> int:
                         refused += 1
                     if with_lookback:
                         split_runs += 1
+                        so_far = b"".join(vocabulary.text_of(t) for t in matcher.generated_tokens).decode()
+                        run_text = b"".join(vocabulary.text_of(t) for t in with_lookback).decode()
+                        if not in_context(vocabulary, so_far, run_text, with_lookback):
+                            split_wrong += 1
                         matcher.accept_tokens(with_lookback)
                         # go on with the split of the rest of the text
                         consumed = b"".join(vocabulary.text_of(t) for t in matcher.generated_tokens).decode()
@@ -118,7 +134,7 @@ def main() -> int:
                         break
                     done += 1
             print(f"| {name} | {layout} | {tokens} | {forced} ({forced / tokens:.1%}) | {runs} | {exceptions} "
-                  f"| {held} | {split_runs} / {refused} |")  # fmt: skip
+                  f"| {held} | {split_runs} / {refused} / {split_wrong} |")  # fmt: skip
     return 0
 
 

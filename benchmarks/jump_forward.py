@@ -22,51 +22,13 @@ where its tokenizer writes ``":"``, so the step-by-step path is often not canoni
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-
-BOOK = {
-    "type": "object",
-    "properties": {
-        "title": {"type": "string", "maxLength": 40},
-        "author": {"type": "string", "maxLength": 30},
-        "year": {"type": "integer", "minimum": 1450, "maximum": 2030},
-        "genre": {"enum": ["novel", "poetry", "history", "science"]},
-    },
-    "required": ["title", "author", "year", "genre"],
-    "additionalProperties": False,
-}
-DATE = r"(19|20)\d{2}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])"
-
-
-def prompts() -> list[dict[str, Any]]:
-    person = json.loads((ROOT / "samples" / "person.schema.json").read_text())
-    out = []
-    for layout in ("flexible", "compact", "compact, schema order"):
-        out.append({"name": f"person ({layout})", "schema": person, "layout": layout,
-                    "prompt": "Describe a fictional person as JSON with name, age, email and hobbies."})  # fmt: skip
-        out.append({"name": f"book ({layout})", "schema": BOOK, "layout": layout,
-                    "prompt": "Recommend a classic book as JSON with title, author, year and genre."})  # fmt: skip
-    out.append({"name": "date regex", "regex": DATE, "prompt": "When did the Berlin wall fall? Answer with a date."})
-    return out
-
-
-def parser_of(case: dict[str, Any]) -> Any:
-    from formatenforcer import JsonConfig, JsonSchemaParser, RegexParser
-
-    if "regex" in case:
-        return RegexParser(case["regex"])
-    layout = case["layout"]
-    order = "schema" if "schema order" in layout else "any"
-    return JsonSchemaParser(
-        case["schema"],
-        config=JsonConfig(whitespace=layout.split(",")[0], property_order=order),  # type: ignore[arg-type]
-    )
+sys.path.insert(0, str(ROOT))
 
 
 def main() -> int:
@@ -75,21 +37,18 @@ def main() -> int:
     parser.add_argument("--max-new-tokens", type=int, default=120)
     args = parser.parse_args()
 
-    import torch
-
     from formatenforcer import Vocabulary
-    from formatenforcer.cli.model import load
-    from formatenforcer.integrations.transformers import generate, prompt_inputs
+    from formatenforcer.integrations.transformers import generate
+    from tests.jump_forward_cases import cases, load_smollm2, parser_of, prompt_ids
 
-    torch.set_num_threads(1)
-    model, tokenizer, _ = load(None, progress=False)
+    model, tokenizer = load_smollm2()
     size = max(int(model.config.vocab_size), len(tokenizer))
     vocabulary = Vocabulary.from_transformers(tokenizer, size=size)
     rows = []
     totals = {True: [0, 0, 0.0], False: [0, 0, 0.0]}  # passes, tokens, seconds
-    for case in prompts():
+    for case in cases():
         format_parser = parser_of(case)
-        ids = prompt_inputs(tokenizer, [{"role": "user", "content": case["prompt"]}])
+        ids = prompt_ids(tokenizer, case["prompt"])
 
         def run(jump: bool, parser: Any = format_parser, ids: list[int] = ids) -> Any:
             return generate(model, tokenizer, parser, ids, args.max_new_tokens, jump_forward=jump,

@@ -55,10 +55,7 @@ def llama3_vocabulary(vocabularies):
 @pytest.fixture(scope="session")
 def smollm2_model(smollm2_tokenizer):
     """The real SmolLM2-135M-Instruct (float32, CPU, one torch thread) with its tokenizer."""
-    torch = pytest.importorskip("torch")
-    from transformers import AutoModelForCausalLM
+    pytest.importorskip("torch")
+    from .jump_forward_cases import load_smollm2
 
-    torch.set_num_threads(1)
-    model = AutoModelForCausalLM.from_pretrained(str(tf.smollm2_folder()), gguf_file=tf.SMOLLM2_GGUF)
-    model.eval()
-    return model, smollm2_tokenizer
+    return load_smollm2(smollm2_tokenizer)

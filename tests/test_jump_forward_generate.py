@@ -2,44 +2,23 @@
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 
 import pytest
 
 from formatenforcer import ChoiceParser, JsonSchemaParser, RegexParser
 
+from .jump_forward_cases import BOOK, DATE, PERSON, PROMPTS, prompt_ids
+
 pytestmark = pytest.mark.slow
-
-ROOT = Path(__file__).resolve().parent.parent
-PERSON = json.loads((ROOT / "samples" / "person.schema.json").read_text())
-BOOK = {
-    "type": "object",
-    "properties": {
-        "title": {"type": "string", "maxLength": 40},
-        "author": {"type": "string", "maxLength": 30},
-        "year": {"type": "integer", "minimum": 1450, "maximum": 2030},
-        "genre": {"enum": ["novel", "poetry", "history", "science"]},
-    },
-    "required": ["title", "author", "year", "genre"],
-    "additionalProperties": False,
-}
-DATE = r"(19|20)\d{2}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])"
-
-
-def _prompt(tokenizer, text: str) -> list[int]:
-    from formatenforcer.integrations.transformers import prompt_inputs
-
-    return prompt_inputs(tokenizer, [{"role": "user", "content": text}])
 
 
 @pytest.mark.parametrize(
     "label,parser,prompt",
     [
-        ("person", JsonSchemaParser(PERSON), "Describe a fictional person as JSON with name, age, email and hobbies."),
-        ("book", JsonSchemaParser(BOOK), "Recommend a classic book as JSON with title, author, year and genre."),
-        ("date", RegexParser(DATE), "When did the Berlin wall fall? Answer with a date."),
+        ("person", JsonSchemaParser(PERSON), PROMPTS["person"]),
+        ("book", JsonSchemaParser(BOOK), PROMPTS["book"]),
+        ("date", RegexParser(DATE), PROMPTS["date"]),
     ],
 )
 def test_greedy_jump_forward_writes_what_step_by_step_writes(smollm2_model, label, parser, prompt):
@@ -49,7 +28,7 @@ def test_greedy_jump_forward_writes_what_step_by_step_writes(smollm2_model, labe
     from formatenforcer.integrations.transformers import generate
 
     model, tokenizer = smollm2_model
-    ids = _prompt(tokenizer, prompt)
+    ids = prompt_ids(tokenizer, prompt)
     step = generate(model, tokenizer, parser, ids, 120, jump_forward=False)
     jump = generate(model, tokenizer, parser, ids, 120, jump_forward=True)
     assert step.finished and jump.finished
@@ -74,7 +53,7 @@ def test_sampling_is_reproducible_with_a_seed_and_streams(smollm2_model):
     from formatenforcer.integrations.transformers import generate
 
     model, tokenizer = smollm2_model
-    ids = _prompt(tokenizer, "Recommend a book as JSON.")
+    ids = prompt_ids(tokenizer, "Recommend a book as JSON.")
     parser = JsonSchemaParser(BOOK)
     chunks: list[tuple[list[int], bool]] = []
 
@@ -106,9 +85,9 @@ def test_budget_cuts_forced_runs_too(smollm2_model):
 
     model, tokenizer = smollm2_model
     parser = ChoiceParser(["The answer is definitely yes.", "The answer is definitely no."])
-    result = generate(model, tokenizer, parser, _prompt(tokenizer, "Is the sky blue?"), 3)
+    result = generate(model, tokenizer, parser, prompt_ids(tokenizer, "Is the sky blue?"), 3)
     assert len(result.token_ids) == 3 and not result.finished
-    full = generate(model, tokenizer, parser, _prompt(tokenizer, "Is the sky blue?"), 40)
+    full = generate(model, tokenizer, parser, prompt_ids(tokenizer, "Is the sky blue?"), 40)
     assert full.finished and full.text in ("The answer is definitely yes.", "The answer is definitely no.")
     assert full.forward_passes <= 3  # the prefix forced with the prompt; one choice; the rest forced
 

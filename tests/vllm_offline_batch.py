@@ -3,7 +3,8 @@
 A script, run by tests/test_integration_vllm.py in its own process: vLLM's CPU backend pins threads, binds
 memory and replaces ``torch.set_num_threads`` in the process that hosts the engine, which must not leak
 into the rest of the test session. Usage: ``python -m tests.vllm_offline_batch MODEL_FOLDER < requests.json``
-where the requests are ``{name: {"prompt": str, "extra_args": dict | null, "max_tokens": int}}``.
+where the requests are ``{name: {"prompt": str, "extra_args": dict | null, "max_tokens": int}}`` (or
+``"messages"``, a whole chat, in place of ``"prompt"``).
 """
 
 from __future__ import annotations
@@ -38,7 +39,9 @@ def main(folder: str, requests: dict[str, dict]) -> dict[str, dict]:
     names = list(requests)
     prompts = [
         tokenizer.apply_chat_template(
-            [{"role": "user", "content": requests[n]["prompt"]}], tokenize=False, add_generation_prompt=True
+            requests[n].get("messages") or [{"role": "user", "content": requests[n]["prompt"]}],
+            tokenize=False,
+            add_generation_prompt=True,
         )
         for n in names
     ]

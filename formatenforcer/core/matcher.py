@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import operator
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -186,3 +186,38 @@ class Matcher:
     def fill_bitmask(self, bitmask: Any, row: int = 0) -> None:
         """Writes the allowed-token mask into ``bitmask[row]`` (numpy array or torch tensor, int32)."""
         write_row(bitmask, row, self.mask())
+
+    def fill_bitmasks_for_draft(self, draft_ids: Sequence[int], bitmask: Any, row: int = 0) -> int:
+        """Masks for verifying a speculative draft: ``bitmask[row + i]`` gets the mask after accepting
+        ``draft_ids[:i]``, for i = 0 .. len(draft_ids) (the last row is for the bonus token sampled after a
+        fully accepted draft), without moving the matcher.
+
+        Filling stops at the first draft token the format refuses, ``draft_ids[k]``: rows ``row`` ..
+        ``row + k`` are written (row ``row + k`` is the mask that refuses ``draft_ids[k]``, so the verifier
+        rejects the draft there) and the rows after it are left as they were (a verifier never reads them:
+        they follow a rejected token). Returns k, the number of draft tokens the format accepts
+        (``len(draft_ids)`` when all are). Raises ValueError, before writing anything, when the bitmask has
+        fewer than ``row + len(draft_ids) + 1`` rows."""
+        draft = [self._token(token) for token in draft_ids]
+        if isinstance(row, bool) or not isinstance(row, (int, np.integer)) or row < 0:
+            raise ValueError(f"fill_bitmasks_for_draft: row must be a non-negative int, not {row!r}")
+        needed = row + len(draft) + 1
+        if bitmask.shape[0] < needed:
+            raise ValueError(
+                f"fill_bitmasks_for_draft: a draft of {len(draft)} token(s) from row {row} needs {needed} rows,"
+                f" the bitmask has {bitmask.shape[0]}"
+            )
+        saved = len(self._history), self.error, self._eos_finished
+        accepted = 0
+        try:
+            for index, token in enumerate(draft):
+                write_row(bitmask, row + index, self.mask())
+                if not self.accept_token(token):
+                    return accepted
+                accepted += 1
+            write_row(bitmask, row + len(draft), self.mask())
+            return accepted
+        finally:  # back to where the matcher was, error state included
+            depth, self.error, self._eos_finished = saved
+            del self._history[depth:]
+            del self._tokens[depth - 1 :]

@@ -29,10 +29,11 @@ from typing import Any
 
 import numpy as np
 
-from . import backend, disk_cache
+from . import backend, disk_cache, pretokens
 from .charset import CharSet
 from .collector import freeze_existing, paused
 from .errors import VocabularyError
+from .pretokens import PreTokens
 from .run_tables import FreeRunTable, TokenTexts, pack_ids
 from .token_texts import agrees, cache_key, default_eos_ids, encoder_of, token_bytes_of
 from .trie import IDS, Trie, ids_at, insert, longest_match, subtree_entries
@@ -95,6 +96,9 @@ class Vocabulary:
         """The tokenizer's own ``encode`` (text to ids, no special tokens), set by ``from_transformers``:
         jump-forward writes forced text as the model's tokenizer would (forced.py). None: ``tokenize``
         falls back to a greedy longest match over the trie."""
+        self.pre_tokens: PreTokens | None = None
+        """The tokenizer's pre-token cuts (pretokens.py), set by ``from_transformers`` for a fast tokenizer:
+        jump-forward holds back fewer tokens where a cut proves no token can span the forced text's end."""
 
     def tokenize(self, text: str) -> list[int]:
         """``text`` as token ids: the tokenizer's own encoding when known (``encode``), else the greedy
@@ -320,4 +324,5 @@ def _index(tokenizer: Any, eos: tuple[int, ...], size: int | None, cache_dir: An
     if folder is not None and payload is None:
         disk_cache.save(folder, fingerprint, (vocabulary.token_bytes, strip, scheme, vocabulary.trie))
     vocabulary.encode = encoder_of(tokenizer)
+    vocabulary.pre_tokens = pretokens.of(tokenizer)
     return vocabulary

@@ -279,6 +279,9 @@ class FreeRunTable:
         ids = texts.ids[whole]
         lengths = (run + texts.has_tail)[whole]
         self.longest_run = int(lengths.max()) if len(lengths) else 0
+        self._tails: dict[int, list[tuple[int, bytes]]] = {}
+        for row in np.flatnonzero(whole & texts.has_tail).tolist():
+            self._tails.setdefault(int(run[row]), []).append((int(texts.ids[row]), texts.tail(row)))
         self._size = size
         self._within: dict[int, tuple[int, ...] | np.ndarray] = {}
         self._by_length: dict[int, np.ndarray] = {}
@@ -332,6 +335,13 @@ class FreeRunTable:
             self._within[max_length] = hit
         return hit
 
+    def tails_at(self, length: int) -> list[tuple[int, bytes]]:
+        """The run tokens of ``length`` complete class characters that end inside one more character, as
+        (id, its bytes): counted as runs of ``length + 1``, so a run bounded at ``length`` leaves them out
+        of its mask, yet their last bytes may start a character of what follows the run (``.?é`` takes
+        `` \xc3``: a space, then the first byte of é). The walk checks them against the state there."""
+        return self._tails.get(length, [])
+
     def exits_for(self, length: int, allowed: CharSet) -> Trie:
         """The tokens that leave the class after ``length`` run characters, as a trie holding only the first
         bytes ``allowed`` can start (a superset the walk then checks character by character)."""
@@ -375,6 +385,7 @@ class FreeRunTable:
         run_lengths: list[int] = []
         first: list[tuple[int, bytes]] = []
         groups: dict[int, dict[int, list[tuple[int, bytes]]]] = {}
+        tails: dict[int, list[tuple[int, bytes]]] = {}
         for token_id, data in entries:
             if not data:
                 continue
@@ -393,6 +404,8 @@ class FreeRunTable:
             if run == len(text) and (not tail or chars.allows_utf8_prefix(tail)):
                 run_ids.append(token_id)
                 run_lengths.append(run + (1 if tail else 0))
+                if tail:
+                    tails.setdefault(run, []).append((token_id, tail))
             elif run == 0:
                 first.append((token_id, data))
             else:
@@ -404,6 +417,7 @@ class FreeRunTable:
         table._built = {}
         table.exit_lengths = tuple(sorted({*groups, *((0,) if table._first_exits else ())}))
         table.longest_run = max(run_lengths, default=0)
+        table._tails = tails
         table._size = size
         table._within = {}
         table._run_ids = np.array(run_ids, dtype=np.int64)

@@ -187,6 +187,11 @@ class _Walk:
         from it are shared)."""
         limit = run.max_length
         record = run.ends_inside and self.collects_ends
+        if limit is not None:  # tokens of ``limit`` run characters and the first bytes of one more
+            tails = table.tails_at(limit)
+            if tails:
+                allowed = (run.after(limit) if limit else start).allowed_characters()
+                self.out.extend(token_id for token_id, tail in tails if allowed.allows_utf8_prefix(tail))
         for length in table.exit_lengths:
             if limit is not None and length > limit:
                 break

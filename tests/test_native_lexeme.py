@@ -17,8 +17,10 @@ import pytest
 
 from formatenforcer import JsonSchemaParser, TokenEnforcer
 from formatenforcer.core import backend
+from formatenforcer.core.charset import CharSet
 from formatenforcer.core.hooks import walk_lexeme
 from formatenforcer.core.lexeme_automaton import compiled_lexeme
+from formatenforcer.core.protocol import CharacterParser
 from formatenforcer.core.trie import IDS, ids_at
 from formatenforcer.core.walk import allowed_mask, lexeme_result
 
@@ -176,3 +178,34 @@ def test_lexeme_walk_arguments_are_checked(llama3_vocabulary, restore):
         backend.native.walk_lexeme(trie, automaton, 0, stop, out[:10])  # too small an output
     assert isinstance(backend.native.walk_lexeme(trie, automaton, 0, stop, out), bytes)
     assert allowed_mask(llama3_vocabulary, walk_lexeme(state).inner, b"", False).any()
+
+
+class _Digits(CharacterParser):
+    """``[0-9]+``: it may end after a digit and still read more, so it is no lexeme to stop at its end."""
+
+    def __init__(self, count: int = 0) -> None:
+        self.count = count
+
+    def add_character(self, ch: str) -> CharacterParser | None:
+        return _Digits(min(self.count + 1, 1)) if ch.isdigit() and ch.isascii() else None
+
+    def allowed_characters(self) -> CharSet:
+        return CharSet.of("0123456789")
+
+    def can_end(self) -> bool:
+        return self.count > 0
+
+    def key(self) -> tuple:
+        return ("digits", self.count)
+
+    def lexeme_automaton(self) -> tuple:
+        return self.key(), frozenset({0, 0x30, 0x3A})
+
+
+def test_a_lexeme_that_may_end_and_go_on_is_not_explored(llama3_vocabulary, restore):
+    """The compiled walk stops where a lexeme may end; ``12`` may end and read ``3``, so it stays in Python."""
+    from formatenforcer.core.lexeme_automaton import explore
+
+    backend.use_compiled(True)
+    assert explore(_Digits(0)) is None
+    assert compiled_lexeme(llama3_vocabulary, _Digits(0)) is None

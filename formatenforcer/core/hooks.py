@@ -113,7 +113,8 @@ class WalkHooks:
         value (equal for equal states of any schema, like ``shared_lexeme_key``) and the code points where
         this parser's treatment of a character may change (each starts an interval of characters that every
         reachable state treats alike). The compiled core then explores the states into an automaton once
-        and walks the lexeme in C (core/lexeme_automaton.py)."""
+        and walks the lexeme in C (core/lexeme_automaton.py). The walk stops where a state may end, so a
+        state that may end must read nothing more (a closed string); otherwise the lexeme is not explored."""
         return None
 
     def automaton_state(self) -> tuple[object, int] | None:

@@ -77,6 +77,8 @@ def explore(start: CharacterParser) -> tuple[Any, list[CharacterParser], bytes, 
             rows.append(row)
             continue
         allowed = state.allowed_characters()
+        if state.can_end() and allowed.intervals:
+            return None  # the walk stops where the lexeme may end: a lexeme that may also go on is not one
         for column in _columns(allowed, edges):
             lo, hi = intervals[column]
             rep = reps[column]

@@ -976,6 +976,37 @@ static void walk_from(const Walk *w, int32_t node, int32_t state, const uint8_t 
     }
 }
 
+/* Checks a walk's state and output buffer and sets up ``w`` (its stack allocated: free(w->stack) after);
+   returns 0 with an exception set when an argument is wrong. ``name`` names the caller in the message. */
+static int start_walk(Walk *w, const char *name, TrieObject *trie, AutomatonObject *automaton, Py_ssize_t state,
+                      Py_buffer *out) {
+    Py_ssize_t words = (trie->vocab_size + 31) / 32;
+    if (state < 0 || state >= automaton->states) {
+        PyErr_Format(PyExc_ValueError, "%s: state %zd is outside the automaton's %zd states", name, state,
+                     automaton->states);
+        return 0;
+    }
+    if (out->len < words * 4 || ((uintptr_t)out->buf % 4) != 0) {
+        PyErr_Format(PyExc_ValueError, "%s: the output needs %zd aligned int32 words, it has %zd bytes", name,
+                     words, out->len);
+        return 0;
+    }
+    Frame *stack = malloc(sizeof(Frame) * (size_t)(trie->max_depth + 2));
+    if (stack == NULL) {
+        PyErr_NoMemory();
+        return 0;
+    }
+    *w = (Walk){
+        .trie = trie, .se = i32(trie->subtree_end),
+        .es = i32(trie->edge_start), .ec = i32(trie->edge_child), .ts = i32(trie->tok_start),
+        .ti = i32(trie->tok_ids), .eb = (const uint8_t *)PyBytes_AS_STRING(trie->edge_byte),
+        .tr = i32(automaton->transitions), .as = i32(automaton->allow_start), .alo = i32(automaton->allow_lo),
+        .ahi = i32(automaton->allow_hi), .automaton = automaton, .classes = automaton->classes,
+        .out = (uint32_t *)out->buf, .stack = stack,
+    };
+    return 1;
+}
+
 static PyObject *walk_mask(PyObject *module, PyObject *args) {
     TrieObject *trie;
     AutomatonObject *automaton;
@@ -986,36 +1017,14 @@ static PyObject *walk_mask(PyObject *module, PyObject *args) {
                           &at_start, &out))
         return NULL;
     PyObject *result = NULL;
-    Frame *stack = NULL;
     Py_ssize_t words = (trie->vocab_size + 31) / 32;
-    if (state < 0 || state >= automaton->states) {
-        PyErr_Format(PyExc_ValueError, "walk_mask: state %zd is outside the automaton's %zd states", state,
-                     automaton->states);
-        goto done;
-    }
+    Walk w = {0};
     const uint8_t *p = (const uint8_t *)pending.buf;
     if (pending.len > 3 || (pending.len > 0 && utf8_length(p[0]) <= pending.len)) {
         PyErr_SetString(PyExc_ValueError, "walk_mask: pending must be the first bytes of one UTF-8 character");
         goto done;
     }
-    if (out.len < words * 4 || ((uintptr_t)out.buf % 4) != 0) {
-        PyErr_Format(PyExc_ValueError, "walk_mask: the output needs %zd aligned int32 words, it has %zd bytes",
-                     words, out.len);
-        goto done;
-    }
-    stack = malloc(sizeof(Frame) * (size_t)(trie->max_depth + 2));
-    if (stack == NULL) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    Walk w = {
-        .trie = trie, .se = i32(trie->subtree_end),
-        .es = i32(trie->edge_start), .ec = i32(trie->edge_child), .ts = i32(trie->tok_start),
-        .ti = i32(trie->tok_ids), .eb = (const uint8_t *)PyBytes_AS_STRING(trie->edge_byte),
-        .tr = i32(automaton->transitions), .as = i32(automaton->allow_start), .alo = i32(automaton->allow_lo),
-        .ahi = i32(automaton->allow_hi), .automaton = automaton, .classes = automaton->classes,
-        .out = (uint32_t *)out.buf, .stack = stack,
-    };
+    if (!start_walk(&w, "walk_mask", trie, automaton, state, &out)) goto done;
     uint8_t pending_bytes[4];
     int pending_count = (int)pending.len;
     memcpy(pending_bytes, p, (size_t)pending_count);
@@ -1037,7 +1046,7 @@ static PyObject *walk_mask(PyObject *module, PyObject *args) {
     Py_INCREF(Py_None);
     result = Py_None;
 done:
-    free(stack);
+    free(w.stack);
     PyBuffer_Release(&pending);
     PyBuffer_Release(&out);
     return result;
@@ -1055,37 +1064,15 @@ static PyObject *walk_lexeme(PyObject *module, PyObject *args) {
     if (!PyArg_ParseTuple(args, "O!O!ny*w*", &TrieType, &trie, &AutomatonType, &automaton, &state, &stop, &out))
         return NULL;
     PyObject *result = NULL;
-    Frame *stack = NULL;
     Py_ssize_t words = (trie->vocab_size + 31) / 32;
     Walk w = {0};
-    if (state < 0 || state >= automaton->states) {
-        PyErr_Format(PyExc_ValueError, "walk_lexeme: state %zd is outside the automaton's %zd states", state,
-                     automaton->states);
-        goto done;
-    }
     if (stop.len != automaton->states) {
         PyErr_Format(PyExc_ValueError, "walk_lexeme: stop needs one byte per state (%zd), it has %zd",
                      automaton->states, stop.len);
         goto done;
     }
-    if (out.len < words * 4 || ((uintptr_t)out.buf % 4) != 0) {
-        PyErr_Format(PyExc_ValueError, "walk_lexeme: the output needs %zd aligned int32 words, it has %zd bytes",
-                     words, out.len);
-        goto done;
-    }
-    stack = malloc(sizeof(Frame) * (size_t)(trie->max_depth + 2));
-    if (stack == NULL) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    w = (Walk){
-        .trie = trie, .se = i32(trie->subtree_end),
-        .es = i32(trie->edge_start), .ec = i32(trie->edge_child), .ts = i32(trie->tok_start),
-        .ti = i32(trie->tok_ids), .eb = (const uint8_t *)PyBytes_AS_STRING(trie->edge_byte),
-        .tr = i32(automaton->transitions), .as = i32(automaton->allow_start), .alo = i32(automaton->allow_lo),
-        .ahi = i32(automaton->allow_hi), .automaton = automaton, .classes = automaton->classes,
-        .out = (uint32_t *)out.buf, .stack = stack, .stop = (const uint8_t *)stop.buf,
-    };
+    if (!start_walk(&w, "walk_lexeme", trie, automaton, state, &out)) goto done;
+    w.stop = (const uint8_t *)stop.buf;
     Py_BEGIN_ALLOW_THREADS
     memset(w.out, 0, (size_t)words * 4);
     uint8_t none[4] = {0};
@@ -1097,7 +1084,7 @@ static PyObject *walk_lexeme(PyObject *module, PyObject *args) {
     }
     result = PyBytes_FromStringAndSize((const char *)w.ends, (Py_ssize_t)sizeof(int32_t) * w.ends_len);
 done:
-    free(stack);
+    free(w.stack);
     free(w.ends);
     PyBuffer_Release(&stop);
     PyBuffer_Release(&out);

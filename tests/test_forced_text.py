@@ -12,6 +12,7 @@ import pytest
 from formatenforcer import (
     CharacterParser,
     ChoiceParser,
+    GrammarParser,
     JsonConfig,
     JsonParser,
     JsonSchemaParser,
@@ -124,6 +125,37 @@ def test_matcher_forced_text_and_cache(llama3_vocabulary: Vocabulary):
     assert matcher.forced_text() == "def"
 
 
+SQL_GRAMMAR = r"""
+start: "SELECT " cols " FROM " NAME (" WHERE " NAME "=" NUMBER)? ";"
+cols: NAME ("," NAME)*
+NAME: /[a-z]+/
+NUMBER: /[0-9]+/
+"""
+MOVES_GRAMMAR = r"""
+root ::= "moves: " move (", " move)* "."
+move ::= piece? [a-h] [1-8] ("+" | "#")?
+piece ::= "K" | "Q" | "R" | "B" | "N"
+"""
+
+
+def test_grammar_forced_text_and_tokens(llama3_vocabulary: Vocabulary):
+    """A grammar's literals are forced text, and the matcher writes them as Llama 3 tokens: ``SELECT `` at
+    the start (its trailing space held back or not, but a prefix of it), nothing while a column list may go
+    on, `` FROM `` once it may not, ``, `` between chess moves."""
+    matcher = TokenEnforcer(llama3_vocabulary, GrammarParser(SQL_GRAMMAR)).matcher()
+    assert matcher.forced_text() == "SELECT "
+    forced = matcher.forced_tokens()
+    assert forced and "SELECT ".startswith(b"".join(llama3_vocabulary.token_bytes[t] for t in forced).decode())
+    assert matcher.accept_tokens(llama3_vocabulary.tokenize("SELECT a,b"))
+    assert matcher.forced_text() == ""  # another column, or " FROM "
+    assert matcher.accept_tokens(llama3_vocabulary.tokenize(" FROM"))
+    assert matcher.forced_text() == " "
+    moves = TokenEnforcer(llama3_vocabulary, GrammarParser(MOVES_GRAMMAR, syntax="gbnf")).matcher()
+    assert moves.forced_text() == "moves: "
+    assert moves.accept_tokens(llama3_vocabulary.tokenize("moves: e4,"))
+    assert moves.forced_text() == " "
+
+
 # --- random-walk property: the forced text is a prefix of every completion found ---------------------------
 
 
@@ -164,6 +196,8 @@ def _parsers() -> list[tuple[str, CharacterParser]]:
         ("choice", ChoiceParser(["alpha", "alphabet", "alps", "beta", "betamax", "gamma ray", "gamma rays"])),
         ("sequence", SequenceParser([RegexParser("x+"), ChoiceParser(["yz", "yw"])])),
         ("union", UnionParser([JsonSchemaParser({"const": "abc"}), JsonSchemaParser({"enum": ["abd", 12]})])),
+        ("grammar-lark", GrammarParser(SQL_GRAMMAR)),
+        ("grammar-gbnf", GrammarParser(MOVES_GRAMMAR, syntax="gbnf")),
     ]
     return out
 

@@ -4,7 +4,10 @@ checks the deadline, and used to run for minutes (the 300-class union below: 167
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -25,12 +28,33 @@ def short_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(regex, "COMPILE_SECONDS", LIMIT)
 
 
-def test_hostile_wide_classes_stop_at_the_limit(short_limit: None) -> None:
-    started = time.monotonic()
-    with pytest.raises(RegexError, match="too complex") as caught:
-        RegexParser(wide_union(250, salt=1))
-    assert time.monotonic() - started < LIMIT + SLACK
-    assert f"within {LIMIT:g} s" in str(caught.value)
+_HOSTILE_SCRIPT = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from formatenforcer import RegexError, RegexParser
+from formatenforcer.parsers import regex
+from test_regex_deadline import LIMIT, wide_union
+regex.COMPILE_SECONDS = LIMIT
+started = time.monotonic()
+try:
+    RegexParser(wide_union(250, salt=1))
+    print("built", time.monotonic() - started)
+except RegexError as error:
+    print("refused", time.monotonic() - started, str(error).replace(chr(10), " "))
+"""
+
+
+def test_hostile_wide_classes_stop_at_the_limit() -> None:
+    """Timed in a fresh interpreter: in the suite's own process, threads left by the engine tests (vLLM,
+    torch) share the GIL, and one run there took 36 s to stop; the limit is the library's, measured alone."""
+    folder = str(Path(__file__).resolve().parent)
+    done = subprocess.run([sys.executable, "-c", _HOSTILE_SCRIPT, folder], capture_output=True, text=True,
+                          timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    outcome, seconds, *message = done.stdout.split(" ", 2)
+    assert outcome == "refused", done.stdout
+    assert float(seconds) < LIMIT + SLACK, done.stdout
+    assert "too complex" in message[0] and f"within {LIMIT:g} s" in message[0], done.stdout
 
 
 def test_hostile_terminal_in_a_grammar_is_a_grammar_error(short_limit: None) -> None:

@@ -46,9 +46,9 @@ except Exception as error:
 
 def _hostile(kind: str) -> tuple[str, float, str]:
     """Builds the hostile input in a fresh interpreter: (outcome, seconds, message). In the suite's own
-    process, a run once took 36 s to stop: the heap left by the engine tests makes the first large build
-    pay a long garbage collection, which no time limit can interrupt; the limit is the library's, measured
-    alone."""
+    process a run once took 36 s to stop, where a fresh process stops in about a second; the likely cause is
+    the heap the engine tests leave (a long garbage collection, which no time limit interrupts). The limit
+    is the library's, measured alone."""
     folder = str(Path(__file__).resolve().parent)
     done = subprocess.run([sys.executable, "-c", _HOSTILE_SCRIPT, folder, kind], capture_output=True, text=True,
                           timeout=300)  # fmt: skip

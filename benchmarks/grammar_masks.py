@@ -34,6 +34,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from grammar_cases import TOOLS  # noqa: E402  (the tool schemas MaskBench's tool-call case uses)
+
 SQL_GRAMMAR = (ROOT / "benchmarks" / "grammars" / "sql.lark").read_text(encoding="utf-8")
 SQL_TEXTS = [
     "SELECT * FROM users",
@@ -44,30 +46,6 @@ SQL_TEXTS = [
     'select sum(amount) from payments where method = "card" and (day = 3 or day = 4 or day = 5)',
 ]
 
-TOOLS = [
-    {
-        "name": "get_weather",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "city": {"type": "string"},
-                "days": {"type": "integer", "minimum": 1, "maximum": 14},
-                "unit": {"enum": ["celsius", "fahrenheit"]},
-            },
-            "required": ["city"],
-            "additionalProperties": False,
-        },
-    },
-    {
-        "name": "search",
-        "parameters": {
-            "type": "object",
-            "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
-            "required": ["query"],
-            "additionalProperties": False,
-        },
-    },
-]
 TOOL_TEXTS = [
     '<think>The user asks about Paris.</think>\n\n<tool_call>\n{"name": "get_weather", "arguments": '
     '{"city": "Paris", "days": 3, "unit": "celsius"}}\n</tool_call>',

@@ -10,19 +10,9 @@ import pytest
 
 from formatenforcer import JsonConfig, JsonSchemaParser, TokenEnforcer, allocate_bitmask, apply_bitmask
 
+from .jump_forward_cases import BOOK
 from .tokenizers_fixtures import LLAMA3_EOS
 
-BOOK = {
-    "type": "object",
-    "properties": {
-        "title": {"type": "string", "maxLength": 40},
-        "author": {"type": "string", "maxLength": 30},
-        "year": {"type": "integer", "minimum": 1450, "maximum": 2030},
-        "genre": {"enum": ["novel", "poetry", "history", "science"]},
-    },
-    "required": ["title", "author", "year", "genre"],
-    "additionalProperties": False,
-}
 INSTANCE = {"title": "The Name of the Rose", "author": "Umberto Eco", "year": 1980, "genre": "novel"}
 SENTINEL = 0x5A5A5A5A
 

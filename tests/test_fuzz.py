@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import random
 import re
+import subprocess
+import sys
 import time
 import warnings
 
-import jsonschema
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -29,6 +31,7 @@ from hypothesis import strategies as st
 from formatenforcer import FormatEnforcerError, JsonSchemaParser, RegexParser, TokenEnforcer
 from formatenforcer.core.bitmask import ids_of
 
+from .format_oracle import valid
 from .fuzz_strategies import fuzz_schemas, regexes
 from .json_checks import char_walk
 
@@ -38,7 +41,13 @@ DOCUMENTED = (FormatEnforcerError, TypeError, ValueError)
 
 
 def build(make, *args):  # noqa: ANN001, ANN201
-    """The parser, or None when refused with a documented error; both within the budget."""
+    """The parser, or None when refused with a documented error; both within the budget.
+
+    A construction timed over the budget in this process is timed again in a fresh interpreter, and only
+    that time is judged: the first construction of a format here pays its automaton (1-2 s for date-time),
+    and on the loaded two-core machine, in a suite process with a large heap, that first build once went
+    over the budget where every later one took milliseconds, which Hypothesis reports as a flaky example
+    ("falsified on the first call only"). The fresh interpreter is as cold, without the suite's load."""
     start = time.perf_counter()
     try:
         with warnings.catch_warnings():
@@ -47,21 +56,33 @@ def build(make, *args):  # noqa: ANN001, ANN201
     except DOCUMENTED:
         parser = None
     took = time.perf_counter() - start
-    assert took < BUILD_BUDGET, f"construction took {took:.1f} s"
+    if took >= BUILD_BUDGET:
+        took = fresh_build_seconds(make.__name__, args)
+    assert took < BUILD_BUDGET, f"construction took {took:.1f} s in a fresh interpreter"
     return parser
 
 
-def valid(schema: object, text: str) -> bool:
-    """Valid under ``jsonschema``, with formats as annotations or as assertions. formatenforcer asserts
-    formats, so an annotation-only validator calls a non-date string invalid under ``{"oneOf": [{"type":
-    "string"}, {"type": "string", "format": "date"}]}``; and jsonschema's own date-time check refuses valid
-    leap seconds (``18:01:60-05:58`` is 23:59:60 UTC). Either reading accepting the text passes: every error
-    of structure, type, bounds or pattern is still caught."""
-    value = json.loads(text)
-    validator = jsonschema.Draft202012Validator
-    return validator(schema).is_valid(value) or validator(schema, format_checker=validator.FORMAT_CHECKER).is_valid(
-        value
-    )
+_FRESH_BUILD = """
+import pickle, sys, time, warnings
+import formatenforcer
+name, args = pickle.load(sys.stdin.buffer)
+start = time.perf_counter()
+try:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        getattr(formatenforcer, name)(*args)
+except (formatenforcer.FormatEnforcerError, TypeError, ValueError):
+    pass
+print(time.perf_counter() - start)
+"""
+
+
+def fresh_build_seconds(name: str, args: tuple) -> float:
+    """Seconds ``formatenforcer.<name>(*args)`` takes in a fresh interpreter (imports excluded)."""
+    done = subprocess.run([sys.executable, "-c", _FRESH_BUILD], input=pickle.dumps((name, args)),
+                          capture_output=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr.decode(errors="replace")[-2000:]
+    return float(done.stdout.split()[-1])
 
 
 def check_schema_construction(schema: object, seed: int) -> None:

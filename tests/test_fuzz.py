@@ -23,6 +23,7 @@ import sys
 import time
 import warnings
 
+import hypothesis
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -112,13 +113,19 @@ def test_regex_construction_and_character_walks(pattern, seed) -> None:
 
 
 def token_walk(
-    enforcer: TokenEnforcer, rng: random.Random, max_tokens: int, stand_in_ok: bool = False, samples: int = 6
+    enforcer: TokenEnforcer,
+    rng: random.Random,
+    max_tokens: int,
+    stand_in_ok: bool = False,
+    samples: int = 6,
+    steps: list[int] | None = None,
 ) -> tuple[str, bool]:
     """A seeded walk over allowed tokens (a random first byte, then a token with it, as checking.random_walk)
     that checks, at every step, ``samples`` tokens inside the mask and as many outside against the step,
     and that the mask is not end of sequence alone where the format cannot end. ``stand_in_ok``: the schema
     has patternProperties, whose keys' documented stand-in leaves out tokens that close the key after a
-    free run (key_content.KeyContent.free). Returns (text, finished)."""
+    free run (key_content.KeyContent.free). ``steps``: its first item counts the tokens walked. Returns
+    (text, finished)."""
     vocabulary = enforcer.vocabulary
     eos = set(vocabulary.eos_token_ids)
     firsts = np.array([t[0] if t else -1 for t in vocabulary.token_bytes] + [-1] * vocabulary.size)[: vocabulary.size]
@@ -147,20 +154,28 @@ def token_walk(
         token = int(members[rng.randrange(len(members))])
         position = enforcer.step(position, token)
         assert position is not None
+        if steps is not None:
+            steps[0] += 1
         if position.finished:
             return b"".join(pieces).decode("utf-8"), True
         pieces.append(vocabulary.text_of(token))
     return b"".join(pieces).decode("utf-8", errors="replace"), False
 
 
-def check_token_walk(vocabulary, schema: object, seed: int, max_tokens: int) -> None:  # noqa: ANN001
+def check_token_walk(  # noqa: ANN001
+    vocabulary, schema: object, seed: int, max_tokens: int, walks: int = 1, steps: list[int] | None = None
+) -> None:
+    """``walks`` seeded token walks of up to ``max_tokens`` tokens on one parser (see ``token_walk``)."""
     parser = build(JsonSchemaParser, schema)
     if parser is None:
         return
     stand_in_ok = "patternProperties" in json.dumps(schema)
-    text, finished = token_walk(TokenEnforcer(vocabulary, parser), random.Random(seed), max_tokens, stand_in_ok)
-    if finished:
-        assert valid(schema, text), f"{json.dumps(schema)}: {text!r}"
+    enforcer = TokenEnforcer(vocabulary, parser)
+    rng = random.Random(seed)
+    for _ in range(walks):
+        text, finished = token_walk(enforcer, rng, max_tokens, stand_in_ok, steps=steps)
+        if finished:
+            assert valid(schema, text), f"{json.dumps(schema)}: {text!r}"
 
 
 @settings(max_examples=30, **SETTINGS)
@@ -189,3 +204,33 @@ def test_schema_construction_many(schema, seed) -> None:
 @given(schema=fuzz_schemas(), seed=st.integers(0, 2**16))
 def test_token_walks_many(llama3_vocabulary, schema, seed) -> None:
     check_token_walk(llama3_vocabulary, schema, seed, max_tokens=120)
+
+
+LONG_WALK_STEPS = 100_000
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    "FORMATENFORCER_FUZZ_STEPS" not in os.environ,
+    reason="the long token-walk job: set FORMATENFORCER_FUZZ_STEPS (1 walks 100,000 tokens)",
+)
+def test_token_walks_100k_steps(llama3_vocabulary) -> None:
+    """At least ``LONG_WALK_STEPS x FORMATENFORCER_FUZZ_STEPS`` tokens walked on Llama 3 over fuzzed schemas,
+    every step checked as in ``token_walk`` (mask = step on sampled tokens in and out of the mask, no dead
+    end, every finished output valid): any difference fails at once, so a pass is 0 dead ends and 0
+    mask/step differences. Each schema gets 4 walks of up to 120 tokens."""
+    target = int(LONG_WALK_STEPS * float(os.environ["FORMATENFORCER_FUZZ_STEPS"]))
+    steps, schemas = [0], [0]
+
+    @settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(schema=fuzz_schemas(), seed=st.integers(0, 2**16))
+    def walk(schema, seed) -> None:  # noqa: ANN001
+        schemas[0] += 1
+        check_token_walk(llama3_vocabulary, schema, seed, max_tokens=120, walks=4, steps=steps)
+
+    for round_ in range(10_000):  # rounds of 100 schemas, each round seeded: the same schemas on every run
+        hypothesis.seed(round_)(walk)()
+        if steps[0] >= target:
+            break
+    print(f"{steps[0]} tokens walked over {schemas[0]} schemas")
+    assert steps[0] >= target

@@ -1,0 +1,91 @@
+"""Dead ends and mid-generation refusals the fuzz suite's construction job found (tests/test_fuzz.py,
+``FORMATENFORCER_FUZZ_SCALE=1 python -m pytest tests/test_fuzz.py -k construction_many``), reduced by hand
+where a smaller schema shows the same fault. Each schema must be refused at construction, or every
+character walk must finish without a dead end and without an exception.
+
+They are open faults of the JSON Schema parsers, so each is a strict ``xfail``: it fails the suite once the
+fault is fixed, and the mark is then removed, leaving the case as a regression test.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from formatenforcer import FormatEnforcerError, JsonSchemaParser
+
+from .json_checks import char_walk
+
+FOUND = {
+    # uniqueItems counts an enum's duplicate values as distinct: two items are offered, one exists
+    "unique-duplicate-enum": {"type": "array", "items": {"enum": [None, None]}, "uniqueItems": True, "minItems": 2},
+    # uniqueItems over integers of which only 0 exists (0 <= x < 2.25, multiple of 5)
+    "unique-one-integer": {
+        "type": "array",
+        "items": {"type": "integer", "minimum": 0, "exclusiveMaximum": 2.25, "multipleOf": 5},
+        "uniqueItems": True,
+        "minItems": 2,
+    },
+    # a required property whose array can hold no item yet must contain one: no instance, still built
+    "required-empty-array-with-contains": {
+        "type": "object",
+        "properties": {
+            "id": {"type": "array", "items": {"type": "string"}, "maxItems": 0, "contains": {"type": "string"}}
+        },
+        "required": ["id"],
+        "additionalProperties": False,
+    },
+    # an additional property whose value can start but never finish (string items that must contain -26)
+    "additional-value-never-finishes": {
+        "type": "object",
+        "additionalProperties": {"type": "array", "items": {"type": "string"}, "contains": {"const": -26}},
+    },
+    # three keys needed, propertyNames allows three, but "a" requires "id", which propertyNames refuses
+    "min-properties-beyond-usable-names": {
+        "type": "object",
+        "minProperties": 3,
+        "dependentSchemas": {"a": {"required": ["id"]}},
+        "propertyNames": {"enum": ["a", "b", "zz"]},
+    },
+    # "a" requires keys that propertyNames refuses, after other keys were written
+    "dependent-required-refused-names": {
+        "type": "object",
+        "minProperties": 0,
+        "dependentRequired": {"a": ["naïve", "p_1"]},
+        "propertyNames": {"enum": ["a", "b", "zz"]},
+        "patternProperties": {"[0-9]": {"type": "null"}},
+        "additionalProperties": {},
+    },
+}
+
+RAISES_WHILE_GENERATING = {
+    # UnsupportedSchemaError from allowed_characters() on the first character: p_1's two schemas have no
+    # common string, found only when the key's value is first compiled
+    "pattern-property-without-common-string": {
+        "type": "object",
+        "properties": {"p_1": {"type": "string", "maxLength": 0}},
+        "patternProperties": {"^p_": {"type": "string", "pattern": "^[a-z]+$"}},
+    },
+}
+
+
+def _walks(schema: dict, seeds: int) -> None:
+    try:
+        parser = JsonSchemaParser(schema)
+    except FormatEnforcerError:
+        return  # refused at construction: the fix may well be this
+    for seed in range(seeds):
+        char_walk(parser, random.Random(seed), max_chars=120)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="open dead end of the JSON Schema parsers")
+@pytest.mark.parametrize("name", sorted(FOUND))
+def test_found_dead_ends(name: str) -> None:
+    _walks(FOUND[name], seeds=3000 if name == "dependent-required-refused-names" else 300)
+
+
+@pytest.mark.xfail(strict=True, raises=FormatEnforcerError, reason="a refusal raised while generating")
+@pytest.mark.parametrize("name", sorted(RAISES_WHILE_GENERATING))
+def test_found_refusals_while_generating(name: str) -> None:
+    _walks(RAISES_WHILE_GENERATING[name], seeds=5)

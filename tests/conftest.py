@@ -59,3 +59,29 @@ def smollm2_model(smollm2_tokenizer):
     from .jump_forward_cases import load_smollm2
 
     return load_smollm2(smollm2_tokenizer)
+
+
+# --- running under pytest-xdist (README's `python -m pytest -n auto`) --------------------------------------------
+# With `--dist loadgroup` (pyproject's addopts), tests of one xdist_group run on one worker, one after another:
+# - "vllm": every test that starts a vLLM engine (a child process of several GB taking both cores for minutes;
+#   two at once would only slow each other towards their time-outs);
+# - the modules whose module-scoped fixture is expensive (an engine, a model, the JSON-Schema-Test-Suite run),
+#   so that it is built on one worker only.
+# The shared state on disk is safe to share: ~/.cache/formatenforcer entries are written to a temporary file
+# and renamed into place (core/disk_cache.py), the converted SmolLM2 folder is built under a file lock
+# (tests/engine_models.py), tests that write files use tmp_path, and the timed tests time a fresh interpreter.
+XDIST_GROUPS = {
+    "test_integration_vllm.py": "vllm",
+    "test_vllm_reasoning.py": "vllm",
+    "test_integration_vllm_v2.py": "vllm-v2",
+    "test_integration_llamacpp.py": "llamacpp",
+    "test_integration_exllamav2.py": "exllamav2",
+    "test_integration_pipeline.py": "pipeline",
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        group = XDIST_GROUPS.get(item.path.name)
+        if group is not None and not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group(group))

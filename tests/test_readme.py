@@ -75,7 +75,8 @@ def test_install_and_main_commands_are_what_ci_runs() -> None:
     commands = README.split("## The two commands", 1)[1].split("## ", 1)[0]
     main_job = re.search(r"^(formatenforcer generate .*?)\s+#", commands, flags=re.MULTILINE)
     assert main_job is not None and main_job.group(1) in ci
-    assert "python -m pytest" in commands and "python -m pytest" in ci
+    tests = re.search(r"^(python -m pytest.*?)\s+#", commands, flags=re.MULTILINE)
+    assert tests is not None and re.search(rf"^{re.escape(tests.group(1))}\s+#", ci, flags=re.MULTILINE), "tests"
 
 
 def test_cli_examples_use_existing_subcommands_and_files() -> None:

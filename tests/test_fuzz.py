@@ -133,9 +133,10 @@ def token_walk(
     for _ in range(max_tokens):
         mask = enforcer.mask(position)
         allowed = np.array(ids_of(mask))
-        if set(allowed.tolist()) <= eos:
+        if len(allowed) <= len(eos) and set(allowed.tolist()) <= eos:
             assert position.state.can_end() and not position.pending, f"dead end after {b''.join(pieces)!r}"
-        for token in rng.sample(allowed.tolist(), min(samples, len(allowed))):
+        for index in rng.sample(range(len(allowed)), min(samples, len(allowed))):
+            token = int(allowed[index])
             assert enforcer.step(position, token) is not None, f"in the mask, refused: {token} after {pieces!r}"
         outside = 0
         for _ in range(samples * 20):

@@ -191,6 +191,7 @@ def _from_tables(state: CharacterParser) -> _Export | None:
                     classes=classes,
                 )
                 compiled = tables.compiled = (automaton, _stops(tables.ends, tables.frontier))
+                tables.transitions = None  # (the automaton holds its own copy)
     automaton, stops = compiled
     return automaton, tables.state_of, stops, number
 

@@ -116,3 +116,14 @@ def test_sets_with_the_same_terminals_start_alike(grammar, syntax, texts):
         for ch in probes:
             direct = tuple((lexer, q) for lexer in lexers if (q := earley.dfas[lexer].step(0, ch)) is not None)
             assert s.starts(ch) == direct, (s, ch)
+
+
+@pytest.mark.parametrize(("grammar", "syntax", "texts"), list(_cases()))
+def test_accepting_is_the_completed_start(grammar, syntax, texts):
+    parser = GrammarParser(grammar, syntax)
+    earley = parser._compiled.earley
+    sets = _sets_met(parser, texts, seed=len(grammar) + 2)
+    start = earley.start_production
+    assert any(s.accepting for s in sets)
+    for s in sets:
+        assert s.accepting == any(p == start and d == 1 for p, d, _ in s.items)

@@ -244,8 +244,10 @@ class EarleySet:
                     found.append(item)
         self._scanning = scanning
         self.expected: tuple[int, ...] = tuple(sorted(-1 - symbol for symbol in scanning))
+        # the augmented start S' -> start is predicted at the root alone, so its completed item is made
+        # in the root itself (a nullable start: origin None) or in a later set (origin the root)
         start = grammar.start_production
-        self.accepting = any(p == start and d == 1 for p, d, _ in items)
+        self.accepting = (start, 1, None) in items or (start, 1, getattr(grammar, "root", None)) in items
         self._scans: dict[int, EarleySet] = {}
         self._epoch = grammar.epoch
         self._starts: dict[str, tuple[tuple[int, int], ...]] = {}

@@ -102,6 +102,7 @@ class CompiledGrammar:
         self._final_chars: dict[tuple[int, int], CharSet] = {}
         self._merged: dict[frozenset, EarleySet] = {}
         self._predicted: dict[int, frozenset] = {}
+        self._statics: dict[frozenset, tuple[frozenset, dict[int, tuple[Item, ...]]]] = {}
         self._start_chars: dict[tuple[int, ...], CharSet] = {}  # by expected terminals (EarleySet.start_chars)
         self._starts: dict[tuple, tuple[tuple[int, int], ...]] = {}  # (expected, character): EarleySet.starts
         self.root = self._intern(self._closure([(self.start_production, 0, None)]))
@@ -122,8 +123,14 @@ class CompiledGrammar:
 
     def _closure(self, seeds: list[Item]) -> frozenset:
         """The items of a set: ``seeds`` (scanned items, origins resolved) closed under completion and
-        prediction. What predicting a nonterminal adds depends on the nonterminal alone (``_predictions``),
-        so it is added in one piece."""
+        prediction."""
+        dynamic, predicted = self._closure_parts(seeds)
+        return self._static(predicted)[0].union(dynamic)
+
+    def _closure_parts(self, seeds: list[Item]) -> tuple[set, frozenset]:
+        """``_closure`` in two parts: the items reached from the seeds by completion and by moving past
+        nullable symbols (their origins are earlier sets), and the nonterminals predicted on the way. What
+        predicting adds depends on those nonterminals alone (``_static``), so it is added in one piece."""
         rhs_of, lhs_of, nullable = self.rhs, self.lhs, self.nullable
         items: set = set()
         predicted: set[int] = set()
@@ -142,12 +149,27 @@ class CompiledGrammar:
                 continue
             symbol = rhs[dot]
             if symbol >= 0:
-                if symbol not in predicted:
-                    predicted.add(symbol)
-                    items |= self._predictions(symbol)
+                predicted.add(symbol)
                 if nullable[symbol]:
                     todo.append((production, dot + 1, origin))
-        return frozenset(items)
+        return items, frozenset(predicted)
+
+    def _static(self, predicted: frozenset) -> tuple[frozenset, dict[int, tuple[Item, ...]]]:
+        """The items predicting these nonterminals adds (all made in the set itself: origin None), and
+        those items by the terminal they scan (see ``EarleySet``); the same few combinations recur."""
+        found = self._statics.get(predicted)
+        if found is None:
+            items = frozenset().union(*(self._predictions(symbol) for symbol in predicted))
+            rhs_of = self.rhs
+            scanning: dict[int, list[Item]] = {}
+            for item in items:
+                rhs = rhs_of[item[0]]
+                if item[1] < len(rhs) and rhs[item[1]] < 0:
+                    scanning.setdefault(rhs[item[1]], []).append(item)
+            if len(self._statics) >= 1 << 14:
+                self._statics.clear()
+            found = self._statics[predicted] = (items, {symbol: tuple(got) for symbol, got in scanning.items()})
+        return found
 
     def _predictions(self, nonterminal: int) -> frozenset:
         """The items predicting ``nonterminal`` adds to a set, all made in that set (origin None): its
@@ -171,7 +193,9 @@ class CompiledGrammar:
             found = self._predicted[nonterminal] = frozenset(items)
         return found
 
-    def _intern(self, items: frozenset) -> EarleySet:
+    def _intern(self, items: frozenset, parts: tuple | None = None) -> EarleySet:
+        """The one set of these items; ``parts`` (the items reached from the seeds, and the scanning table
+        of the predicted ones) spares a new set going through all its items."""
         found = self._sets.get(items)
         if found is None:
             self._made += 1
@@ -180,7 +204,7 @@ class CompiledGrammar:
                 # made alive: a new epoch makes each set drop its memo when next asked (live ones rebuild)
                 self.epoch, self._made = self.epoch + 1, 0
                 self._merged.clear()
-            found = EarleySet(self, items)
+            found = EarleySet(self, items, parts)
             self._sets[items] = found
         return found
 
@@ -228,20 +252,24 @@ class EarleySet:
     __slots__ = ("grammar", "items", "_waiting", "_scanning", "expected", "accepting", "_scans", "_starts",
                  "_start_chars", "_epoch", "__weakref__")  # fmt: skip
 
-    def __init__(self, grammar: CompiledGrammar, items: frozenset) -> None:
+    def __init__(self, grammar: CompiledGrammar, items: frozenset, parts: tuple | None = None) -> None:
         self.grammar = grammar
         self.items = items
         self._waiting: dict[int, list[Item]] | None = None
         rhs_of = grammar.rhs
-        scanning: dict[int, list[Item]] = {}  # terminal -> the items it advances
-        for item in items:
+        # terminal symbol -> the items it advances; from the predicted items' shared table when given
+        scanning: dict[int, tuple[Item, ...]]
+        if parts is None:
+            own, scanning = items, {}
+        else:
+            own, scanning = parts[0], dict(parts[1])
+        extra: dict[int, list[Item]] = {}
+        for item in own:
             rhs = rhs_of[item[0]]
             if item[1] < len(rhs) and rhs[item[1]] < 0:
-                found = scanning.get(rhs[item[1]])
-                if found is None:
-                    scanning[rhs[item[1]]] = [item]
-                else:
-                    found.append(item)
+                extra.setdefault(rhs[item[1]], []).append(item)
+        for symbol, added in extra.items():
+            scanning[symbol] = (*scanning.get(symbol, ()), *added)
         self._scanning = scanning
         self.expected: tuple[int, ...] = tuple(sorted(-1 - symbol for symbol in scanning))
         # the augmented start S' -> start is predicted at the root alone, so its completed item is made
@@ -279,7 +307,9 @@ class EarleySet:
                     (p, d + 1, self if origin is None else origin)
                     for p, d, origin in self._scanning.get(-1 - lexer, ())
                 ]
-                found = grammar._intern(grammar._closure(seeds))
+                dynamic, predicted = grammar._closure_parts(seeds)
+                static, scanning = grammar._static(predicted)
+                found = grammar._intern(static.union(dynamic), (dynamic, scanning))
             self._scans[lexer] = found
         return found
 

@@ -341,6 +341,8 @@ class EarleySet:
             found = memo.get(self.expected)
             if found is None:
                 intervals = [iv for lexer in self.lexers() for iv in self.grammar.dfas[lexer].charset(0).intervals]
+                if len(memo) >= 1 << 14:
+                    memo.clear()
                 found = memo[self.expected] = CharSet(intervals) if intervals else EMPTY
             self._start_chars = found
         return self._start_chars

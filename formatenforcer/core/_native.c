@@ -568,6 +568,7 @@ typedef struct {
     uint8_t *run_non_ascii;
     int32_t *run_length;
     uint8_t *run_terminal; /* 1: past run_length characters of the class, none is accepted */
+    int32_t *run_last;     /* where run_terminal: the state the run ends in */
 } AutomatonObject;
 
 #define RUN_CAP 1024 /* runs are followed this far at most: longer than any token */
@@ -585,6 +586,7 @@ static void Automaton_dealloc(AutomatonObject *self) {
     free(self->run_non_ascii);
     free(self->run_length);
     free(self->run_terminal);
+    free(self->run_last);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -624,12 +626,13 @@ static int Automaton_runs(AutomatonObject *a) {
     a->run_non_ascii = calloc((size_t)S, 1);
     a->run_length = calloc((size_t)S, sizeof(int32_t));
     a->run_terminal = calloc((size_t)S, 1);
+    a->run_last = calloc((size_t)S, sizeof(int32_t));
     uint64_t *class_ascii = calloc(2 * (size_t)C, sizeof(uint64_t));
     int64_t *weight = calloc((size_t)C, sizeof(int64_t)), *group = calloc((size_t)S, sizeof(int64_t));
     uint8_t *in_group = calloc((size_t)C, 1);
     int32_t *seen = malloc(sizeof(int32_t) * (size_t)S);
-    if (!a->run_ascii || !a->run_non_ascii || !a->run_length || !a->run_terminal || !class_ascii || !weight || !group || !in_group ||
-        !seen) {
+    if (!a->run_ascii || !a->run_non_ascii || !a->run_length || !a->run_terminal || !a->run_last || !class_ascii ||
+        !weight || !group || !in_group || !seen) {
         free(class_ascii), free(weight), free(group), free(in_group), free(seen);
         PyErr_NoMemory();
         return -1;
@@ -686,6 +689,7 @@ static int Automaton_runs(AutomatonObject *a) {
             }
             if (next == -2) { /* every class of the group refused: the run ends exactly here */
                 a->run_terminal[t] = 1;
+                a->run_last[t] = current;
                 break;
             }
             if (refused) break;
@@ -872,6 +876,9 @@ static int class_covers(const Walk *w, int32_t node, int32_t state) {
 static int take_run(const Walk *w, int32_t node, int32_t state) {
     const TrieObject *t = w->trie;
     int32_t limit = w->automaton->run_length[state];
+    /* a run that ends in a stop state: the tokens reaching it are the stop's to decide (a stop state reads
+       nothing more, so a run reaches one only as its last state) */
+    if (w->stop != NULL && w->automaton->run_terminal[state] && w->stop[w->automaton->run_last[state]]) return 0;
     if (t->below_chars[node] <= limit) {
         for (int32_t k = w->ts[node], end = w->ts[w->se[node]]; k < end; k++) {
             uint32_t id = (uint32_t)w->ti[k];
@@ -1064,7 +1071,9 @@ done:
    holds one byte per state: 0 where the walk goes on; 1 where it stops (the lexeme ended, or a state the
    automaton does not follow): the tokens reaching such a state are in the mask and, where tokens go on
    past it, the point is returned; STOP_CHECKED (2) where the lexeme ended and the caller decides the
-   tokens ending there as well: every point is returned, none of its tokens is in the mask. Points are
+   tokens ending there as well: every point is returned, none of its tokens is in the mask. A stop state
+   reads nothing more (its row refuses every class: the callers' ended and frontier states), so no run
+   passes through one. Points are
    int32 triples (node, state, depth in bytes) in a bytes object. ``first``, when given, holds the bytes the
    tokens may start with. */
 static PyObject *walk_lexeme(PyObject *module, PyObject *args) {

@@ -6,8 +6,10 @@ The tables follow StringParser's rules exactly, with the same character sets (``
 - a body state per content state: a character of the body charset goes where the content takes it, the
   quote closes the string where the content may end, the backslash starts an escape;
 - an ended state per content state that may end (the closing quote read): the walk stops there;
-- an escape state per content state: a frontier, which the compiled walk hands back to the Python walk
-  (an escape inside a key is rare, and its ``\\uXXXX`` digits would multiply the states).
+- an escape state per content state that allows the backslash: a simple escape letter goes where the
+  content takes the character it spells, ``u`` to a hex state;
+- a hex state per content state: a frontier, which the compiled walk hands back to the Python walk (the
+  ``\\uXXXX`` digits would multiply the states).
 A class of characters that a body charset holds only in part cannot be walked as one column: then there are
 no tables and the Python walk answers, as for any other string.
 """
@@ -19,15 +21,15 @@ from collections.abc import Hashable, Sequence
 
 import numpy as np
 
-from ..core.charset import CharSet
+from ..core.charset import EMPTY, CharSet
 from ..core.hooks import LexemeTables
 from .formats.content import Content
-from .strings import BODY, DONE, ESCAPE, StringParser, body_characters
+from .strings import BODY, DONE, ESCAPE, HEX, SIMPLE_ESCAPES, StringParser, body_characters, escape_characters
 
 _END = 0x110000
-STRING_POINTS = frozenset({0, 0x20, ord('"'), ord('"') + 1, ord("\\"), ord("\\") + 1, 0xD800, 0xE000})
-"""Where a JSON string's body treats characters apart: the controls, the quote, the backslash and the
-surrogates (no character of their own)."""
+STRING_POINTS = frozenset({0, 0x20, 0xD800, 0xE000, *(p for c in '"\\/bfnrtu' for p in (ord(c), ord(c) + 1))})
+"""Where a JSON string treats characters apart: the controls, the quote, the backslash, the escape letters
+and the surrogates (no character of their own)."""
 
 
 class ContentDfa:
@@ -85,11 +87,18 @@ def string_tables(
         body, ok = found  # type: ignore[misc]
         body_sets.append(body)
         held[s] = ok
+
+    def column(ch: str) -> int:
+        return bisect_right(edges, ord(ch)) - 1
+
     ended = [s for s in range(states) if dfa.accepting[s]]
     escaping = [s for s in range(states) if held[s, backslash]]
+    escape_sets = {s: escape_characters(dfa.decodable[s], escapable) for s in escaping}
+    hexing = [s for s in escaping if "u" in escape_sets[s]]
     done_of = {s: states + i for i, s in enumerate(ended)}
     escape_of = {s: states + len(ended) + i for i, s in enumerate(escaping)}
-    total = states + len(ended) + len(escaping)
+    hex_of = {s: states + len(ended) + len(escaping) + i for i, s in enumerate(hexing)}
+    total = states + len(ended) + len(escaping) + len(hexing)
     transitions = np.full((total, classes), -1, dtype=np.int32)
     transitions[:states] = np.where(held, dfa.table, -1)
     transitions[:states, quote] = -1
@@ -98,28 +107,33 @@ def string_tables(
         transitions[s, quote] = number
     for s, number in escape_of.items():
         transitions[s, backslash] = number
+        allowed = escape_sets[s]
+        for letter, decoded in SIMPLE_ESCAPES.items():
+            if letter in allowed:  # the content takes the character the escape spells
+                transitions[number, column(letter)] = dfa.table[s, column(decoded)]
+        if s in hex_of:
+            transitions[number, column("u")] = hex_of[s]
     ends = bytearray(total)
     frontier = bytearray(total)
     allow_start = [0]
     allow_lo: list[int] = []
     allow_hi: list[int] = []
-    for s in range(states):
-        for a, b in body_sets[s].intervals:
+    for charset in [*body_sets, *([EMPTY] * len(ended)), *(escape_sets[s] for s in escaping), *([EMPTY] * len(hexing))]:
+        for a, b in charset.intervals:
             allow_lo.append(a)
             allow_hi.append(b)
         allow_start.append(len(allow_lo))
     for number in done_of.values():
         ends[number] = 1
-        allow_start.append(len(allow_lo))
-    for number in escape_of.values():
+    for number in hex_of.values():
         frontier[number] = 1
-        allow_start.append(len(allow_lo))
-    kinds = [(BODY, s) for s in range(states)] + [(DONE, s) for s in ended] + [(ESCAPE, s) for s in escaping]
+    kinds = [(BODY, s) for s in range(states)] + [(DONE, s) for s in ended]
+    kinds += [(ESCAPE, s) for s in escaping] + [(HEX, s) for s in hexing]
     values = dfa.values
 
     def state_of(number: int) -> StringParser:
         phase, s = kinds[number]
-        return StringParser(content, phase, values[s], None, escapable)
+        return StringParser(content, phase, values[s], (0, 0) if phase == HEX else None, escapable)
 
     tables = LexemeTables(lo, hi, transitions, bytes(ends), bytes(frontier), allow_start, allow_lo, allow_hi, state_of)
     return tables, {value: s for s, value in enumerate(values)}

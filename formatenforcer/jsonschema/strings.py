@@ -19,7 +19,9 @@ from ..core.protocol import CharacterParser, MemoAllowed
 from .formats.content import JSON_STRING_CHARS, Content
 
 OPEN, BODY, ESCAPE, HEX, LOW_BACKSLASH, LOW_U, LOW_HEX, DONE = range(8)
-_SIMPLE = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+SIMPLE_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+"""The escapes that stand for one character: letter -> the character."""
+_SIMPLE = SIMPLE_ESCAPES
 _HEX_DIGITS = "0123456789abcdefABCDEF"
 _QUOTE = CharSet.of('"')
 _BACKSLASH = CharSet.of("\\")
@@ -66,6 +68,13 @@ def body_characters(decodable: CharSet, accepting: bool, escapable: CharSet) -> 
             _BODY_SETS.clear()  # rare: rebuilt on demand
         _BODY_SETS[ident] = out
     return out
+
+
+def escape_characters(decodable: CharSet, escapable: CharSet) -> CharSet:
+    """The characters allowed right after a backslash when the content allows ``decodable`` next: the simple
+    escapes that spell an allowed character, and ``u`` when some allowed character may be escaped."""
+    out = [c for c, decoded in SIMPLE_ESCAPES.items() if decoded in decodable]
+    return CharSet.of(out + (["u"] if decodable & escapable else []))
 
 
 class StringParser(MemoAllowed):
@@ -152,8 +161,7 @@ class StringParser(MemoAllowed):
         phase = self._phase
         decodable = self._content.allowed(self._state)
         if phase == ESCAPE:
-            out = [c for c, decoded in _SIMPLE.items() if decoded in decodable]
-            return CharSet.of(out + (["u"] if decodable & self._escapable else []))
+            return escape_characters(decodable, self._escapable)
         decodable = decodable & self._escapable
         if phase == HEX:
             value, count = self._aux

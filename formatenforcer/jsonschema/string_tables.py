@@ -88,12 +88,19 @@ def string_tables(
         body_sets.append(body)
         held[s] = ok
 
-    def column(ch: str) -> int:
-        return bisect_right(edges, ord(ch)) - 1
-
+    letters = [(letter, bisect_right(edges, ord(letter)) - 1, bisect_right(edges, ord(decoded)) - 1)
+               for letter, decoded in SIMPLE_ESCAPES.items()]  # fmt: skip
+    u_column = bisect_right(edges, ord("u")) - 1
     ended = [s for s in range(states) if dfa.accepting[s]]
     escaping = [s for s in range(states) if held[s, backslash]]
-    escape_sets = {s: escape_characters(dfa.decodable[s], escapable) for s in escaping}
+    by_decodable: dict[CharSet, CharSet] = {}
+    escape_sets = {}
+    for s in escaping:
+        decodable = dfa.decodable[s]
+        found = by_decodable.get(decodable)
+        if found is None:
+            found = by_decodable[decodable] = escape_characters(decodable, escapable)
+        escape_sets[s] = found
     hexing = [s for s in escaping if "u" in escape_sets[s]]
     done_of = {s: states + i for i, s in enumerate(ended)}
     escape_of = {s: states + len(ended) + i for i, s in enumerate(escaping)}
@@ -105,14 +112,17 @@ def string_tables(
     transitions[:states, backslash] = -1
     for s, number in done_of.items():
         transitions[s, quote] = number
+    groups: dict[CharSet, list[int]] = {}
     for s, number in escape_of.items():
         transitions[s, backslash] = number
-        allowed = escape_sets[s]
-        for letter, decoded in SIMPLE_ESCAPES.items():
-            if letter in allowed:  # the content takes the character the escape spells
-                transitions[number, column(letter)] = dfa.table[s, column(decoded)]
+        groups.setdefault(escape_sets[s], []).append(s)
         if s in hex_of:
-            transitions[number, column("u")] = hex_of[s]
+            transitions[number, u_column] = hex_of[s]
+    for allowed, group in groups.items():  # the content takes the character an escape spells
+        rows = np.array([escape_of[s] for s in group])
+        for letter, letter_column, decoded_column in letters:
+            if letter in allowed:
+                transitions[rows, letter_column] = dfa.table[group, decoded_column]
     ends = bytearray(total)
     frontier = bytearray(total)
     allow_start = [0]

@@ -17,6 +17,7 @@ from ..core.hooks import FreeRun, Lexeme, walk_lexeme
 from ..core.protocol import CharacterParser
 from .compile import Compiler
 from .config import JsonConfig
+from .depth import DepthLimit
 from .root import root_start
 from .schema.ir import AnyValue, Never, Node, deref
 from .schema.load import load_schema
@@ -44,7 +45,7 @@ class _Document(CharacterParser):
             if not isinstance(deref(root), Never) and not compiler.finite(root):
                 reason = "no finite value: a required property or item has no value, or needs another of itself"
             raise SchemaError(f"the schema is unsatisfiable: {reason}", "#")
-        self._start = root_start(compiler.config, compiler.ws, start)
+        self._start = root_start(compiler.config, compiler.ws, DepthLimit(compiler.config.max_depth).wrap(start))
 
     def add_character(self, ch: str) -> CharacterParser | None:
         return self._start.add_character(ch)

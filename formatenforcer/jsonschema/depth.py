@@ -1,0 +1,240 @@
+"""Nesting without recursion, and the nesting limit (``JsonConfig.max_depth``).
+
+An array or object state holds the state of the value it is reading, so a document nested ``d`` levels deep
+is a chain of ``d`` container states, and every step, mask or key would recurse ``d`` times. ``Deep`` keeps
+that chain as a stack instead: ``top`` is the innermost state and ``frame`` a linked list of the containers
+around it, each a *transparent* container (an object, or an array with neither ``uniqueItems`` nor a
+``contains`` tracker: while its value is open it only passes characters to it). Such a container's state is
+its value's state put back in place (``_plug``), so the stack stands for exactly the nested chain, and it is
+taken one level at a time: a character goes to ``top`` alone, and only when ``top`` refuses it while it may
+end is ``top`` put back into the innermost frame for that one step. Keys are flat: frames are interned per
+document (equal stacks are the same object), so a key holds the frame itself, hashed and compared by
+identity.
+
+The limit: ``max_depth`` arrays and objects may be open at once. A character that would open one more is
+refused by ``add_character`` and left out of ``allowed_characters``, so the mask and the step agree. The walk
+shortcuts pass through (their states put back on the stack) except, within ``_GUARD`` levels of the limit,
+a lexeme whose inner state can open a container (a value's start): that walk is cached without the stack,
+so there the walk steps this state character by character instead. Exact for tokens holding fewer than
+``_GUARD`` opening brackets (the vocabularies here hold at most a few dozen).
+
+Not split, so still nested (and recursive): a ``uniqueItems`` or ``contains`` array's item, and a union of
+containers that are all still open (``anyOf`` of two array schemas). The depth they add still counts.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Hashable
+
+from ..core.charset import CharSet
+from ..core.hooks import FreeRun, Lexeme, nested_alternatives, nested_first_char_split, nested_lexeme
+from ..core.protocol import CharacterParser
+from ..parsers.combinators import UnionParser
+from . import array_phases as ap
+from . import object_phases as op
+from .arrays import ArrayParser
+from .objects import ObjectParser
+
+_GUARD = 128
+_OPENERS = CharSet.of("[") | CharSet.of("{")
+
+
+class _Frame:
+    """One open transparent container: ``template`` is its state with no value (``_plug`` puts one in),
+    ``up`` the frame around it, ``depth`` the containers open down to and including this one."""
+
+    __slots__ = ("template", "up", "depth", "__weakref__")
+
+    def __init__(self, template: CharacterParser, up: _Frame | None) -> None:
+        self.template, self.up = template, up
+        self.depth = 1 if up is None else up.depth + 1
+
+
+class DepthLimit:
+    """Per document: the limit and the table that interns frames (weakly: a frame lives as long as a state or
+    a cache key holds it)."""
+
+    def __init__(self, max_depth: int) -> None:
+        self.max_depth = max_depth
+        self._frames: weakref.WeakValueDictionary[tuple, _Frame] = weakref.WeakValueDictionary()
+
+    def frame(self, template: CharacterParser, up: _Frame | None) -> _Frame:
+        ident = (template.key(), up)
+        hit = self._frames.get(ident)
+        if hit is None:
+            hit = self._frames[ident] = _Frame(template, up)
+        return hit
+
+    def wrap(self, state: CharacterParser) -> CharacterParser:
+        """The document's first state under the limit."""
+        return settle(self, state, None)
+
+
+def _split(state: CharacterParser) -> tuple[CharacterParser, CharacterParser] | None:
+    """(template, value) of a transparent container reading a value, else None."""
+    kind = type(state)
+    if kind is ObjectParser:
+        if state._phase == op.VALUE:
+            return ObjectParser(state._ctx, op.VALUE, state._seen, state._extras, 0, None, state._pending), state._child
+        return None
+    if kind is ArrayParser:
+        if state._phase == ap.VALUE and state._tracker is None and not state._ctx.unique:
+            return ArrayParser(state._ctx, ap.VALUE, state._index, 0, None, state._extra), state._child
+    return None
+
+
+def _plug(template: CharacterParser, value: CharacterParser) -> CharacterParser:
+    if type(template) is ObjectParser:
+        return ObjectParser(template._ctx, op.VALUE, template._seen, template._extras, 0, value, template._pending)
+    return ArrayParser(template._ctx, ap.VALUE, template._index, 0, value, template._extra)
+
+
+def open_depth(state: CharacterParser) -> int:
+    """The arrays and objects open in ``state`` itself (not counting frames), without recursion. The
+    branches of a union have read the same text, so the first one tells."""
+    depth = 0
+    while True:
+        kind = type(state)
+        if kind is ArrayParser:
+            phase = state._phase
+            if phase == ap.OPEN or phase == ap.DONE:
+                return depth
+            depth += 1
+            if phase != ap.VALUE:
+                return depth
+            state = state._child
+        elif kind is ObjectParser:
+            phase = state._phase
+            if phase == op.OPEN or phase == op.DONE:
+                return depth
+            depth += 1
+            if phase != op.VALUE:
+                return depth
+            state = state._child
+        elif kind is UnionParser:
+            state = state._alternatives[0]
+        elif kind is Deep:
+            return depth + state.depth()
+        else:
+            return depth
+
+
+def settle(limit: DepthLimit, state: CharacterParser, frame: _Frame | None) -> CharacterParser:
+    """``state`` (read inside ``frame``) as a stack: every transparent container it opens becomes a frame."""
+    while True:
+        split = _split(state)
+        if split is None:
+            break
+        frame = limit.frame(split[0], frame)
+        state = split[1]
+    if frame is None and state.SCALAR_LEXEME:
+        return state  # a scalar root value opens nothing
+    return Deep(limit, state, frame)
+
+
+class Deep(CharacterParser):
+    """The state ``top`` inside the open containers ``frame`` (see the module docstring)."""
+
+    __slots__ = ("_limit", "_top", "_frame", "_allowed", "_key")
+
+    def __init__(self, limit: DepthLimit, top: CharacterParser, frame: _Frame | None) -> None:
+        self._limit, self._top, self._frame = limit, top, frame
+        self._allowed: CharSet | None = None
+        self._key: Hashable | None = None
+
+    def depth(self) -> int:
+        """Arrays and objects open here."""
+        return (0 if self._frame is None else self._frame.depth) + open_depth(self._top)
+
+    def _local(self) -> tuple[CharacterParser, _Frame | None]:
+        """``top`` put back into the innermost frame (one level), and the frames around that."""
+        frame = self._frame
+        if frame is None:
+            return self._top, None
+        return _plug(frame.template, self._top), frame.up
+
+    def _settle(self, state: CharacterParser | None, frame: _Frame | None) -> CharacterParser | None:
+        return None if state is None else settle(self._limit, state, frame)
+
+    def add_character(self, ch: str) -> CharacterParser | None:
+        top = self._top.add_character(ch)
+        if top is not None:
+            after = settle(self._limit, top, self._frame)  # a transparent frame passes an accepted character on
+        elif self._frame is not None and self._top.can_end():
+            local, up = self._local()  # the value ends: its container reads the character
+            state = local.add_character(ch)
+            if state is None:
+                return None
+            after = settle(self._limit, state, up)
+        else:
+            return None
+        if (ch == "[" or ch == "{") and _depth_of(after) > self._limit.max_depth:
+            return None
+        return after
+
+    def allowed_characters(self) -> CharSet:
+        allowed = self._allowed
+        if allowed is None:
+            top = self._top
+            if self._frame is not None and top.can_end():
+                allowed = self._local()[0].allowed_characters()
+            else:
+                allowed = top.allowed_characters()
+            if allowed & _OPENERS and self.depth() >= self._limit.max_depth:
+                for opener in "[{":
+                    if opener in allowed and self.add_character(opener) is None:
+                        allowed = allowed - CharSet.of(opener)
+            self._allowed = allowed
+        return allowed
+
+    def can_end(self) -> bool:
+        return self._frame is None and self._top.can_end()
+
+    def key(self) -> Hashable:
+        if self._key is None:
+            self._key = ("deep", self._top.key(), self._frame)
+        return self._key
+
+    def _near_limit(self) -> bool:
+        return self.depth() + _GUARD > self._limit.max_depth
+
+    def _wrap_up(self, up: _Frame | None):  # noqa: ANN202
+        limit = self._limit
+        return lambda state: settle(limit, state, up)
+
+    def free_run(self) -> FreeRun | None:
+        local, up = self._local()
+        run = local.free_run()
+        if run is None:
+            return None
+        after, limit = run.after, self._limit
+        return FreeRun(run.chars, run.max_length, lambda n: settle(limit, after(n), up), run.ends_inside)
+
+    def lexeme(self) -> Lexeme | None:
+        local, up = self._local()
+        lexeme = nested_lexeme(local, self._wrap_up(up))
+        if lexeme is not None and not lexeme.inner.SCALAR_LEXEME and self._near_limit():
+            return None  # the inner walk could open containers past the limit unseen: step this state instead
+        return lexeme
+
+    def alternatives(self) -> tuple[CharacterParser, ...] | None:
+        local, up = self._local()
+        return nested_alternatives(local, self._wrap_up(up))
+
+    def first_char_split(self) -> tuple[CharacterParser, bytes] | None:
+        local, up = self._local()
+        return nested_first_char_split(local, self._wrap_up(up))
+
+    def shared_lexeme_key(self, horizon: int) -> Hashable | None:
+        if self._frame is not None:
+            return None
+        inner = self._top.shared_lexeme_key(horizon)
+        return None if inner is None else ("deep", self._limit.max_depth, inner)
+
+    def __repr__(self) -> str:
+        return f"Deep(depth={self.depth()}, top={self._top!r})"
+
+
+def _depth_of(state: CharacterParser) -> int:
+    return state.depth() if type(state) is Deep else open_depth(state)

@@ -23,6 +23,7 @@ from .schema.ir import AnyValue, Never, Node, deref
 from .schema.load import load_schema
 from .schema.merge import Merger
 from .schema.metaschemas import missing_hint
+from .schema.deep import prepare
 from .schema.normalize import Normalizer
 
 
@@ -111,6 +112,7 @@ class JsonSchemaParser(_Document):
                 except SchemaError as error:
                     raise SchemaError(f"in resource {uri!r}: {error}") from None
         normalizer = Normalizer(raw, resources)
+        prepare(normalizer, raw)
         root = normalizer.node(raw)
         normalizer.finish()
         origins = normalizer.origin

@@ -19,11 +19,11 @@ from .compile import Compiler
 from .config import JsonConfig
 from .depth import DepthLimit
 from .root import root_start
+from .schema.deep import prepare
 from .schema.ir import AnyValue, Never, Node, deref
 from .schema.load import load_schema
 from .schema.merge import Merger
 from .schema.metaschemas import missing_hint
-from .schema.deep import prepare
 from .schema.normalize import Normalizer
 
 

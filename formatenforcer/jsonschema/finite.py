@@ -45,17 +45,41 @@ class FiniteCheck:
             needs[key] = (rule, children)
             nodes[key] = current
             stack.extend(child for child in children if id(child) not in needs)
+        # the least fixpoint by propagation from what is settled: each node and edge once (a chain of n
+        # nested required values takes n steps, not n passes of n)
         value = {key: False for key in needs}
-        changed = True
-        while changed:
-            changed = False
-            for key, (rule, children) in needs.items():
-                if value[key]:
+        parents: dict[int, list[int]] = {}
+        waiting: dict[int, int] = {}  # "all" nodes: children in ``needs`` not yet known finite
+        ready: list[int] = []
+        for key, (rule, children) in needs.items():
+            ids = {id(child) for child in children}
+            if rule == "any":
+                if any(self._known.get(c) for c in ids):
+                    ready.append(key)
                     continue
-                states = [self._known.get(id(c), value.get(id(c), False)) for c in children]
-                ok = any(states) if rule == "any" else all(states)
-                if ok:
-                    value[key] = changed = True
+            elif any(self._known.get(c) is False for c in ids):
+                continue
+            open_ids = [c for c in ids if c in needs]
+            if rule == "all":
+                waiting[key] = len(open_ids)
+                if not open_ids:
+                    ready.append(key)
+            for c in open_ids:
+                parents.setdefault(c, []).append(key)
+        while ready:
+            key = ready.pop()
+            if value[key]:
+                continue
+            value[key] = True
+            for parent in parents.get(key, ()):
+                if value[parent]:
+                    continue
+                if parent not in waiting:
+                    ready.append(parent)
+                else:
+                    waiting[parent] -= 1
+                    if not waiting[parent]:
+                        ready.append(parent)
         for key, ok in value.items():
             self._known[key] = ok
             self._keep.append(nodes[key])

@@ -27,7 +27,8 @@ DEEP = 40
 _ARRAY_KEYWORDS = frozenset({"items", "prefixItems", "additionalItems", "contains", "minItems", "maxItems",
                              "uniqueItems", "minContains", "maxContains"})  # fmt: skip
 _OBJECT_KEYWORDS = frozenset({"properties", "patternProperties", "additionalProperties", "propertyNames",
-                              "required", "minProperties", "maxProperties", "dependentRequired", "dependencies"})  # fmt: skip
+                              "required", "minProperties", "maxProperties", "dependentRequired",
+                              "dependencies"})  # fmt: skip
 
 
 def _allows(schema: dict, kind: str, keywords: frozenset[str]) -> bool:

@@ -46,6 +46,15 @@ class _Document(CharacterParser):
             if not isinstance(deref(root), Never) and not compiler.finite(root):
                 reason = "no finite value: a required property or item has no value, or needs another of itself"
             raise SchemaError(f"the schema is unsatisfiable: {reason}", "#")
+        depth = compiler.config.max_depth
+        if not isinstance(deref(root), AnyValue):  # (any value: a scalar needs no container)
+            needed = compiler._finite.min_depth(root)
+            if needed is not None and needed > depth:
+                raise SchemaError(
+                    f"the smallest value of the schema nests {needed} arrays or objects, more than "
+                    f"JsonConfig.max_depth ({depth}) allows",
+                    "#",
+                )
         self._start = root_start(compiler.config, compiler.ws, DepthLimit(compiler.config.max_depth).wrap(start))
 
     def add_character(self, ch: str) -> CharacterParser | None:

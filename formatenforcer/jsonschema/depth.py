@@ -160,7 +160,11 @@ class Deep(CharacterParser):
     def add_character(self, ch: str) -> CharacterParser | None:
         top = self._top.add_character(ch)
         if top is not None:
-            after = settle(self._limit, top, self._frame)  # a transparent frame passes an accepted character on
+            kind = type(top)
+            if kind is ArrayParser or kind is ObjectParser:
+                after = settle(self._limit, top, self._frame)  # (a container may have begun a value)
+            else:
+                return Deep(self._limit, top, self._frame)  # a transparent frame passes the character on
         elif self._frame is not None and self._top.can_end():
             local, up = self._local()  # the value ends: its container reads the character
             state = local.add_character(ch)
@@ -181,7 +185,7 @@ class Deep(CharacterParser):
                 allowed = self._local()[0].allowed_characters()
             else:
                 allowed = top.allowed_characters()
-            if allowed & _OPENERS and self.depth() >= self._limit.max_depth:
+            if self.depth() >= self._limit.max_depth and ("[" in allowed or "{" in allowed):
                 for opener in "[{":
                     if opener in allowed and self.add_character(opener) is None:
                         allowed = allowed - CharSet.of(opener)
@@ -196,35 +200,33 @@ class Deep(CharacterParser):
             self._key = ("deep", self._top.key(), self._frame)
         return self._key
 
-    def _near_limit(self) -> bool:
-        return self.depth() + _GUARD > self._limit.max_depth
+    # The walk hooks. A transparent container reading a value offers exactly its value's hooks, with the
+    # value's states put back in it (array_walk.py, object_walk.py), so here they are ``top``'s, put back on
+    # the stack; a container's run never ends the document (no ``ends_inside`` under a frame).
 
-    def _wrap_up(self, up: _Frame | None):  # noqa: ANN202
-        limit = self._limit
-        return lambda state: settle(limit, state, up)
+    def _wrap(self):  # noqa: ANN202
+        limit, frame = self._limit, self._frame
+        return lambda state: settle(limit, state, frame)
 
     def free_run(self) -> FreeRun | None:
-        local, up = self._local()
-        run = local.free_run()
+        run = self._top.free_run()
         if run is None:
             return None
-        after, limit = run.after, self._limit
-        return FreeRun(run.chars, run.max_length, lambda n: settle(limit, after(n), up), run.ends_inside)
+        after, limit, frame = run.after, self._limit, self._frame
+        ends = run.ends_inside and frame is None
+        return FreeRun(run.chars, run.max_length, lambda n: settle(limit, after(n), frame), ends)
 
     def lexeme(self) -> Lexeme | None:
-        local, up = self._local()
-        lexeme = nested_lexeme(local, self._wrap_up(up))
-        if lexeme is not None and not lexeme.inner.SCALAR_LEXEME and self._near_limit():
+        lexeme = nested_lexeme(self._top, self._wrap())
+        if lexeme is not None and not lexeme.inner.SCALAR_LEXEME and self.depth() + _GUARD > self._limit.max_depth:
             return None  # the inner walk could open containers past the limit unseen: step this state instead
         return lexeme
 
     def alternatives(self) -> tuple[CharacterParser, ...] | None:
-        local, up = self._local()
-        return nested_alternatives(local, self._wrap_up(up))
+        return nested_alternatives(self._top, self._wrap())
 
     def first_char_split(self) -> tuple[CharacterParser, bytes] | None:
-        local, up = self._local()
-        return nested_first_char_split(local, self._wrap_up(up))
+        return nested_first_char_split(self._top, self._wrap())
 
     def shared_lexeme_key(self, horizon: int) -> Hashable | None:
         if self._frame is not None:

@@ -115,37 +115,53 @@ def open_depth(state: CharacterParser) -> int:
         elif kind is UnionParser:
             state = state._alternatives[0]
         elif kind is Deep:
-            return depth + state.depth()
+            return depth + state.depth() - state._base
         else:
             return depth
 
 
-def settle(limit: DepthLimit, state: CharacterParser, frame: _Frame | None) -> CharacterParser:
-    """``state`` (read inside ``frame``) as a stack: every transparent container it opens becomes a frame."""
+def settle(limit: DepthLimit, state: CharacterParser, frame: _Frame | None, base: int = 0) -> CharacterParser:
+    """``state`` (read inside ``frame``, ``base`` levels down) as a stack: every transparent container it
+    opens becomes a frame. An array that is not transparent (``uniqueItems``, a ``contains`` tracker) stays
+    a state of its own, but its item and trackers become stacks of their own, a level further down."""
     while True:
         split = _split(state)
         if split is None:
             break
         frame = limit.frame(split[0], frame)
         state = split[1]
+    if type(state) is ArrayParser and state._phase == ap.VALUE and type(state._child) is not Deep:
+        state = _stacked_item(limit, state, base + (0 if frame is None else frame.depth) + 1)
     if frame is None and state.SCALAR_LEXEME:
-        return state  # a scalar root value opens nothing
-    return Deep(limit, state, frame)
+        return state  # a scalar value opens nothing
+    return Deep(limit, state, frame, base)
+
+
+def _stacked_item(limit: DepthLimit, state: ArrayParser, base: int) -> ArrayParser:
+    """``state`` with its item and its trackers read as stacks ``base`` levels down (they read the same text,
+    so a deep item costs no recursion in them either)."""
+    tracker = state._tracker
+    if isinstance(tracker, tuple):
+        tracker = tuple(None if t is None else settle(limit, t, None, base) for t in tracker)
+    elif tracker is not None:
+        tracker = settle(limit, tracker, None, base)
+    child = settle(limit, state._child, None, base)
+    return ArrayParser(state._ctx, ap.VALUE, state._index, 0, child, state._extra, tracker, state._text)
 
 
 class Deep(CharacterParser):
     """The state ``top`` inside the open containers ``frame`` (see the module docstring)."""
 
-    __slots__ = ("_limit", "_top", "_frame", "_allowed", "_key")
+    __slots__ = ("_limit", "_top", "_frame", "_base", "_allowed", "_key")
 
-    def __init__(self, limit: DepthLimit, top: CharacterParser, frame: _Frame | None) -> None:
-        self._limit, self._top, self._frame = limit, top, frame
+    def __init__(self, limit: DepthLimit, top: CharacterParser, frame: _Frame | None, base: int = 0) -> None:
+        self._limit, self._top, self._frame, self._base = limit, top, frame, base
         self._allowed: CharSet | None = None
         self._key: Hashable | None = None
 
     def depth(self) -> int:
         """Arrays and objects open here."""
-        return (0 if self._frame is None else self._frame.depth) + open_depth(self._top)
+        return self._base + (0 if self._frame is None else self._frame.depth) + open_depth(self._top)
 
     def _local(self) -> tuple[CharacterParser, _Frame | None]:
         """``top`` put back into the innermost frame (one level), and the frames around that."""
@@ -154,23 +170,20 @@ class Deep(CharacterParser):
             return self._top, None
         return _plug(frame.template, self._top), frame.up
 
-    def _settle(self, state: CharacterParser | None, frame: _Frame | None) -> CharacterParser | None:
-        return None if state is None else settle(self._limit, state, frame)
-
     def add_character(self, ch: str) -> CharacterParser | None:
         top = self._top.add_character(ch)
         if top is not None:
             kind = type(top)
             if kind is ArrayParser or kind is ObjectParser:
-                after = settle(self._limit, top, self._frame)  # (a container may have begun a value)
+                after = settle(self._limit, top, self._frame, self._base)  # (a container may have begun a value)
             else:
-                return Deep(self._limit, top, self._frame)  # a transparent frame passes the character on
+                return Deep(self._limit, top, self._frame, self._base)  # a transparent frame passes it on
         elif self._frame is not None and self._top.can_end():
             local, up = self._local()  # the value ends: its container reads the character
             state = local.add_character(ch)
             if state is None:
                 return None
-            after = settle(self._limit, state, up)
+            after = settle(self._limit, state, up, self._base)
         else:
             return None
         if (ch == "[" or ch == "{") and _depth_of(after) > self._limit.max_depth:
@@ -197,7 +210,7 @@ class Deep(CharacterParser):
 
     def key(self) -> Hashable:
         if self._key is None:
-            self._key = ("deep", self._top.key(), self._frame)
+            self._key = ("deep", self._top.key(), self._frame, self._base)
         return self._key
 
     # The walk hooks. A transparent container reading a value offers exactly its value's hooks, with the
@@ -205,16 +218,16 @@ class Deep(CharacterParser):
     # the stack; a container's run never ends the document (no ``ends_inside`` under a frame).
 
     def _wrap(self):  # noqa: ANN202
-        limit, frame = self._limit, self._frame
-        return lambda state: settle(limit, state, frame)
+        limit, frame, base = self._limit, self._frame, self._base
+        return lambda state: settle(limit, state, frame, base)
 
     def free_run(self) -> FreeRun | None:
         run = self._top.free_run()
         if run is None:
             return None
-        after, limit, frame = run.after, self._limit, self._frame
+        after, limit, frame, base = run.after, self._limit, self._frame, self._base
         ends = run.ends_inside and frame is None
-        return FreeRun(run.chars, run.max_length, lambda n: settle(limit, after(n), frame), ends)
+        return FreeRun(run.chars, run.max_length, lambda n: settle(limit, after(n), frame, base), ends)
 
     def lexeme(self) -> Lexeme | None:
         lexeme = nested_lexeme(self._top, self._wrap())
@@ -232,7 +245,7 @@ class Deep(CharacterParser):
         if self._frame is not None:
             return None
         inner = self._top.shared_lexeme_key(horizon)
-        return None if inner is None else ("deep", self._limit.max_depth, inner)
+        return None if inner is None else ("deep", self._limit.max_depth, self._base, inner)
 
     def __repr__(self) -> str:
         return f"Deep(depth={self.depth()}, top={self._top!r})"

@@ -190,3 +190,25 @@ def test_a_schema_nested_deeper_than_the_limit_is_refused(llama3_tokenizer, llam
 def test_max_depth_must_be_a_positive_int(bad) -> None:  # noqa: ANN001
     with pytest.raises(FormatError, match="max_depth must be an int >= 1"):
         JsonConfig(max_depth=bad)
+
+
+def test_deep_items_of_unique_and_contains_arrays(llama3_tokenizer, llama3_vocabulary) -> None:
+    """The item of a uniqueItems array, and a contains tracker, read 1,500 levels deep (past the recursion limit) without recursion:
+    the duplicate's last bracket is refused by the mask and the step; contains counts the deep item."""
+    config = JsonConfig(max_depth=20_000)
+    close = _token(llama3_tokenizer, "]")
+    item = "[" * 1500 + "]" * 1500
+    unique = TokenEnforcer(llama3_vocabulary, JsonSchemaParser({"type": "array", "uniqueItems": True}, config=config))
+    matcher = unique.matcher()
+    for token in llama3_tokenizer.encode("[" + item + "," + item[:-1], add_special_tokens=False):
+        assert matcher.accept_token(token)
+    assert close not in matcher.allowed_token_ids() and not matcher.accept_token(close)
+    assert matcher.error is None and matcher.accept_token(_token(llama3_tokenizer, ","))  # (another item in it)
+    schema = {"type": "array", "contains": {"type": "array", "minItems": 1}, "minContains": 2}
+    matcher = TokenEnforcer(llama3_vocabulary, JsonSchemaParser(schema, config=config)).matcher()
+    for token in llama3_tokenizer.encode("[" + item + ",[]", add_special_tokens=False):
+        assert matcher.accept_token(token)
+    assert close not in matcher.allowed_token_ids()  # one match so far ("[]" has no item)
+    for token in llama3_tokenizer.encode("," + item + "]", add_special_tokens=False):
+        assert matcher.accept_token(token)
+    assert matcher.error is None and llama3_vocabulary.eos_token_ids[0] in matcher.allowed_token_ids()

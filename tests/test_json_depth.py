@@ -193,8 +193,9 @@ def test_max_depth_must_be_a_positive_int(bad) -> None:  # noqa: ANN001
 
 
 def test_deep_items_of_unique_and_contains_arrays(llama3_tokenizer, llama3_vocabulary) -> None:
-    """The item of a uniqueItems array, and a contains tracker, read 1,500 levels deep (past the recursion limit) without recursion:
-    the duplicate's last bracket is refused by the mask and the step; contains counts the deep item."""
+    """The item of a uniqueItems array, and a contains tracker, read 1,500 levels deep (past the recursion
+    limit) without recursion: the duplicate's last bracket is refused by the mask and the step; contains
+    counts the deep item."""
     config = JsonConfig(max_depth=20_000)
     close = _token(llama3_tokenizer, "]")
     item = "[" * 1500 + "]" * 1500

@@ -18,8 +18,10 @@ a lexeme whose inner state can open a container (a value's start): that walk is 
 so there the walk steps this state character by character instead. Exact for tokens holding fewer than
 ``_GUARD`` opening brackets (the vocabularies here hold at most a few dozen).
 
-Not split, so still nested (and recursive): a ``uniqueItems`` or ``contains`` array's item, and a union of
-containers that are all still open (``anyOf`` of two array schemas). The depth they add still counts.
+An array that is not transparent stays a state of its own, but its item and its ``contains`` trackers
+become stacks of their own, ``base`` levels down (``settle``), so a deep item costs no recursion either. Not
+split, so still nested (and recursive): a union of containers that are all still open (``anyOf`` of two
+array schemas). The depth it adds still counts.
 """
 
 from __future__ import annotations

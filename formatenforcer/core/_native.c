@@ -815,6 +815,8 @@ static PyTypeObject AutomatonType = {
 /* ------------------------------------------------------------------------------------------------ */
 /* the walk                                                                                         */
 
+#define STOP_CHECKED 2 /* walk_lexeme: a lexeme end whose tokens the caller decides */
+
 typedef struct {
     int32_t edge, end, state, pending_count;
     uint8_t pending[4];
@@ -831,6 +833,7 @@ typedef struct {
     /* lexeme walks (walk_lexeme): states where the lexeme ends, and the end points found (node, state,
        depth in bytes) where tokens go on past such a state */
     const uint8_t *stop;
+    const uint8_t *root_only; /* lexeme walks: when set, only the root's edges whose byte is flagged */
     int32_t *ends;
     Py_ssize_t ends_len, ends_cap;
     int failed; /* out of memory while recording ends */
@@ -930,6 +933,7 @@ static void walk_from(const Walk *w, int32_t node, int32_t state, const uint8_t 
         }
         int32_t e = f->edge++;
         uint8_t byte = w->eb[e];
+        if (top == 0 && w->root_only != NULL && !w->root_only[byte]) continue;
         int32_t child = w->ec[e], s = f->state, next;
         uint8_t data[4];
         int count = 0;
@@ -959,6 +963,10 @@ static void walk_from(const Walk *w, int32_t node, int32_t state, const uint8_t 
             next = s;
         }
         if (w->stop != NULL && w->stop[next]) { /* the lexeme ends here: what goes on is the caller's */
+            if (w->stop[next] == STOP_CHECKED) { /* the caller decides the tokens ending here too */
+                record_end((Walk *)w, child, next, top + 1);
+                continue;
+            }
             emit_tokens(w, child);
             if (w->es[child] < w->es[child + 1]) record_end((Walk *)w, child, next, top + 1);
             continue;
@@ -1052,27 +1060,42 @@ done:
     return result;
 }
 
-/* walk_lexeme(trie, automaton, state, stop, out): the walk of a lexeme from the root. ``stop`` holds one
-   byte per state, 1 where the lexeme ends (a closing quote read): the tokens reaching such a state are in
-   the mask and nothing below them is walked; where tokens go on past it, the point is returned, as int32
-   triples (node, state, depth in bytes) in a bytes object, for the caller to walk on from. */
+/* walk_lexeme(trie, automaton, state, stop, out, first=None): the walk of a lexeme from the root. ``stop``
+   holds one byte per state: 0 where the walk goes on; 1 where it stops (the lexeme ended, or a state the
+   automaton does not follow): the tokens reaching such a state are in the mask and, where tokens go on
+   past it, the point is returned; STOP_CHECKED (2) where the lexeme ended and the caller decides the
+   tokens ending there as well: every point is returned, none of its tokens is in the mask. Points are
+   int32 triples (node, state, depth in bytes) in a bytes object. ``first``, when given, holds the bytes the
+   tokens may start with. */
 static PyObject *walk_lexeme(PyObject *module, PyObject *args) {
     TrieObject *trie;
     AutomatonObject *automaton;
     Py_ssize_t state;
-    Py_buffer stop, out;
-    if (!PyArg_ParseTuple(args, "O!O!ny*w*", &TrieType, &trie, &AutomatonType, &automaton, &state, &stop, &out))
+    Py_buffer stop, out, first = {0};
+    if (!PyArg_ParseTuple(args, "O!O!ny*w*|y*", &TrieType, &trie, &AutomatonType, &automaton, &state, &stop, &out,
+                          &first))
         return NULL;
     PyObject *result = NULL;
     Py_ssize_t words = (trie->vocab_size + 31) / 32;
     Walk w = {0};
+    uint8_t root_only[256] = {0};
     if (stop.len != automaton->states) {
         PyErr_Format(PyExc_ValueError, "walk_lexeme: stop needs one byte per state (%zd), it has %zd",
                      automaton->states, stop.len);
         goto done;
     }
+    for (Py_ssize_t i = 0; i < stop.len; i++) {
+        if (((const uint8_t *)stop.buf)[i] > STOP_CHECKED) {
+            PyErr_Format(PyExc_ValueError, "walk_lexeme: stop byte %zd is not 0, 1 or 2", i);
+            goto done;
+        }
+    }
     if (!start_walk(&w, "walk_lexeme", trie, automaton, state, &out)) goto done;
     w.stop = (const uint8_t *)stop.buf;
+    if (first.buf != NULL) {
+        for (Py_ssize_t i = 0; i < first.len; i++) root_only[((const uint8_t *)first.buf)[i]] = 1;
+        w.root_only = root_only;
+    }
     Py_BEGIN_ALLOW_THREADS
     memset(w.out, 0, (size_t)words * 4);
     uint8_t none[4] = {0};
@@ -1088,6 +1111,7 @@ done:
     free(w.ends);
     PyBuffer_Release(&stop);
     PyBuffer_Release(&out);
+    if (first.buf != NULL) PyBuffer_Release(&first);
     return result;
 }
 
@@ -1306,8 +1330,8 @@ static PyMethodDef module_methods[] = {
      "mask of the tokens the automaton accepts from ``state`` after the ``pending`` bytes of an incomplete "
      "character; with ``at_start``, also the tokens below a leading space, read without it."},
     {"walk_lexeme", walk_lexeme, METH_VARARGS,
-     "walk_lexeme(trie, automaton, state, stop, out): the mask of a lexeme's tokens into ``out`` and, as int32 "
-     "triples (node, state, depth), the points where tokens go on past a state where ``stop`` is 1."},
+     "walk_lexeme(trie, automaton, state, stop, out, first=None): the mask of a lexeme's tokens into ``out`` "
+     "and, as int32 triples (node, state, depth), the points where the walk stopped (see the source)."},
     {"decode_tokens", decode_tokens, METH_VARARGS,
      "decode_tokens(blob, offsets): (ids, code points, lengths, tail lengths) of the tokens "
      "blob[offsets[i]:offsets[i+1]] as TokenTexts reads them (see core/run_tables.py)."},

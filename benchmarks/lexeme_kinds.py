@@ -29,7 +29,7 @@ def main() -> None:
     parser.add_argument("--python-lexemes", action="store_true", help="keep every lexeme on the Python walk")
     args = parser.parse_args()
     if args.python_lexemes:
-        walk.compiled_lexeme = lambda vocabulary, inner: None  # type: ignore[assignment]
+        walk.compiled_lexeme = lambda *args: None  # type: ignore[assignment]
     spent: collections.Counter = collections.Counter()
     count: collections.Counter = collections.Counter()
     lexeme_result = walk.lexeme_result

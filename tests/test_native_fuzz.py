@@ -204,6 +204,75 @@ def test_random_automata_and_tries_match_the_model(seed):
         assert compiled(trie, automaton, state, pending, at_start) == expected, (tokens, parts, state, pending)
 
 
+def model_lexeme(parts: dict, state: int, stop: bytes, data: bytes) -> tuple[bool, tuple[int, int] | None]:
+    """A token's fate in a lexeme walk: whether it is in the mask, and where it stopped (bytes read, state)
+    when it reached a state whose stop byte is set (the per-token rule ``walk_lexeme`` implements)."""
+    for cut in range(1, len(data) + 1):
+        if not model_accepts(parts, state, b"", data[:cut]):
+            return False, None
+        reached = _state_after(parts, state, data[:cut])  # (None inside a character)
+        if reached is not None and stop[reached]:
+            return stop[reached] == 1 and cut == len(data), (cut, reached)
+    return True, None
+
+
+def _state_after(parts: dict, state: int, data: bytes) -> int | None:
+    """The state after whole characters (None when ``data`` ends inside one)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    table = parts["transitions"].reshape(-1, parts["classes"])
+    for ch in text:
+        state = int(table[state, _class(parts, ord(ch))])
+    return state
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_random_lexeme_walks_match_the_model(seed):
+    """``walk_lexeme`` with random stop bytes (go on, stop, stop with the tokens left to the caller) and
+    random first-byte filters: the mask and the stop points equal the per-token model's."""
+    rng = random.Random(seed)
+    tokens = random_tokens(rng, rng.randint(0, 40))
+    parts = random_automaton(rng)
+    trie = trie_of(tokens)
+    states = len(parts["accepting"])
+    flat = arrays(trie)
+    for _ in range(4):
+        state = rng.randrange(states)
+        stop = bytes(rng.choice([0, 0, 1, 2]) for _ in range(states))
+        # a stop state reads nothing more (a closed string, a state the tables do not follow): its row refuses
+        table = parts["transitions"].reshape(states, -1).copy()
+        table[[s for s in range(states) if stop[s]]] = -1
+        parts = {**parts, "transitions": table.reshape(-1)}
+        automaton = native.Automaton(**parts)
+        first = bytes(rng.sample(BYTES, rng.randint(0, 6))) if rng.random() < 0.5 else None
+        expected, points = set(), set()
+        for token_id, data in enumerate(tokens):
+            if not data or stop[state] or (first is not None and data[0] not in first):
+                continue
+            inside, stopped = model_lexeme(parts, state, stop, data)
+            if inside:
+                expected.add(token_id)
+            if stopped is not None:
+                cut, reached = stopped
+                longer = any(t and len(t) > cut and t[:cut] == data[:cut] for t in tokens)
+                if stop[reached] == 2 or longer:
+                    points.add((data[:cut], reached))
+        out = np.full((trie.vocab_size + 31) // 32 + 1, -1, dtype=np.int32)
+        args = (trie, automaton, state, stop, out) if first is None else (trie, automaton, state, stop, out, first)
+        raw = native.walk_lexeme(*args)
+        assert out[-1] == -1
+        bits = np.unpackbits(out[:-1].view(np.uint8), bitorder="little")
+        assert {int(i) for i in np.flatnonzero(bits)} == expected, (tokens, parts, state, stop, first)
+        got = set()
+        for node, reached, depth in np.frombuffer(raw, dtype=np.int32).reshape(-1, 3).tolist():
+            token = tokens[int(flat["tok_ids"][flat["tok_start"][node]])]
+            got.add((token[:depth], reached))
+        assert got == points, (tokens, parts, state, stop, first)
+
+
 ENDS = {  # how a chain ends: the targets of (a or b, the newline, a non-ASCII character) from its last state
     "refuses": (-1, -1, -1),
     "loops": ("last", -1, "last"),
@@ -316,6 +385,12 @@ def test_walk_arguments_are_checked():
         native.walk_mask(trie, automaton, 0, b"", False, bytes(words * 4))
     with pytest.raises(TypeError):
         native.walk_mask(automaton, trie, 0, b"", False, good)
+    stop = bytes(automaton.states)
+    for bad_stop in (stop[:-1], stop + b"\x00", b"\x03" * automaton.states):
+        with pytest.raises(ValueError):
+            native.walk_lexeme(trie, automaton, 0, bad_stop, good)
+    with pytest.raises(TypeError):
+        native.walk_lexeme(trie, automaton, 0, stop, good, 5)
     offsets = np.array([0, 2, 1], dtype=np.int64)
     with pytest.raises(ValueError):
         native.Trie.from_tokens(b"abc", offsets, 2)

@@ -74,7 +74,13 @@ def _groups(result) -> dict:
     """A lexeme result's end groups by end state (its key by value: explored automata are shared by every
     schema with the same pattern, like the vocabulary's shared lexeme walks): (ids decided there, tokens
     below)."""
-    return {state.lexeme_automaton()[0]: (sorted(ids), _tokens_below(merged)) for state, ids, merged in result[1]}
+    return {_by_value(state): (sorted(ids), _tokens_below(merged)) for state, ids, merged in result[1]}
+
+
+def _by_value(state: CharacterParser):
+    """A state's key by value where it has one (a pattern's states), else its key (a key's states)."""
+    found = state.lexeme_automaton()
+    return state.key() if found is None else found[0]
 
 
 def _string_states(schema: dict, rng: random.Random, count: int) -> list:
@@ -115,6 +121,66 @@ def test_compiled_lexeme_walks_equal_the_python_walks(vocabularies, name, restor
             assert np.array_equal(compiled[0], python[0]), (schema, inner)
             assert _groups(compiled) == _groups(python), (schema, inner)
     assert compiled_count > 20, "too few states went to the compiled walk: the check would prove little"
+
+
+KEY_SCHEMAS = [
+    {"type": "object", "properties": {"name": {}, "names": {}, "nickname": {}, "age": {}}, "required": ["age"]},
+    {"type": "object", "properties": {"größe": {}, "名前": {}, "emoji😀": {}, 'quote"d': {}, "back\\slash": {}}},
+    {"type": "object", "properties": {"a": {}, "ab": {}, "abc": {}, "": {}}, "maxProperties": 3},
+    {
+        "type": "object",
+        "properties": {"id": {"type": "integer"}, "idx": {}},
+        "additionalProperties": {"type": "string"},
+    },
+]
+
+
+def _key_states(schema: dict, rng: random.Random) -> list:
+    """Key states of an open object: at a key's start (first key, later key) and part-way through keys."""
+    out = []
+    parser = JsonSchemaParser(schema)
+    for prefix in ('{"', '{"name":1,"', '{"a":1,"', '{"id":1,"'):
+        state = parser.add_text(prefix)
+        if state is None:
+            continue
+        for _ in range(6):
+            current = state
+            for _ in range(rng.randrange(0, 8)):
+                lexeme = walk_lexeme(current)
+                if lexeme is not None:
+                    out.append((lexeme.inner, lexeme.checked_ends))
+                picks = [c for c in current.allowed_characters().chars(64) if c != '"']
+                nxt = current.add_character(rng.choice(picks)) if picks else None
+                if nxt is None:
+                    break
+                current = nxt
+    return out
+
+
+@pytest.mark.parametrize("name", TOKENIZER_NAMES)
+def test_compiled_key_walks_equal_the_python_walks(vocabularies, name, restore):
+    """Keys of open objects are walked in C from tables read off the trie of names (string_tables.py):
+    checked walks (every closing quote an end point for the object to decide), the walks of the tokens
+    that start with a name's first bytes (``first_char_split``) and the walk off every name, each equal to
+    the Python walk."""
+    vocabulary = vocabularies[name]
+    rng = random.Random(name)
+    compiled_count = 0
+    for schema in KEY_SCHEMAS:
+        for inner, checked in _key_states(schema, rng):
+            split = inner.first_char_split()
+            walks = [(inner, None)] if split is None else [(inner, split[1]), (split[0], None)]
+            for state, first in walks:
+                backend.use_compiled(True)
+                if compiled_lexeme(vocabulary, state, checked, first) is None:
+                    continue
+                compiled_count += 1
+                compiled = lexeme_result(vocabulary, state, checked, first)
+                backend.use_compiled(False)
+                python = lexeme_result(vocabulary, state, checked, first)
+                assert np.array_equal(compiled[0], python[0]), (schema, state, first)
+                assert _groups(compiled) == _groups(python), (schema, state, first)
+    assert compiled_count > 20, "too few key states went to the compiled walk: the check would prove little"
 
 
 def test_escapes_hand_the_walk_back_to_python(llama3_vocabulary, restore):

@@ -20,6 +20,7 @@ from typing import Any
 
 from .. import __version__
 from ..core.errors import FormatEnforcerError, UnsupportedSchemaError
+from ..jsonschema.schema.typos import likely_typos
 from .cache import add_cache_command
 from .formats import build_format, read_schema, unsupported_keywords
 from .model import CliError
@@ -158,6 +159,8 @@ def command_check(args: argparse.Namespace) -> int:
         return EXIT_OK
     schema = read_schema(args.schema)
     problems = unsupported_keywords(schema)
+    for pointer, key, meant in likely_typos(schema):
+        print(f"warning: {pointer}: '{key}' is not a JSON Schema keyword, so it is ignored (did you mean '{meant}'?)")
     if not problems:
         print(f"{args.schema}: fully supported")
         return EXIT_OK

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..core.protocol import CharacterParser
 from ..core.vocabulary import Vocabulary
+from .charsets import describe_characters
 
 
 def token_label(vocabulary: Vocabulary, token_id: int) -> str:
@@ -118,14 +119,15 @@ def explain_characters(parser: CharacterParser, text: str, out: TextIO) -> bool:
             out.write(f"refused {ch!r} at {_describe_place(text, offset)}\n")
             out.write(f"  accepted so far: {text[max(0, offset - 60) : offset]!r}\n")
             allowed = state.allowed_characters()
-            out.write(f"  the format allowed there: {allowed!r}" + (" or the end" if state.can_end() else "") + "\n")
+            shown = describe_characters(allowed)
+            out.write(f"  the format allowed there: {shown}" + (" or the end" if state.can_end() else "") + "\n")
             return False
         state = following
     if state.can_end():
         out.write(f"complete: all {len(text)} characters accepted and the format may end here\n")
         return True
     out.write(f"incomplete: all {len(text)} characters accepted, but the format cannot end here\n")
-    out.write(f"  it continues with: {state.allowed_characters()!r}\n")
+    out.write(f"  it continues with: {describe_characters(state.allowed_characters())}\n")
     return False
 
 

@@ -568,6 +568,7 @@ typedef struct {
     uint8_t *run_non_ascii;
     int32_t *run_length;
     uint8_t *run_terminal; /* 1: past run_length characters of the class, none is accepted */
+    int32_t *run_last;     /* where run_terminal: the state the run ends in */
 } AutomatonObject;
 
 #define RUN_CAP 1024 /* runs are followed this far at most: longer than any token */
@@ -585,6 +586,7 @@ static void Automaton_dealloc(AutomatonObject *self) {
     free(self->run_non_ascii);
     free(self->run_length);
     free(self->run_terminal);
+    free(self->run_last);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -624,12 +626,13 @@ static int Automaton_runs(AutomatonObject *a) {
     a->run_non_ascii = calloc((size_t)S, 1);
     a->run_length = calloc((size_t)S, sizeof(int32_t));
     a->run_terminal = calloc((size_t)S, 1);
+    a->run_last = calloc((size_t)S, sizeof(int32_t));
     uint64_t *class_ascii = calloc(2 * (size_t)C, sizeof(uint64_t));
     int64_t *weight = calloc((size_t)C, sizeof(int64_t)), *group = calloc((size_t)S, sizeof(int64_t));
     uint8_t *in_group = calloc((size_t)C, 1);
     int32_t *seen = malloc(sizeof(int32_t) * (size_t)S);
-    if (!a->run_ascii || !a->run_non_ascii || !a->run_length || !a->run_terminal || !class_ascii || !weight || !group || !in_group ||
-        !seen) {
+    if (!a->run_ascii || !a->run_non_ascii || !a->run_length || !a->run_terminal || !a->run_last || !class_ascii ||
+        !weight || !group || !in_group || !seen) {
         free(class_ascii), free(weight), free(group), free(in_group), free(seen);
         PyErr_NoMemory();
         return -1;
@@ -686,6 +689,7 @@ static int Automaton_runs(AutomatonObject *a) {
             }
             if (next == -2) { /* every class of the group refused: the run ends exactly here */
                 a->run_terminal[t] = 1;
+                a->run_last[t] = current;
                 break;
             }
             if (refused) break;
@@ -815,6 +819,8 @@ static PyTypeObject AutomatonType = {
 /* ------------------------------------------------------------------------------------------------ */
 /* the walk                                                                                         */
 
+#define STOP_CHECKED 2 /* walk_lexeme: a lexeme end whose tokens the caller decides */
+
 typedef struct {
     int32_t edge, end, state, pending_count;
     uint8_t pending[4];
@@ -831,6 +837,7 @@ typedef struct {
     /* lexeme walks (walk_lexeme): states where the lexeme ends, and the end points found (node, state,
        depth in bytes) where tokens go on past such a state */
     const uint8_t *stop;
+    const uint8_t *root_only; /* lexeme walks: when set, only the root's edges whose byte is flagged */
     int32_t *ends;
     Py_ssize_t ends_len, ends_cap;
     int failed; /* out of memory while recording ends */
@@ -869,6 +876,9 @@ static int class_covers(const Walk *w, int32_t node, int32_t state) {
 static int take_run(const Walk *w, int32_t node, int32_t state) {
     const TrieObject *t = w->trie;
     int32_t limit = w->automaton->run_length[state];
+    /* a run that ends in a stop state: the tokens reaching it are the stop's to decide (a stop state reads
+       nothing more, so a run reaches one only as its last state) */
+    if (w->stop != NULL && w->automaton->run_terminal[state] && w->stop[w->automaton->run_last[state]]) return 0;
     if (t->below_chars[node] <= limit) {
         for (int32_t k = w->ts[node], end = w->ts[w->se[node]]; k < end; k++) {
             uint32_t id = (uint32_t)w->ti[k];
@@ -930,6 +940,7 @@ static void walk_from(const Walk *w, int32_t node, int32_t state, const uint8_t 
         }
         int32_t e = f->edge++;
         uint8_t byte = w->eb[e];
+        if (top == 0 && w->root_only != NULL && !w->root_only[byte]) continue;
         int32_t child = w->ec[e], s = f->state, next;
         uint8_t data[4];
         int count = 0;
@@ -959,6 +970,10 @@ static void walk_from(const Walk *w, int32_t node, int32_t state, const uint8_t 
             next = s;
         }
         if (w->stop != NULL && w->stop[next]) { /* the lexeme ends here: what goes on is the caller's */
+            if (w->stop[next] == STOP_CHECKED) { /* the caller decides the tokens ending here too */
+                record_end((Walk *)w, child, next, top + 1);
+                continue;
+            }
             emit_tokens(w, child);
             if (w->es[child] < w->es[child + 1]) record_end((Walk *)w, child, next, top + 1);
             continue;
@@ -1052,27 +1067,44 @@ done:
     return result;
 }
 
-/* walk_lexeme(trie, automaton, state, stop, out): the walk of a lexeme from the root. ``stop`` holds one
-   byte per state, 1 where the lexeme ends (a closing quote read): the tokens reaching such a state are in
-   the mask and nothing below them is walked; where tokens go on past it, the point is returned, as int32
-   triples (node, state, depth in bytes) in a bytes object, for the caller to walk on from. */
+/* walk_lexeme(trie, automaton, state, stop, out, first=None): the walk of a lexeme from the root. ``stop``
+   holds one byte per state: 0 where the walk goes on; 1 where it stops (the lexeme ended, or a state the
+   automaton does not follow): the tokens reaching such a state are in the mask and, where tokens go on
+   past it, the point is returned; STOP_CHECKED (2) where the lexeme ended and the caller decides the
+   tokens ending there as well: every point is returned, none of its tokens is in the mask. A stop state
+   reads nothing more (its row refuses every class: the callers' ended and frontier states), so no run
+   passes through one. Points are
+   int32 triples (node, state, depth in bytes) in a bytes object. ``first``, when given, holds the bytes the
+   tokens may start with. */
 static PyObject *walk_lexeme(PyObject *module, PyObject *args) {
     TrieObject *trie;
     AutomatonObject *automaton;
     Py_ssize_t state;
-    Py_buffer stop, out;
-    if (!PyArg_ParseTuple(args, "O!O!ny*w*", &TrieType, &trie, &AutomatonType, &automaton, &state, &stop, &out))
+    Py_buffer stop, out, first = {0};
+    if (!PyArg_ParseTuple(args, "O!O!ny*w*|y*", &TrieType, &trie, &AutomatonType, &automaton, &state, &stop, &out,
+                          &first))
         return NULL;
     PyObject *result = NULL;
     Py_ssize_t words = (trie->vocab_size + 31) / 32;
     Walk w = {0};
+    uint8_t root_only[256] = {0};
     if (stop.len != automaton->states) {
         PyErr_Format(PyExc_ValueError, "walk_lexeme: stop needs one byte per state (%zd), it has %zd",
                      automaton->states, stop.len);
         goto done;
     }
+    for (Py_ssize_t i = 0; i < stop.len; i++) {
+        if (((const uint8_t *)stop.buf)[i] > STOP_CHECKED) {
+            PyErr_Format(PyExc_ValueError, "walk_lexeme: stop byte %zd is not 0, 1 or 2", i);
+            goto done;
+        }
+    }
     if (!start_walk(&w, "walk_lexeme", trie, automaton, state, &out)) goto done;
     w.stop = (const uint8_t *)stop.buf;
+    if (first.buf != NULL) {
+        for (Py_ssize_t i = 0; i < first.len; i++) root_only[((const uint8_t *)first.buf)[i]] = 1;
+        w.root_only = root_only;
+    }
     Py_BEGIN_ALLOW_THREADS
     memset(w.out, 0, (size_t)words * 4);
     uint8_t none[4] = {0};
@@ -1088,6 +1120,7 @@ done:
     free(w.ends);
     PyBuffer_Release(&stop);
     PyBuffer_Release(&out);
+    if (first.buf != NULL) PyBuffer_Release(&first);
     return result;
 }
 
@@ -1306,8 +1339,8 @@ static PyMethodDef module_methods[] = {
      "mask of the tokens the automaton accepts from ``state`` after the ``pending`` bytes of an incomplete "
      "character; with ``at_start``, also the tokens below a leading space, read without it."},
     {"walk_lexeme", walk_lexeme, METH_VARARGS,
-     "walk_lexeme(trie, automaton, state, stop, out): the mask of a lexeme's tokens into ``out`` and, as int32 "
-     "triples (node, state, depth), the points where tokens go on past a state where ``stop`` is 1."},
+     "walk_lexeme(trie, automaton, state, stop, out, first=None): the mask of a lexeme's tokens into ``out`` "
+     "and, as int32 triples (node, state, depth), the points where the walk stopped (see the source)."},
     {"decode_tokens", decode_tokens, METH_VARARGS,
      "decode_tokens(blob, offsets): (ids, code points, lengths, tail lengths) of the tokens "
      "blob[offsets[i]:offsets[i+1]] as TokenTexts reads them (see core/run_tables.py)."},

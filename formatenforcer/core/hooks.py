@@ -9,9 +9,9 @@ The ``nested_*`` helpers carry a child's hook up through a container that only p
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .charset import CharSet
 
@@ -57,6 +57,43 @@ class Lexeme:
     checked_ends: bool = False
     """True when ``resume`` may refuse a state where ``inner`` ends (returns None): then the tokens that end
     exactly where ``inner`` may end are kept out of the cached inner mask and decided by ``resume``."""
+
+
+class LexemeTables:
+    """A lexeme's automaton over characters, built by its parser for the compiled walk (``lexeme_tables``).
+
+    Characters are split into classes, the intervals ``class_lo[i]..class_hi[i]`` (sorted, disjoint; class
+    ``i`` is interval ``i``), which every state treats alike. ``transitions`` holds ``states * classes`` int32
+    (-1: refused) — a character is taken exactly when the parser state allows it and ``add_character`` takes
+    it to the state numbered there. ``ends[s]`` is 1 where the lexeme has ended (the state may end and
+    allows nothing more); ``frontier[s]`` is 1 for a state the tables do not follow (the walk hands it back
+    to the Python walk). Per state, its allowed characters as sorted intervals
+    (``allow_lo/allow_hi[allow_start[s]:allow_start[s + 1]]``; none for frontier and ended states), for the
+    first bytes of a character split across tokens. ``state_of(s)`` makes the parser state numbered ``s``.
+    ``compiled`` is the core's slot for what it builds from the tables once."""
+
+    __slots__ = (
+        "class_lo", "class_hi", "transitions", "ends", "frontier", "allow_start", "allow_lo", "allow_hi",
+        "state_of", "compiled",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        class_lo: Sequence[int],
+        class_hi: Sequence[int],
+        transitions: Any,
+        ends: bytes,
+        frontier: bytes,
+        allow_start: Sequence[int],
+        allow_lo: Sequence[int],
+        allow_hi: Sequence[int],
+        state_of: Callable[[int], CharacterParser],
+    ) -> None:
+        self.class_lo, self.class_hi, self.transitions = class_lo, class_hi, transitions
+        self.ends, self.frontier = ends, frontier
+        self.allow_start, self.allow_lo, self.allow_hi = allow_start, allow_lo, allow_hi
+        self.state_of = state_of
+        self.compiled: Any = None
 
 
 class WalkHooks:
@@ -115,6 +152,12 @@ class WalkHooks:
         reachable state treats alike). The compiled core then explores the states into an automaton once
         and walks the lexeme in C (core/lexeme_automaton.py). The walk stops where a state may end, so a
         state that may end must read nothing more (a closed string); otherwise the lexeme is not explored."""
+        return None
+
+    def lexeme_tables(self) -> tuple[LexemeTables, int] | None:
+        """Optional, like ``lexeme_automaton`` but for a lexeme whose automaton the parser builds itself,
+        cheaper than exploring it state by state (a JSON key over the trie of its names): the tables and
+        the number of this state in them. The tables are built once and shared by every state they hold."""
         return None
 
     def automaton_state(self) -> tuple[object, int] | None:

@@ -18,7 +18,9 @@ Python walk goes on below it within the same lexeme walk.
 from __future__ import annotations
 
 import threading
+import weakref
 from bisect import bisect_right
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -32,8 +34,8 @@ MAX_STATES = 1024
 """Explorations that reach more states than this stay on the Python walk."""
 _END = 0x110000
 _SURROGATES = (0xD800, 0xDFFF)
-_EXPORTS: dict[Any, tuple[Any, list[CharacterParser], bytes, int] | None] = {}
-"""state key -> (automaton, states, stop bytes, the state's number), or None: not explorable."""
+_EXPORTS: dict[Any, Any] = {}
+"""state key -> its ``_Export``, or None: not explorable."""
 _LOCK = threading.Lock()
 _CACHE_SIZE = 8192
 """Explored states kept (each holds its automaton and parser states, and through them the pattern)."""
@@ -126,7 +128,19 @@ def explore(start: CharacterParser) -> tuple[Any, list[CharacterParser], bytes, 
     return automaton, states, stop, index
 
 
-def _export(state: CharacterParser) -> tuple[Any, list[CharacterParser], bytes, int] | None:
+_Export = tuple[Any, Callable[[int], CharacterParser], tuple[bytes, bytes], int]
+"""(``_native.Automaton``, parser state by number, stop bytes unchecked and checked, start number)."""
+
+
+def _stops(ended: bytes, frontier: bytes) -> tuple[bytes, bytes]:
+    """``walk_lexeme``'s stop bytes: for an unchecked walk (1 at an end or a frontier state) and for a
+    checked one (2 at an end: the caller decides those tokens too; 1 at a frontier state)."""
+    unchecked = bytes(1 if e or f else 0 for e, f in zip(ended, frontier))
+    checked = bytes(2 if e else (1 if f else 0) for e, f in zip(ended, frontier))
+    return unchecked, checked
+
+
+def _export(state: CharacterParser) -> _Export | None:
     found = state.lexeme_automaton()
     if found is None:
         return None
@@ -143,37 +157,99 @@ def _export(state: CharacterParser) -> tuple[Any, list[CharacterParser], bytes, 
             _EXPORTS[key] = None
             return None
         automaton, states, stop, index = explored
+        ended = bytes(1 if state.can_end() else 0 for state in states)
+        frontier = bytes(1 if s and not e else 0 for s, e in zip(stop, ended))
+        stops = _stops(ended, frontier)
         for other, number in index.items():  # every state explored is a start for later walks
             if not (other.__class__ is tuple and other and other[0] == "frontier"):
-                _EXPORTS.setdefault(other, (automaton, states, stop, number))
+                _EXPORTS.setdefault(other, (automaton, states.__getitem__, stops, number))
         return _EXPORTS[key]
 
 
-def compiled_lexeme(vocabulary: Any, inner: CharacterParser) -> tuple[np.ndarray, list, list] | None:
+def _from_tables(state: CharacterParser) -> _Export | None:
+    """The export of a state whose parser builds its lexeme's tables itself (``lexeme_tables``)."""
+    found = state.lexeme_tables()
+    if found is None:
+        return None
+    tables, number = found
+    compiled = tables.compiled
+    if compiled is None:
+        with _LOCK:
+            compiled = tables.compiled
+            if compiled is None:
+                transitions = np.asarray(tables.transitions, dtype=np.int32).reshape(-1)
+                classes = len(tables.class_lo)
+                automaton = backend.native.Automaton(  # type: ignore[union-attr]
+                    class_lo=np.asarray(tables.class_lo, dtype=np.int32),
+                    class_hi=np.asarray(tables.class_hi, dtype=np.int32),
+                    class_id=np.arange(classes, dtype=np.int32),
+                    transitions=transitions,
+                    accepting=np.frombuffer(tables.ends, dtype=np.uint8),
+                    allow_start=np.asarray(tables.allow_start, dtype=np.int32),
+                    allow_lo=np.asarray(tables.allow_lo, dtype=np.int32),
+                    allow_hi=np.asarray(tables.allow_hi, dtype=np.int32),
+                    classes=classes,
+                )
+                compiled = tables.compiled = (automaton, _stops(tables.ends, tables.frontier))
+                tables.transitions = None  # (the automaton holds its own copy)
+    automaton, stops = compiled
+    return automaton, tables.state_of, stops, number
+
+
+_NODES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""Per vocabulary: its flat trie's arrays, and flat trie node -> dict trie node (for the points a compiled
+walk returns)."""
+_NODES_KEPT = 1 << 16
+
+
+def _dict_node(vocabulary: Any, trie: Any, node: int, depth: int) -> Trie:
+    """The dict trie node of flat node ``node`` (at ``depth`` bytes), memoised per vocabulary."""
+    held = _NODES.get(vocabulary)
+    if held is None:
+        held = _NODES.setdefault(vocabulary, (arrays(trie), {}))
+    flat, memo = held
+    hit = memo.get(node)
+    if hit is None:
+        path = vocabulary.token_bytes[int(flat["tok_ids"][flat["tok_start"][node]])][:depth]
+        hit = vocabulary.trie
+        for byte in path:
+            hit = hit[byte]
+        if len(memo) >= _NODES_KEPT:
+            memo.clear()
+        memo[node] = hit
+    return hit
+
+
+def compiled_lexeme(
+    vocabulary: Any, inner: CharacterParser, checked: bool = False, first: bytes | None = None
+) -> tuple[np.ndarray, list, list] | None:
     """The walk of a lexeme's inner state in C, as ``walk.lexeme_result`` needs it: the packed mask of the
-    tokens that stay inside the lexeme or end where it ends; the end points — the vocabulary trie node and
-    the parser state there — where tokens go on past its end; and the frontier points, where the walk
-    reached a state it does not explore (inside a ``\\uXXXX`` escape) and tokens go on, for the Python walk
-    to continue from. None where the Python walk answers."""
+    tokens that stay inside the lexeme (and, unless ``checked``, of those that end where it ends); the end
+    points — the vocabulary trie node and the parser state there — where tokens go on past its end (when
+    ``checked``, every point where it ends: the full state decides those tokens); and the frontier points,
+    where the walk reached a state it does not follow (inside a ``\\uXXXX`` escape) and tokens go on, for
+    the Python walk to continue from. ``first``: only the tokens starting with these bytes. None where the
+    Python walk answers."""
     if not backend.active():
         return None
-    export = _export(inner)
+    export = _from_tables(inner) or _export(inner)
     if export is None:
         return None
-    automaton, states, stop, number = export
+    automaton, state_of, stops, number = export
     trie = flat_trie(vocabulary)
     mask = np.empty((vocabulary.size + 31) // 32, dtype=np.int32)
-    raw = backend.native.walk_lexeme(trie, automaton, number, stop, mask)  # type: ignore[union-attr]
+    stop = stops[1] if checked else stops[0]
+    if first is None:
+        raw = backend.native.walk_lexeme(trie, automaton, number, stop, mask)  # type: ignore[union-attr]
+    else:
+        raw = backend.native.walk_lexeme(trie, automaton, number, stop, mask, first)  # type: ignore[union-attr]
     ends: list[tuple[Trie, CharacterParser]] = []
     frontier: list[tuple[Trie, CharacterParser]] = []
     if raw:
-        flat = arrays(trie)
-        tok_start, tok_ids = flat["tok_start"], flat["tok_ids"]
+        states: dict[int, CharacterParser] = {}
         for node, state, depth in np.frombuffer(raw, dtype=np.int32).reshape(-1, 3).tolist():
-            path = vocabulary.token_bytes[int(tok_ids[tok_start[node]])][:depth]
-            current = vocabulary.trie
-            for byte in path:
-                current = current[byte]
-            found = states[state]
-            (ends if found.can_end() else frontier).append((current, found))
+            found = states.get(state)
+            if found is None:
+                found = states[state] = state_of(state)
+            (ends if found.can_end() else frontier).append((_dict_node(vocabulary, trie, node, depth), found))
     return mask, ends, frontier

@@ -365,8 +365,8 @@ def lexeme_result(
     reused wherever the same scalar state recurs, whatever containers surround it; the full state then
     walks one small merged trie per end state instead of every end point."""
     walker = _LexemeWalk(vocabulary, checked)
-    if not checked and first is None and not inner.can_end():
-        compiled = compiled_lexeme(vocabulary, inner)
+    if not inner.can_end():
+        compiled = compiled_lexeme(vocabulary, inner, checked, first)
         if compiled is not None:  # walked in C, with the same end points (core/lexeme_automaton.py)
             mask, walker.ends, frontier = compiled
             for node, state in frontier:  # where C stopped inside an escape: on in Python

@@ -101,6 +101,10 @@ class CompiledGrammar:
         self.epoch, self._made = 0, 0  # see _intern
         self._final_chars: dict[tuple[int, int], CharSet] = {}
         self._merged: dict[frozenset, EarleySet] = {}
+        self._predicted: dict[int, frozenset] = {}
+        self._statics: dict[frozenset, tuple[frozenset, dict[int, tuple[Item, ...]]]] = {}
+        self._start_chars: dict[tuple[int, ...], CharSet] = {}  # by expected terminals (EarleySet.start_chars)
+        self._starts: dict[tuple, tuple[tuple[int, int], ...]] = {}  # (expected, character): EarleySet.starts
         self.root = self._intern(self._closure([(self.start_production, 0, None)]))
 
     def _add(self, lhs: int, rhs: tuple[int, ...]) -> None:
@@ -120,8 +124,16 @@ class CompiledGrammar:
     def _closure(self, seeds: list[Item]) -> frozenset:
         """The items of a set: ``seeds`` (scanned items, origins resolved) closed under completion and
         prediction."""
-        rhs_of, lhs_of, by_lhs, nullable = self.rhs, self.lhs, self.by_lhs, self.nullable
+        dynamic, predicted = self._closure_parts(seeds)
+        return self._static(predicted)[0].union(dynamic)
+
+    def _closure_parts(self, seeds: list[Item]) -> tuple[set, frozenset]:
+        """``_closure`` in two parts: the items reached from the seeds by completion and by moving past
+        nullable symbols (their origins are earlier sets), and the nonterminals predicted on the way. What
+        predicting adds depends on those nonterminals alone (``_static``), so it is added in one piece."""
+        rhs_of, lhs_of, nullable = self.rhs, self.lhs, self.nullable
         items: set = set()
+        predicted: set[int] = set()
         todo = list(seeds)
         while todo:
             item = todo.pop()
@@ -137,13 +149,53 @@ class CompiledGrammar:
                 continue
             symbol = rhs[dot]
             if symbol >= 0:
-                for predicted in by_lhs[symbol]:
-                    todo.append((predicted, 0, None))
+                predicted.add(symbol)
                 if nullable[symbol]:
                     todo.append((production, dot + 1, origin))
-        return frozenset(items)
+        return items, frozenset(predicted)
 
-    def _intern(self, items: frozenset) -> EarleySet:
+    def _static(self, predicted: frozenset) -> tuple[frozenset, dict[int, tuple[Item, ...]]]:
+        """The items predicting these nonterminals adds (all made in the set itself: origin None), and
+        those items by the terminal they scan (see ``EarleySet``); the same few combinations recur."""
+        found = self._statics.get(predicted)
+        if found is None:
+            items = frozenset().union(*(self._predictions(symbol) for symbol in predicted))
+            rhs_of = self.rhs
+            scanning: dict[int, list[Item]] = {}
+            for item in items:
+                rhs = rhs_of[item[0]]
+                if item[1] < len(rhs) and rhs[item[1]] < 0:
+                    scanning.setdefault(rhs[item[1]], []).append(item)
+            if len(self._statics) >= 1 << 14:
+                self._statics.clear()
+            found = self._statics[predicted] = (items, {symbol: tuple(got) for symbol, got in scanning.items()})
+        return found
+
+    def _predictions(self, nonterminal: int) -> frozenset:
+        """The items predicting ``nonterminal`` adds to a set, all made in that set (origin None): its
+        productions at dot 0, closed under prediction and moving past nullable symbols."""
+        found = self._predicted.get(nonterminal)
+        if found is None:
+            rhs_of, by_lhs, nullable = self.rhs, self.by_lhs, self.nullable
+            items: set = set()
+            todo = [(production, 0, None) for production in by_lhs[nonterminal]]
+            while todo:
+                item = todo.pop()
+                if item in items:
+                    continue
+                items.add(item)
+                production, dot, _ = item
+                rhs = rhs_of[production]
+                if dot < len(rhs) and rhs[dot] >= 0:
+                    todo.extend((predicted, 0, None) for predicted in by_lhs[rhs[dot]])
+                    if nullable[rhs[dot]]:
+                        todo.append((production, dot + 1, None))
+            found = self._predicted[nonterminal] = frozenset(items)
+        return found
+
+    def _intern(self, items: frozenset, parts: tuple | None = None) -> EarleySet:
+        """The one set of these items; ``parts`` (the items reached from the seeds, and the scanning table
+        of the predicted ones) spares a new set going through all its items."""
         found = self._sets.get(items)
         if found is None:
             self._made += 1
@@ -152,7 +204,7 @@ class CompiledGrammar:
                 # made alive: a new epoch makes each set drop its memo when next asked (live ones rebuild)
                 self.epoch, self._made = self.epoch + 1, 0
                 self._merged.clear()
-            found = EarleySet(self, items)
+            found = EarleySet(self, items, parts)
             self._sets[items] = found
         return found
 
@@ -197,18 +249,33 @@ class EarleySet:
     and hashed by identity. Memoises what the parser asks of it: the lexemes that may start here, the
     set after each of them, and which characters can begin one."""
 
-    __slots__ = ("grammar", "items", "_waiting", "expected", "accepting", "_scans", "_starts", "_start_chars",
-                 "_epoch", "__weakref__")  # fmt: skip
+    __slots__ = ("grammar", "items", "_waiting", "_scanning", "expected", "accepting", "_scans", "_starts",
+                 "_start_chars", "_epoch", "__weakref__")  # fmt: skip
 
-    def __init__(self, grammar: CompiledGrammar, items: frozenset) -> None:
+    def __init__(self, grammar: CompiledGrammar, items: frozenset, parts: tuple | None = None) -> None:
         self.grammar = grammar
         self.items = items
         self._waiting: dict[int, list[Item]] | None = None
         rhs_of = grammar.rhs
-        expected = {-1 - rhs_of[p][d] for p, d, _ in items if d < len(rhs_of[p]) and rhs_of[p][d] < 0}
-        self.expected: tuple[int, ...] = tuple(sorted(expected))
+        # terminal symbol -> the items it advances; from the predicted items' shared table when given
+        scanning: dict[int, tuple[Item, ...]]
+        if parts is None:
+            own, scanning = items, {}
+        else:
+            own, scanning = parts[0], dict(parts[1])
+        extra: dict[int, list[Item]] = {}
+        for item in own:
+            rhs = rhs_of[item[0]]
+            if item[1] < len(rhs) and rhs[item[1]] < 0:
+                extra.setdefault(rhs[item[1]], []).append(item)
+        for symbol, added in extra.items():
+            scanning[symbol] = (*scanning.get(symbol, ()), *added)
+        self._scanning = scanning
+        self.expected: tuple[int, ...] = tuple(sorted(-1 - symbol for symbol in scanning))
+        # the augmented start S' -> start is predicted at the root alone, so its completed item is made
+        # in the root itself (a nullable start: origin None) or in a later set (origin the root)
         start = grammar.start_production
-        self.accepting = any(p == start and d == 1 for p, d, _ in items)
+        self.accepting = (start, 1, None) in items or (start, 1, getattr(grammar, "root", None)) in items
         self._scans: dict[int, EarleySet] = {}
         self._epoch = grammar.epoch
         self._starts: dict[str, tuple[tuple[int, int], ...]] = {}
@@ -236,13 +303,13 @@ class EarleySet:
             if lexer >= grammar.terminal_count:
                 found = self
             else:
-                symbol, rhs_of = -1 - lexer, grammar.rhs
                 seeds = [
                     (p, d + 1, self if origin is None else origin)
-                    for p, d, origin in self.items
-                    if d < len(rhs_of[p]) and rhs_of[p][d] == symbol
+                    for p, d, origin in self._scanning.get(-1 - lexer, ())
                 ]
-                found = grammar._intern(grammar._closure(seeds))
+                dynamic, predicted = grammar._closure_parts(seeds)
+                static, scanning = grammar._static(predicted)
+                found = grammar._intern(static.union(dynamic), (dynamic, scanning))
             self._scans[lexer] = found
         return found
 
@@ -254,8 +321,15 @@ class EarleySet:
         """``(lexer, automaton state)`` for each lexeme that may start here with ``ch``."""
         found = self._starts.get(ch)
         if found is None:
-            dfas = self.grammar.dfas
-            found = tuple((lexer, q) for lexer in self.lexers() if (q := dfas[lexer].step(0, ch)) is not None)
+            shared = self.grammar._starts  # by expected terminals: the same at every set expecting them
+            key = (self.expected, ch)
+            found = shared.get(key)
+            if found is None:
+                dfas = self.grammar.dfas
+                found = tuple((lexer, q) for lexer in self.lexers() if (q := dfas[lexer].step(0, ch)) is not None)
+                if len(shared) >= 1 << 16:
+                    shared.clear()
+                shared[key] = found
             if len(self._starts) < 4096:
                 self._starts[ch] = found
         return found
@@ -263,8 +337,14 @@ class EarleySet:
     def start_chars(self) -> CharSet:
         """The characters a lexeme may start with here."""
         if self._start_chars is None:
-            intervals = [iv for lexer in self.lexers() for iv in self.grammar.dfas[lexer].charset(0).intervals]
-            self._start_chars = CharSet(intervals) if intervals else EMPTY
+            memo = self.grammar._start_chars
+            found = memo.get(self.expected)
+            if found is None:
+                intervals = [iv for lexer in self.lexers() for iv in self.grammar.dfas[lexer].charset(0).intervals]
+                if len(memo) >= 1 << 14:
+                    memo.clear()
+                found = memo[self.expected] = CharSet(intervals) if intervals else EMPTY
+            self._start_chars = found
         return self._start_chars
 
     def __repr__(self) -> str:

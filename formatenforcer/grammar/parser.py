@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from ..core.charset import EMPTY, CharSet
+from ..core.charset import EMPTY, CharSet, union_memo
 from ..core.errors import GrammarError
 from ..core.hooks import nested_lexeme
 from ..core.protocol import CharacterParser, FreeRun, Lexeme
@@ -64,10 +64,12 @@ def read_grammar(text: str, syntax: str | None = None) -> Grammar:
 class _Compiled:
     """What every state of one GrammarParser shares: the Earley grammar and the interned states."""
 
-    __slots__ = ("earley", "states", "epoch", "__weakref__")
+    __slots__ = ("earley", "states", "epoch", "charsets", "run_chars", "__weakref__")
 
     def __init__(self, earley: CompiledGrammar) -> None:
         self.earley = earley
+        self.charsets: dict[tuple, CharSet] = {}  # unions of allowed characters (GrammarState.allowed_characters)
+        self.run_chars: dict[tuple, CharSet] = {}  # a lexeme's run characters by what follows it (_find_run)
         self.states: dict[Hashable, GrammarState] = {}
         self.epoch = 0
         """Bumped when the intern table is cleared: states then drop their transition memos when next
@@ -129,10 +131,11 @@ class GrammarState(CharacterParser):
         found = self._charset
         if found is None:
             dfas = self._compiled.earley.dfas
-            intervals = [iv for _, lexer, q in self._active for iv in dfas[lexer].charset(max(q, 0)).intervals]
-            for s in self._fresh:
-                intervals.extend(s.start_chars().intervals)
-            found = self._charset = CharSet(intervals) if intervals else EMPTY
+            parts = {dfas[lexer].charset(max(q, 0)) for _, lexer, q in self._active}
+            parts.update(s.start_chars() for s in self._fresh)
+            parts.discard(EMPTY)
+            # the same few unions recur at every position: each is built once per grammar
+            found = self._charset = union_memo(self._compiled.charsets, tuple(sorted(parts, key=_by_intervals)))
         return found
 
     def can_end(self) -> bool:
@@ -189,14 +192,19 @@ class GrammarState(CharacterParser):
             return None
         ((s, lexer, q),) = self._active
         earley, compiled = self._compiled.earley, self._compiled
-        following = s.scan(lexer)
-        if self._fresh and self._fresh != {following}:
-            return None
         dfa, finals = earley.dfas[lexer], earley.finals[lexer]
         run = dfa.run(max(q, 0))
         if run is None:
             return None
-        chars = run.chars - following.start_chars()
+        following = s.scan(lexer)
+        if self._fresh and self._fresh != {following}:
+            return None
+        key = (lexer, max(q, 0), following.expected)  # the run's own characters depend on these alone
+        chars = compiled.run_chars.get(key)
+        if chars is None:
+            if len(compiled.run_chars) >= _INTERNED:
+                compiled.run_chars.clear()
+            chars = compiled.run_chars[key] = run.chars - following.start_chars()
         if chars.size() < _RUN_MIN_CHARS:
             return None
         chain = run.chain
@@ -273,6 +281,10 @@ class GrammarState(CharacterParser):
         names = self._compiled.earley.terminal_names
         active = ", ".join(f"{names[lexer]}@{q}" for _, lexer, q in self._active)
         return f"GrammarState(active=[{active}], fresh={len(self._fresh)}, can_end={self.can_end()})"
+
+
+def _by_intervals(charset: CharSet) -> tuple:
+    return charset.intervals
 
 
 def _ended(earley: CompiledGrammar, moved: set[Triple]) -> frozenset:

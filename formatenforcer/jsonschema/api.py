@@ -17,7 +17,9 @@ from ..core.hooks import FreeRun, Lexeme, walk_lexeme
 from ..core.protocol import CharacterParser
 from .compile import Compiler
 from .config import JsonConfig
+from .depth import DepthLimit
 from .root import root_start
+from .schema.deep import prepare
 from .schema.ir import AnyValue, Never, Node, deref
 from .schema.load import load_schema
 from .schema.merge import Merger
@@ -44,7 +46,16 @@ class _Document(CharacterParser):
             if not isinstance(deref(root), Never) and not compiler.finite(root):
                 reason = "no finite value: a required property or item has no value, or needs another of itself"
             raise SchemaError(f"the schema is unsatisfiable: {reason}", "#")
-        self._start = root_start(compiler.config, compiler.ws, start)
+        depth = compiler.config.max_depth
+        if not isinstance(deref(root), AnyValue):  # (any value: a scalar needs no container)
+            needed = compiler._finite.min_depth(root)
+            if needed is not None and needed > depth:
+                raise SchemaError(
+                    f"the smallest value of the schema nests {needed} arrays or objects, more than "
+                    f"JsonConfig.max_depth ({depth}) allows",
+                    "#",
+                )
+        self._start = root_start(compiler.config, compiler.ws, DepthLimit(compiler.config.max_depth).wrap(start))
 
     def add_character(self, ch: str) -> CharacterParser | None:
         return self._start.add_character(ch)
@@ -110,6 +121,7 @@ class JsonSchemaParser(_Document):
                 except SchemaError as error:
                     raise SchemaError(f"in resource {uri!r}: {error}") from None
         normalizer = Normalizer(raw, resources)
+        prepare(normalizer, raw)
         root = normalizer.node(raw)
         normalizer.finish()
         origins = normalizer.origin

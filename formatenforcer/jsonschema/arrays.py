@@ -36,7 +36,7 @@ from .schema.ir import (
     union_of,
 )
 from .schema.normalize import literal_node
-from .schema.validate import _canonical
+from .unique_text import canonical
 
 if TYPE_CHECKING:
     from .compile import Compiler
@@ -239,7 +239,7 @@ class ArrayContext:
             schema = merger.intersect(schema, node.contains)
         elif mode == "avoid":
             schema = merger.intersect(schema, merger.negate(node.contains))
-        scalars = [value for value in (json.loads(text) for text in seen) if not isinstance(value, (list, dict))]
+        scalars = [json.loads(text) for text in seen if text[0] not in "[{"]
         if scalars:
             schema = merger.intersect(schema, merger.negate(union_of([literal_node(v) for v in scalars])))
         return self.compiler.start(schema)
@@ -248,8 +248,8 @@ class ArrayContext:
         """Whether the array/object ``text`` equals (as JSON values: 1 == 1.0, any key order) a seen item."""
         values = self._seen_values.get(seen)
         if values is None:
-            values = self._seen_values[seen] = frozenset(_canonical(json.loads(t)) for t in seen if t[0] in "[{")
-        return _canonical(json.loads(text)) in values
+            values = self._seen_values[seen] = frozenset(canonical(t) for t in seen if t[0] in "[{")
+        return canonical(text) in values
 
 
 class ArrayParser(ArrayWalkHooks, MemoAllowed):
@@ -292,7 +292,8 @@ class ArrayParser(ArrayWalkHooks, MemoAllowed):
         elif mode == "match" or (tracked and self._tracker is not None and self._tracker.can_end()):
             count += 1
         if ctx.unique:
-            seen = seen | {json.dumps(json.loads(self._text))}
+            text = self._text  # an array or object as read (compared by ``canonical``), a scalar normalised
+            seen = seen | {text if text[0] in "[{" else json.dumps(json.loads(text))}
         return ArrayParser(ctx, AFTER, self._index + 1, 0, None, (count, seen))
 
     def _begin_item(self, ch: str) -> ArrayParser | None:

@@ -37,6 +37,11 @@ class JsonConfig:
         default: ``json.dumps`` never writes them, and a small model offered that route drifts into spelling
         whole keys as escapes. Every other escape (``\" \\ \/ \b \f \n \r \t``, ``\uXXXX`` for control
         and non-ASCII characters, surrogate pairs) is always allowed.
+    max_depth: the most arrays and objects open at once (``[[1]]`` has depth 2). Past it the mask and the
+        step refuse ``[`` and ``{`` that would open another, so a model that loops on ``[`` is stopped at
+        this depth and can only close what it opened. Nesting costs nothing per level (no recursion, see
+        jsonschema/depth.py), so any limit works, e.g. 20_000. A schema whose smallest instance is nested
+        deeper than the limit is refused at construction (``SchemaError``).
     """
 
     property_order: Literal["any", "schema"] = "any"
@@ -45,6 +50,7 @@ class JsonConfig:
     max_trailing_whitespace: int = 1
     whitespace_pattern: str | None = None
     ascii_escapes: bool = False
+    max_depth: int = 1000
 
     def __post_init__(self) -> None:
         if self.property_order not in ("any", "schema"):
@@ -57,5 +63,7 @@ class JsonConfig:
             raise FormatError(
                 f"JsonConfig.max_trailing_whitespace must be an int >= 0, not {self.max_trailing_whitespace!r}"
             )
+        if not isinstance(self.max_depth, int) or isinstance(self.max_depth, bool) or self.max_depth < 1:
+            raise FormatError(f"JsonConfig.max_depth must be an int >= 1, not {self.max_depth!r}")
         if self.whitespace_pattern is not None and not isinstance(self.whitespace_pattern, str):
             raise FormatError("JsonConfig.whitespace_pattern must be a string or None")

@@ -9,6 +9,7 @@ must contain, so optional recursion (trees, linked lists) costs one visit per no
 
 from __future__ import annotations
 
+import heapq
 from typing import TYPE_CHECKING
 
 from .arrays import _count_values
@@ -45,21 +46,94 @@ class FiniteCheck:
             needs[key] = (rule, children)
             nodes[key] = current
             stack.extend(child for child in children if id(child) not in needs)
+        # the least fixpoint by propagation from what is settled: each node and edge once (a chain of n
+        # nested required values takes n steps, not n passes of n)
         value = {key: False for key in needs}
-        changed = True
-        while changed:
-            changed = False
-            for key, (rule, children) in needs.items():
-                if value[key]:
+        parents: dict[int, list[int]] = {}
+        waiting: dict[int, int] = {}  # "all" nodes: children in ``needs`` not yet known finite
+        ready: list[int] = []
+        for key, (rule, children) in needs.items():
+            ids = {id(child) for child in children}
+            if rule == "any":
+                if any(self._known.get(c) for c in ids):
+                    ready.append(key)
                     continue
-                states = [self._known.get(id(c), value.get(id(c), False)) for c in children]
-                ok = any(states) if rule == "any" else all(states)
-                if ok:
-                    value[key] = changed = True
+            elif any(self._known.get(c) is False for c in ids):
+                continue
+            open_ids = [c for c in ids if c in needs]
+            if rule == "all":
+                waiting[key] = len(open_ids)
+                if not open_ids:
+                    ready.append(key)
+            for c in open_ids:
+                parents.setdefault(c, []).append(key)
+        while ready:
+            key = ready.pop()
+            if value[key]:
+                continue
+            value[key] = True
+            for parent in parents.get(key, ()):
+                if value[parent]:
+                    continue
+                if parent not in waiting:
+                    ready.append(parent)
+                else:
+                    waiting[parent] -= 1
+                    if not waiting[parent]:
+                        ready.append(parent)
         for key, ok in value.items():
             self._known[key] = ok
             self._keep.append(nodes[key])
         return self._known[id(root)]
+
+    def min_depth(self, node: Node) -> int | None:
+        """The fewest arrays and objects open at once in a value of ``node`` (``[[1]]``: 2), None when it has
+        no finite value. Knuth's generalisation of Dijkstra over the same needs: a container adds one level
+        to the deepest of what it must contain, a union takes its shallowest option; settled in order of
+        depth, each node once."""
+        root = _concrete(node)
+        needs: dict[int, tuple[str, list[Node]]] = {}
+        level: dict[int, int] = {}
+        stack = [root]
+        while stack:
+            current = stack.pop()
+            if id(current) in needs:
+                continue
+            rule, children = self._needs(current)
+            needs[id(current)] = (rule, children)
+            level[id(current)] = 1 if isinstance(current, (Array, Object)) else 0
+            stack.extend(child for child in children if id(child) not in needs)
+        parents: dict[int, list[int]] = {}
+        waiting: dict[int, int] = {}
+        deepest: dict[int, int] = {}
+        heap: list[tuple[int, int]] = []
+        for key, (rule, children) in needs.items():
+            ids = {id(child) for child in children}
+            if rule == "all":
+                waiting[key] = len(ids)
+                deepest[key] = 0
+                if not ids:
+                    heap.append((level[key], key))
+            for c in ids:
+                parents.setdefault(c, []).append(key)
+        heapq.heapify(heap)
+        done: dict[int, int] = {}
+        while heap:
+            depth, key = heapq.heappop(heap)
+            if key in done:
+                continue
+            done[key] = depth
+            for parent in parents.get(key, ()):
+                if parent in done:
+                    continue
+                if parent not in waiting:
+                    heapq.heappush(heap, (depth + level[parent], parent))
+                else:
+                    waiting[parent] -= 1
+                    deepest[parent] = max(deepest[parent], depth)
+                    if not waiting[parent]:
+                        heapq.heappush(heap, (deepest[parent] + level[parent], parent))
+        return done.get(id(root))
 
     def _needs(self, node: Node) -> tuple[str, list[Node]]:
         """("all" | "any", the concrete nodes a value of ``node`` must contain all or one of)."""

@@ -7,11 +7,15 @@ and reads ``ctx`` (an ``ObjectContext``) for the names' trie, their masks and wh
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from ..core.charset import EMPTY, CharSet
-from .formats.content import Content, FreeContent
+from .formats.content import Content, FreeContent, LengthContent
+from .string_tables import ContentDfa, class_edges, string_tables
 
 if TYPE_CHECKING:
     from .objects import ObjectContext
@@ -69,7 +73,7 @@ class KeyContent(Content):
     """Decoded characters of a key: the trie of available named keys united with the extra-key automaton.
     State: (trie node or -1, extra-automaton state or None, text so far when an extra key's text is kept)."""
 
-    __slots__ = ("ctx", "available", "extras", "seen_extras", "shared", "_live_memo")
+    __slots__ = ("ctx", "available", "extras", "seen_extras", "shared", "_live_memo", "_tables")
 
     def __init__(
         self,
@@ -82,6 +86,7 @@ class KeyContent(Content):
         self.ctx, self.available, self.extras, self.seen_extras = ctx, available, extras, seen_extras
         self.shared = shared
         self._live_memo: dict[tuple, bool] = {}
+        self._tables: dict[CharSet, tuple | None] = {}
 
     def ident(self) -> Hashable:
         return (id(self.ctx), self.available, self.extras is not None, self.seen_extras, self.shared)
@@ -116,6 +121,54 @@ class KeyContent(Content):
             if dead:
                 out = out - CharSet.of(dead)
         return out
+
+    def string_tables(self, escapable: CharSet) -> tuple | None:
+        hit = self._tables.get(escapable, False)
+        if hit is False:
+            dfa = self._dfa()
+            hit = self._tables[escapable] = None if dfa is None else string_tables(self, dfa, escapable)
+        return hit
+
+    def _dfa(self) -> ContentDfa | None:
+        """This key's automaton as arrays (see string_tables.py), read off the trie of names, when any other
+        text is an extra key whose text is not kept (the shared automaton of an open object: built once per
+        object, and its walks from the start are the costly ones, over every token that may begin a key).
+        Other keys (names only, an extra-key pattern, texts kept) are explored or walked, which for a few
+        names costs less than building their tables."""
+        if not self._any_text():
+            return None
+        children = self.ctx.trie.children
+        chars = {ch for edges in children for ch in edges}
+        edges = class_edges({p for ch in chars for p in (ord(ch), ord(ch) + 1)})
+        column = {ch: bisect_right(edges, ord(ch)) - 1 for ch in chars}
+        nodes = len(children)
+        extra = self.extras.start()  # type: ignore[union-attr]
+        off = nodes  # off every name: any text goes on as an extra key
+        table = np.full((nodes + 1, len(edges) - 1), off, dtype=np.int32)
+        for node, edges_out in enumerate(children):
+            for ch, child in edges_out.items():
+                table[node, column[ch]] = child
+        decodable = [self.extras.allowed(extra)] * (nodes + 1)  # type: ignore[union-attr]
+        values = [(node, extra, None) for node in range(nodes)] + [(-1, extra, None)]
+        accepting = [self.accepting(value) for value in values]
+        return ContentDfa(edges, table, accepting, decodable, values)
+
+    def _any_text(self) -> bool:
+        """Whether every key text is allowed, as a name or as an extra key whose text is not kept: then a
+        text off every name (``_live`` always holds) is followed by the extra-key automaton alone."""
+        extras = self.extras
+        return (
+            isinstance(extras, LengthContent)
+            and extras.high is None
+            and extras.low == 0
+            and not self.ctx.track_extra_text
+        )
+
+    def state_ident(self, state: tuple) -> Hashable | None:
+        # off every name, an any-text key reads like any plain string: its walks are every schema's
+        if state[0] < 0 and state[2] is None and self._any_text():
+            return ("key off the names", self.extras.value_ident(), state[1])  # type: ignore[union-attr]
+        return None
 
     def _on_excluded(self, state: tuple) -> set[str]:
         """The next characters that keep the text a prefix of a text the extra-key automaton may not close

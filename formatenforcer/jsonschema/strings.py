@@ -14,12 +14,14 @@ from __future__ import annotations
 from collections.abc import Hashable
 
 from ..core.charset import ANY, EMPTY, CharSet
-from ..core.hooks import FreeRun
+from ..core.hooks import FreeRun, LexemeTables
 from ..core.protocol import CharacterParser, MemoAllowed
 from .formats.content import JSON_STRING_CHARS, Content
 
 OPEN, BODY, ESCAPE, HEX, LOW_BACKSLASH, LOW_U, LOW_HEX, DONE = range(8)
-_SIMPLE = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+SIMPLE_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+"""The escapes that stand for one character: letter -> the character."""
+_SIMPLE = SIMPLE_ESCAPES
 _HEX_DIGITS = "0123456789abcdefABCDEF"
 _QUOTE = CharSet.of('"')
 _BACKSLASH = CharSet.of("\\")
@@ -48,6 +50,31 @@ def _low_allowed(allowed: CharSet, high: int, lo: int, hi: int) -> bool:
         return False
     base = 0x10000 + (high - 0xD800) * 0x400 - 0xDC00
     return allowed.intersects_interval(base + lo, base + hi)
+
+
+def body_characters(decodable: CharSet, accepting: bool, escapable: CharSet) -> CharSet:
+    """The raw characters allowed in a string's body when the content allows ``decodable`` next and may
+    close (``accepting``): those characters as themselves, the closing quote, and the backslash when some
+    escape can spell an allowed character."""
+    ident = (decodable, accepting, escapable)
+    out = _BODY_SETS.get(ident)
+    if out is None:
+        out = decodable & JSON_STRING_CHARS
+        if accepting:
+            out = out | _QUOTE
+        if decodable & escapable or any(d in decodable for d in _SIMPLE.values()):
+            out = out | _BACKSLASH
+        if len(_BODY_SETS) >= 4096:
+            _BODY_SETS.clear()  # rare: rebuilt on demand
+        _BODY_SETS[ident] = out
+    return out
+
+
+def escape_characters(decodable: CharSet, escapable: CharSet) -> CharSet:
+    """The characters allowed right after a backslash when the content allows ``decodable`` next: the simple
+    escapes that spell an allowed character, and ``u`` when some allowed character may be escaped."""
+    out = [c for c, decoded in SIMPLE_ESCAPES.items() if decoded in decodable]
+    return CharSet.of(out + (["u"] if decodable & escapable else []))
 
 
 class StringParser(MemoAllowed):
@@ -134,8 +161,7 @@ class StringParser(MemoAllowed):
         phase = self._phase
         decodable = self._content.allowed(self._state)
         if phase == ESCAPE:
-            out = [c for c, decoded in _SIMPLE.items() if decoded in decodable]
-            return CharSet.of(out + (["u"] if decodable & self._escapable else []))
+            return escape_characters(decodable, self._escapable)
         decodable = decodable & self._escapable
         if phase == HEX:
             value, count = self._aux
@@ -156,19 +182,8 @@ class StringParser(MemoAllowed):
         return CharSet.of(ok)
 
     def _body_charset(self) -> CharSet:
-        decodable = self._content.allowed(self._state)
-        ident = (decodable, self._content.accepting(self._state), self._escapable)
-        out = _BODY_SETS.get(ident)
-        if out is None:
-            out = decodable & JSON_STRING_CHARS
-            if ident[1]:
-                out = out | _QUOTE
-            if decodable & self._escapable or any(d in decodable for d in _SIMPLE.values()):
-                out = out | _BACKSLASH
-            if len(_BODY_SETS) >= 4096:
-                _BODY_SETS.clear()  # rare: rebuilt on demand
-            _BODY_SETS[ident] = out
-        return out
+        content = self._content
+        return body_characters(content.allowed(self._state), content.accepting(self._state), self._escapable)
 
     def can_end(self) -> bool:
         return self._phase == DONE
@@ -198,11 +213,22 @@ class StringParser(MemoAllowed):
     def shared_lexeme_key(self, horizon: int) -> Hashable | None:
         ident = self._content.value_ident()
         if ident is None:
-            return None
+            ident = self._content.state_ident(self._state) if self._phase == BODY else None
+            return None if ident is None else ("str", ident, BODY, None, self._aux, self._escapable is ANY)
         state = self._state
         if self._phase == BODY:
             state = self._content.far_state(state, horizon) or state
         return ("str", ident, self._phase, state, self._aux, self._escapable is ANY)
+
+    def lexeme_tables(self) -> tuple[LexemeTables, int] | None:
+        if self._phase != BODY:
+            return None
+        built = self._content.string_tables(self._escapable)
+        if built is None:
+            return None
+        tables, index = built
+        number = index.get(self._state)
+        return None if number is None else (tables, number)
 
     def lexeme_automaton(self) -> tuple[Hashable, frozenset[int]] | None:
         points = self._content.class_points()

@@ -15,11 +15,15 @@ Lengths count code points, so an escape such as ``\\u00e9`` is one character.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable
+from typing import TYPE_CHECKING
 
 from ...core.automaton import class_points
 from ...core.charset import ANY, EMPTY, CharSet
 from ...parsers.choice import CharTrie
 from ...parsers.regex import CompiledRegex
+
+if TYPE_CHECKING:
+    from ...core.hooks import LexemeTables
 
 JSON_STRING_CHARS = ANY - CharSet([(0x22, 0x22), (0x5C, 0x5C), (0, 0x1F)])
 """The characters a JSON string may hold unescaped: one shared set, so a vocabulary builds one table for it."""
@@ -60,10 +64,22 @@ class Content:
         be cached per vocabulary), or None when the automaton has none."""
         return None
 
+    def state_ident(self, state: Hashable) -> Hashable | None:
+        """For a content without a ``value_ident``: an identity by value of ``state`` alone, when everything
+        that can follow it is the same for every content with that identity (so a string's walk from there
+        can be cached per vocabulary); None otherwise."""
+        return None
+
     def class_points(self) -> frozenset[int] | None:
         """The code points where ``step`` and ``allowed`` may change their answer (each starts an interval
         of characters treated alike in every state), for the compiled walk of a string over this content
         (core/lexeme_automaton.py); None when the content is not explored into an automaton."""
+        return None
+
+    def string_tables(self, escapable: CharSet) -> tuple[LexemeTables, dict[Hashable, int]] | None:
+        """The tables of a JSON string over this content for the compiled lexeme walk, and the number of
+        each content state's body state in them, when the content builds them directly (see
+        jsonschema/string_tables.py); None otherwise."""
         return None
 
     def start(self) -> Hashable:

@@ -206,12 +206,17 @@ class Ref(Node):
 
 def deref(node: Node) -> Node:
     """Follows references until a concrete node."""
-    seen = 0
+    steps = 0
+    seen: set[int] | None = None
     while isinstance(node, Ref):
         node = node.get()
-        seen += 1
-        if seen > 1000:
-            return Never("a $ref cycle that never reaches a schema")
+        steps += 1
+        if steps > 64:  # a long chain, or a cycle: a cycle meets a reference again (chains of any length pass)
+            if seen is None:
+                seen = set()
+            if id(node) in seen:
+                return Never("a $ref cycle that never reaches a schema")
+            seen.add(id(node))
     return node
 
 

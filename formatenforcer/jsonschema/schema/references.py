@@ -91,7 +91,9 @@ class References:
         """``<resource uri>#<name>`` of every ``$dynamicAnchor`` met so far."""
         self._declared: dict[str, set[str]] = {}
         """resource URI -> the names of the ``$dynamicAnchor``s it declares."""
-        if self._unmarked(root):
+        self.plain = self._unmarked(root)
+        """Whether no schema of the root document holds an identifier or an anchor (see ``_unmarked``)."""
+        if self.plain:
             # nothing in the root document names a resource or a location: every schema in it has the base
             # "" and the root's dialect, exactly what the lookups below return for a pointer not recorded, so
             # the scan (which builds a pointer for every sub-schema) is skipped
@@ -107,11 +109,14 @@ class References:
         Then ``_scan`` would only record base "" and the root's dialect for each pointer, which are the
         defaults of ``_bases``/``_dialects`` lookups (``base_of`` is only asked where an ``$id`` is, which
         is then a place the scan does not visit either). Same walk as ``_scan``, without the pointers."""
-        if not isinstance(root, dict):
-            return not isinstance(root, list) or self._unmarked_items(root)
-        schemas: list[dict] = [root]  # schema objects still to look at
-        while schemas:
-            schema = schemas.pop()
+        if not isinstance(root, (dict, list)):
+            return True
+        todo: list[Any] = [root]  # schema objects and lists of them still to look at (no recursion: any depth)
+        while todo:
+            schema = todo.pop()
+            if isinstance(schema, list):
+                todo.extend(item for item in schema if isinstance(item, (dict, list)))
+                continue
             if not _MARKS.isdisjoint(schema):
                 return False
             if "unevaluatedProperties" in schema or "unevaluatedItems" in schema:
@@ -119,22 +124,11 @@ class References:
             for key, value in schema.items():
                 if isinstance(value, dict):
                     if key in _NAME_MAPS:
-                        for item in value.values():
-                            if isinstance(item, dict):
-                                schemas.append(item)
-                            elif isinstance(item, list) and not self._unmarked_items(item):
-                                return False
+                        todo.extend(item for item in value.values() if isinstance(item, (dict, list)))
                     elif key not in _NOT_SCHEMAS:
-                        schemas.append(value)
-                elif isinstance(value, list) and key not in _NOT_SCHEMAS and not self._unmarked_items(value):
-                    return False
-        return True
-
-    def _unmarked_items(self, items: list) -> bool:
-        """``_unmarked`` of each item of a list (``_scan`` reads every item as a schema, lists included)."""
-        for item in items:
-            if isinstance(item, (dict, list)) and not self._unmarked(item):
-                return False
+                        todo.append(value)
+                elif isinstance(value, list) and key not in _NOT_SCHEMAS:
+                    todo.append(value)
         return True
 
     def _scan(

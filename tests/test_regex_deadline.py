@@ -101,3 +101,24 @@ def test_a_timeout_is_never_delivered_after_the_build() -> None:
         while time.monotonic() < started + limit + 0.3:  # Python code running past the limit
             pass
     assert outcomes[-1] == "built"
+
+
+def test_a_timeout_swallowed_by_a_finaliser_is_raised_again() -> None:
+    """The timer's exception is delivered wherever the thread runs bytecode next; inside a finaliser (or a
+    garbage-collector callback, which hypothesis installs) it is printed and swallowed. The timer raises it
+    again until the guarded block ends, so the limit still holds."""
+    from formatenforcer.parsers.fsm_crawl import CrawlTimeout, deadline, interruptible
+
+    class SlowFinaliser:
+        def __del__(self) -> None:
+            until = time.monotonic() + 0.5
+            while time.monotonic() < until:  # the first timeout lands here, and is swallowed
+                pass
+
+    started = time.monotonic()
+    with pytest.raises(CrawlTimeout), deadline(0.1), interruptible():
+        SlowFinaliser()  # dropped at once: its finaliser runs inside the block
+        until = time.monotonic() + 10
+        while time.monotonic() < until:
+            pass
+    assert time.monotonic() - started < 5

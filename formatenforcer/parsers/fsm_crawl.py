@@ -117,14 +117,20 @@ def deadline(seconds: float) -> Iterator[None]:
         _local.end = previous
 
 
+_REFIRE = 0.05
+"""Seconds between raising a timeout again while the block has not ended (see ``interruptible``)."""
+
+
 @contextmanager
 def interruptible() -> Iterator[None]:
     """Within this block the current ``deadline`` also stops pure-Python work that never reaches ``crawl``:
     interegular's alphabet and character-class work, which on wide classes (``[Ā-耀]``, tens of thousands of
     characters each) can run for minutes before a single state is crawled. A timer thread raises
     ``CrawlTimeout`` in this thread when the deadline passes (``PyThreadState_SetAsyncExc``: the interpreter
-    delivers it at its next check, within a few bytecodes), so the code inside runs at full speed. A timeout
-    that fires as the block ends is withdrawn, never delivered after it. Without CPython's C API (PyPy) the
+    delivers it at its next check, within a few bytecodes), so the code inside runs at full speed; again every
+    50 ms until the block ends, because an exception raised inside a garbage-collector callback or a
+    finaliser is swallowed there. A timeout that fires as the block ends is withdrawn, never delivered after
+    it. Without CPython's C API (PyPy) the
     block runs unguarded and only ``crawl`` checks the deadline."""
     end = getattr(_local, "end", None)
     api = getattr(ctypes, "pythonapi", None)
@@ -133,22 +139,29 @@ def interruptible() -> Iterator[None]:
         return
     target = ctypes.c_ulong(threading.get_ident())
     lock = threading.Lock()
-    state = {"done": False, "fired": False}
+    state: dict = {"done": False, "fired": False, "timer": None}
+
+    def arm(delay: float) -> None:
+        timer = threading.Timer(delay, fire)
+        timer.daemon = True
+        state["timer"] = timer
+        timer.start()
 
     def fire() -> None:
         with lock:
             if not state["done"]:
                 state["fired"] = True
                 api.PyThreadState_SetAsyncExc(target, ctypes.py_object(CrawlTimeout))
+                # raised inside a garbage-collector callback or a finaliser, the exception is swallowed
+                # ("Exception ignored in ..."): raised again until the block has ended
+                arm(_REFIRE)
 
-    timer = threading.Timer(max(0.0, end - time.monotonic()), fire)
-    timer.daemon = True
-    timer.start()
+    arm(max(0.0, end - time.monotonic()))
     try:
         yield
     finally:
         with lock:
             state["done"] = True
-        timer.cancel()
+            state["timer"].cancel()
         if state["fired"]:
             api.PyThreadState_SetAsyncExc(target, None)  # withdraw it if not delivered yet

@@ -104,6 +104,19 @@ def _string_states(schema: dict, rng: random.Random, count: int) -> list:
     return out
 
 
+def _same_as_python(vocabulary, state, checked: bool, first: bytes | None, schema: dict) -> bool:
+    """Whether the compiled core walks this lexeme; if it does, its result must equal the Python walk's."""
+    backend.use_compiled(True)
+    if compiled_lexeme(vocabulary, state, checked, first) is None:
+        return False
+    compiled = lexeme_result(vocabulary, state, checked, first)
+    backend.use_compiled(False)
+    python = lexeme_result(vocabulary, state, checked, first)
+    assert np.array_equal(compiled[0], python[0]), (schema, state, first)
+    assert _groups(compiled) == _groups(python), (schema, state, first)
+    return True
+
+
 @pytest.mark.parametrize("name", TOKENIZER_NAMES)
 def test_compiled_lexeme_walks_equal_the_python_walks(vocabularies, name, restore):
     vocabulary = vocabularies[name]
@@ -111,15 +124,7 @@ def test_compiled_lexeme_walks_equal_the_python_walks(vocabularies, name, restor
     compiled_count = 0
     for schema in SCHEMAS:
         for inner in _string_states(schema, rng, 12):
-            backend.use_compiled(True)
-            if compiled_lexeme(vocabulary, inner) is None:
-                continue
-            compiled_count += 1
-            compiled = lexeme_result(vocabulary, inner)
-            backend.use_compiled(False)
-            python = lexeme_result(vocabulary, inner)
-            assert np.array_equal(compiled[0], python[0]), (schema, inner)
-            assert _groups(compiled) == _groups(python), (schema, inner)
+            compiled_count += _same_as_python(vocabulary, inner, False, None, schema)
     assert compiled_count > 20, "too few states went to the compiled walk: the check would prove little"
 
 
@@ -171,15 +176,7 @@ def test_compiled_key_walks_equal_the_python_walks(vocabularies, name, restore):
             split = inner.first_char_split()
             walks = [(inner, None)] if split is None else [(inner, split[1]), (split[0], None)]
             for state, first in walks:
-                backend.use_compiled(True)
-                if compiled_lexeme(vocabulary, state, checked, first) is None:
-                    continue
-                compiled_count += 1
-                compiled = lexeme_result(vocabulary, state, checked, first)
-                backend.use_compiled(False)
-                python = lexeme_result(vocabulary, state, checked, first)
-                assert np.array_equal(compiled[0], python[0]), (schema, state, first)
-                assert _groups(compiled) == _groups(python), (schema, state, first)
+                compiled_count += _same_as_python(vocabulary, state, checked, first, schema)
     assert compiled_count > 20, "too few key states went to the compiled walk: the check would prove little"
 
 

@@ -103,6 +103,7 @@ def test_a_timeout_is_never_delivered_after_the_build() -> None:
     assert outcomes[-1] == "built"
 
 
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # the swallowed one, on purpose
 def test_a_timeout_swallowed_by_a_finaliser_is_raised_again() -> None:
     """The timer's exception is delivered wherever the thread runs bytecode next; inside a finaliser (or a
     garbage-collector callback, which hypothesis installs) it is printed and swallowed. The timer raises it

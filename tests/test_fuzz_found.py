@@ -17,8 +17,8 @@ from formatenforcer import FormatEnforcerError, JsonSchemaParser
 
 from .json_checks import char_walk
 
-FOUND = {
-    # uniqueItems counts an enum's duplicate values as distinct: two items are offered, one exists
+FIXED = {
+    # uniqueItems counted an enum's duplicate values as distinct: two items were offered, one exists
     "unique-duplicate-enum": {"type": "array", "items": {"enum": [None, None]}, "uniqueItems": True, "minItems": 2},
     # uniqueItems over integers of which only 0 exists (0 <= x < 2.25, multiple of 5)
     "unique-one-integer": {
@@ -27,6 +27,9 @@ FOUND = {
         "uniqueItems": True,
         "minItems": 2,
     },
+}
+
+FOUND = {
     # a required property whose array can hold no item yet must contain one: no instance, still built
     "required-empty-array-with-contains": {
         "type": "object",
@@ -77,6 +80,14 @@ def _walks(schema: dict, seeds: int) -> None:
         return  # refused at construction: the fix may well be this
     for seed in range(seeds):
         char_walk(parser, random.Random(seed), max_chars=120)
+
+
+@pytest.mark.parametrize("name", sorted(FIXED))
+def test_fixed_dead_ends(name: str) -> None:
+    """Found by the fuzz suite and fixed: refused at construction (no instance), with the reason."""
+    with pytest.raises(FormatEnforcerError, match="unsatisfiable"):
+        JsonSchemaParser(FIXED[name])
+    _walks(FIXED[name], seeds=300)
 
 
 @pytest.mark.xfail(strict=True, raises=AssertionError, reason="open dead end of the JSON Schema parsers")

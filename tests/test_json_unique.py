@@ -85,3 +85,29 @@ def test_tokens_natural_and_random_walks(vocabularies, tokenizers, schema):
             text, finished = random_walk(enforcer, seed, max_tokens=60)
             if finished:
                 assert validator.is_valid(json.loads(text)), text
+
+
+@pytest.mark.parametrize(
+    ("items", "min_items", "builds"),
+    [
+        ({"enum": [1, 1.0, True]}, 2, True),  # 1 and 1.0 are one value, true another
+        ({"enum": [1, 1.0, True]}, 3, False),
+        ({"type": "integer", "minimum": 1, "maximum": 3}, 3, True),
+        ({"type": "integer", "minimum": 1, "maximum": 3}, 4, False),
+        ({"type": "integer", "exclusiveMinimum": 1, "exclusiveMaximum": 3}, 2, False),  # only 2
+        ({"type": "integer", "minimum": 0, "maximum": 20, "multipleOf": 5}, 5, True),  # 0, 5, 10, 15, 20
+        ({"type": "integer", "minimum": 0, "maximum": 20, "multipleOf": 5}, 6, False),
+        ({"anyOf": [{"const": "a"}, {"enum": ["a", "b"]}]}, 2, True),
+        ({"anyOf": [{"const": "a"}, {"enum": ["a", "b"]}]}, 3, False),  # "a" counted once across branches
+        ({"anyOf": [{"type": "null"}, {"type": "boolean"}]}, 3, True),
+    ],
+)
+def test_unique_items_count_the_distinct_values_exactly(items: dict, min_items: int, builds: bool) -> None:
+    """An array of unique items needs ``minItems`` distinct values: counted exactly (an over-count offers an
+    item no value can fill, an under-count refuses a schema that has instances)."""
+    schema = {"type": "array", "items": items, "uniqueItems": True, "minItems": min_items}
+    if builds:
+        JsonSchemaParser(schema)
+    else:
+        with pytest.raises(SchemaError, match="unsatisfiable"):
+            JsonSchemaParser(schema)

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Hashable
+from fractions import Fraction
+from math import ceil, floor
 from typing import TYPE_CHECKING
 
 from ..core.charset import EMPTY, CharSet, union_memo
@@ -88,26 +90,68 @@ def _unique_kind(node: Node) -> str | None:
 
 
 def _count_values(node: Node, limit: int = 1 << 16) -> int | None:
-    """At least as many as the values of ``node`` when they are finitely many (booleans, null, enums,
-    bounded integers), else None: ``uniqueItems`` cannot have more items than that."""
+    """How many distinct values ``node`` has when they are finitely many (at most ``limit``: booleans, null,
+    enums, bounded integers and unions of them), else None: ``uniqueItems`` cannot have more items than that.
+    Exact, duplicates across a union's branches counted once: an over-count would offer an item no value
+    can fill (a dead end), an under-count would refuse a schema that has instances."""
+    values = _distinct_values(node, limit)
+    return None if values is None else len(values)
+
+
+def _distinct_values(node: Node, limit: int) -> set[tuple] | None:
+    """The values of ``node`` as tagged tuples (numbers as Fractions: 1 and 1.0 are one value), or None
+    when they are not known to be at most ``limit``."""
     node = deref(node)
     if isinstance(node, Never):
-        return 0
+        return set()
     if isinstance(node, Null):
-        return 1
+        return {("null",)}
     if isinstance(node, Boolean):
-        return len(node.values)
+        return {("bool", value) for value in node.values}
     if isinstance(node, String):
-        return None if node.values is None else len(node.values)
-    if isinstance(node, Number) and node.low is not None and node.low == node.high:
-        return 1  # (a literal number: 1 and 1.0 are one value)
-    if isinstance(node, Number) and node.integer and node.low is not None and node.high is not None:
-        span = int(node.high - node.low) + 1
-        return span if span <= limit else None
+        return None if node.values is None else {("str", value) for value in node.values}
+    if isinstance(node, Number):
+        numbers = _bounded_numbers(node, limit)
+        return None if numbers is None else {("num", value) for value in numbers}
     if isinstance(node, Union):
-        counts = [_count_values(option, limit) for option in node.options]
-        return None if None in counts else sum(counts)  # type: ignore[arg-type]
+        out: set[tuple] = set()
+        for option in node.options:
+            values = _distinct_values(option, limit)
+            if values is None:
+                return None
+            out |= values
+            if len(out) > limit:
+                return None
+        return out
     return None
+
+
+def _bounded_numbers(node: Number, limit: int) -> list[Fraction] | None:
+    """The numbers of ``node`` when it is a single point or bounded integers (at most ``limit`` candidates
+    before the multiple and exclusion filters), else None."""
+    low, high = node.low, node.high
+    if low is None or high is None:
+        return None
+    if low == high:
+        candidates = [low]
+    elif node.integer:
+        first = ceil(low) + (1 if node.low_open and low == ceil(low) else 0)
+        last = floor(high) - (1 if node.high_open and high == floor(high) else 0)
+        if last - first + 1 > limit:
+            return None
+        candidates = [Fraction(k) for k in range(first, last + 1)]
+    else:
+        return None
+    return [
+        value
+        for value in candidates
+        if (low < value or not node.low_open)
+        and (value < high or not node.high_open)
+        and (not node.integer or value.denominator == 1)
+        and (node.multiple_of is None or (value / node.multiple_of).denominator == 1)
+        and value not in node.excluded
+        and all((value / m).denominator != 1 for m in node.not_multiples)
+    ]
 
 
 class ArrayContext:

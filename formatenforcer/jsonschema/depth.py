@@ -92,26 +92,23 @@ def _plug(template: CharacterParser, value: CharacterParser) -> CharacterParser:
     return ArrayParser(template._ctx, ap.VALUE, template._index, 0, value, template._extra)
 
 
+_PHASES = {ArrayParser: ap, ObjectParser: op}
+"""A container's phase constants by its class (both have OPEN, VALUE and DONE)."""
+
+
 def open_depth(state: CharacterParser) -> int:
     """The arrays and objects open in ``state`` itself (not counting frames), without recursion. The
     branches of a union have read the same text, so the first one tells."""
     depth = 0
     while True:
         kind = type(state)
-        if kind is ArrayParser:
+        phases = _PHASES.get(kind)
+        if phases is not None:
             phase = state._phase
-            if phase == ap.OPEN or phase == ap.DONE:
+            if phase == phases.OPEN or phase == phases.DONE:
                 return depth
             depth += 1
-            if phase != ap.VALUE:
-                return depth
-            state = state._child
-        elif kind is ObjectParser:
-            phase = state._phase
-            if phase == op.OPEN or phase == op.DONE:
-                return depth
-            depth += 1
-            if phase != op.VALUE:
+            if phase != phases.VALUE:
                 return depth
             state = state._child
         elif kind is UnionParser:

@@ -21,7 +21,6 @@ from .formats.content import JSON_STRING_CHARS, Content
 OPEN, BODY, ESCAPE, HEX, LOW_BACKSLASH, LOW_U, LOW_HEX, DONE = range(8)
 SIMPLE_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 """The escapes that stand for one character: letter -> the character."""
-_SIMPLE = SIMPLE_ESCAPES
 _HEX_DIGITS = "0123456789abcdefABCDEF"
 _QUOTE = CharSet.of('"')
 _BACKSLASH = CharSet.of("\\")
@@ -62,7 +61,7 @@ def body_characters(decodable: CharSet, accepting: bool, escapable: CharSet) -> 
         out = decodable & JSON_STRING_CHARS
         if accepting:
             out = out | _QUOTE
-        if decodable & escapable or any(d in decodable for d in _SIMPLE.values()):
+        if decodable & escapable or any(d in decodable for d in SIMPLE_ESCAPES.values()):
             out = out | _BACKSLASH
         if len(_BODY_SETS) >= 4096:
             _BODY_SETS.clear()  # rare: rebuilt on demand
@@ -121,7 +120,7 @@ class StringParser(MemoAllowed):
         if phase == ESCAPE:
             if ch == "u":
                 return self._with(HEX, self._state, (0, 0))
-            return self._decoded(_SIMPLE[ch])
+            return self._decoded(SIMPLE_ESCAPES[ch])
         if phase == HEX:
             value, count = self._aux
             value = value * 16 + int(ch, 16)

@@ -20,6 +20,8 @@ an optional shortcut that lets the token walk skip work, never a change in which
     shared_lexeme_key(horizon)  the same, equal across formats: the walk is cached per vocabulary
     first_char_split()          a twin state that stands for this one after any first character off a few
     alternatives()              the live branches of a union, carried up through the containers around it
+    lexeme_automaton()          (key by value, code points) of a lexeme explored into an automaton for C
+    lexeme_tables()             (LexemeTables, state number) of a lexeme whose parser builds its automaton
     automaton_state()           (dfa, state number) of a plain automaton state: walked by the compiled core
     SCALAR_LEXEME               class flag: a state that reads one scalar value on its own
 """

@@ -15,6 +15,7 @@ import json
 import os
 import random
 import re
+import signal
 import subprocess
 import sys
 import tarfile
@@ -57,15 +58,23 @@ REFUSED = {
 
 
 def _pip_download(folder: Path) -> str | None:
-    """Downloads the sdist into ``folder``; returns why it could not, or None."""
+    """Downloads the sdist into ``folder`` (pip also prepares its metadata, a minute or more with a cold pip
+    cache); returns why it could not, or None. On time-out pip and its build helpers are ended together."""
     folder.mkdir(parents=True, exist_ok=True)
     command = [sys.executable, "-m", "pip", "download", f"llama-cpp-python=={LLAMA_CPP_PYTHON}", "--no-deps",
                "--no-binary", ":all:", "-q", "-d", str(folder)]  # fmt: skip
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
-    except (OSError, subprocess.TimeoutExpired) as error:
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   start_new_session=True)  # fmt: skip
+    except OSError as error:
         return str(error)
-    return None if done.returncode == 0 else (done.stderr.strip().splitlines() or ["pip failed"])[-1]
+    try:
+        _, stderr = process.communicate(timeout=600)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        return "pip download did not finish within 600 s"
+    return None if process.returncode == 0 else (stderr.strip().splitlines() or ["pip failed"])[-1]
 
 
 @pytest.fixture(scope="session")

@@ -63,13 +63,13 @@ _MISSING = object()
 
 def approx_bytes(value: object) -> int:
     """The approximate bytes ``value`` holds on its own: numpy arrays by ``nbytes`` (views: their header),
-    lists, tuples, sets and dict subclasses with what they hold, and, for the top-level object only, the
-    attributes of a plain object (a table's arrays). Plain dicts inside an entry are the vocabulary's trie
-    nodes (shared: not counted); other objects count as a reference."""
+    lists, tuples, sets and dict subclasses with what they hold, and, for the top-level object only, its
+    attributes (a table's arrays, and the dicts it fills as it is used). Other plain dicts inside an entry
+    are the vocabulary's trie nodes (shared: not counted); other objects count as a reference."""
     total, seen = 0, set()
     stack: list[tuple[object, bool]] = [(value, True)]
     while stack:
-        obj, top = stack.pop()
+        obj, top = stack.pop()  # top: the entry itself or one of its attributes
         if id(obj) in seen:
             continue
         seen.add(id(obj))
@@ -82,19 +82,19 @@ def approx_bytes(value: object) -> int:
             total += sys.getsizeof(obj)
         elif kind is list or kind is tuple or kind is set or kind is frozenset:
             total += sys.getsizeof(obj)
-            stack.extend((item, False) for item in obj)  # type: ignore[attr-defined]
+            stack.extend((item, False) for item in tuple(obj))  # type: ignore[arg-type]
         elif isinstance(obj, dict):
             if kind is dict and not top:
                 total += 8  # a vocabulary trie node: shared
                 continue
             total += sys.getsizeof(obj)
-            for key, item in obj.items():
+            for key, item in tuple(obj.items()):  # (copied in one call: another thread may be filling it)
                 stack.append((key, False))
                 stack.append((item, False))
-        elif top:
+        elif top and obj is value:
             total += sys.getsizeof(obj)
             for name in _attributes(obj):
-                stack.append((getattr(obj, name, None), False))
+                stack.append((getattr(obj, name, None), True))
         else:
             total += _OBJECT_BYTES
     return total
@@ -103,7 +103,7 @@ def approx_bytes(value: object) -> int:
 def _attributes(obj: object) -> Iterator[str]:
     names = getattr(obj, "__dict__", None)
     if names is not None:
-        yield from names
+        yield from tuple(names)
     for klass in type(obj).__mro__:
         slots = klass.__dict__.get("__slots__", ())
         yield from ((slots,) if isinstance(slots, str) else slots)
@@ -136,15 +136,17 @@ class CacheBudget:
             if self.used > self._limit:
                 self._evict(None)
 
-    def cache(self, name: str, sizer: Callable[[object], int] = approx_bytes) -> BudgetedCache:
-        """A new cache whose entries count against this budget (``sizer`` gives an entry's bytes)."""
-        made = BudgetedCache(self, name, sizer)
+    def cache(self, name: str, sizer: Callable[[object], int] = approx_bytes, grows: bool = False) -> BudgetedCache:
+        """A new cache whose entries count against this budget (``sizer`` gives an entry's bytes). ``grows``:
+        its entries fill parts of themselves as they are used (a free-run table's masks by length), so they
+        are measured again before each eviction."""
+        made = BudgetedCache(self, name, sizer, grows)
         with self._lock:
             self._caches.append(made)
         return made
 
     def usage(self) -> dict[str, tuple[int, int]]:
-        """Per cache name: (entries, approximate bytes)."""
+        """Per cache name: (entries, approximate bytes, as of their insert or the last eviction)."""
         with self._lock:
             return {cache.name: (len(cache), cache.used) for cache in self._caches}
 
@@ -157,6 +159,13 @@ class CacheBudget:
     def _evict(self, keep: BudgetedCache | None, kept_key: Hashable = None) -> None:
         """Drops the least recently used entries until the caches hold at most ``_LOW_WATER`` of the limit
         (call under the lock); the entry just made (``keep``, ``kept_key``) stays."""
+        for cache in self._caches:
+            if cache.grows:
+                for entry in cache._data.values():
+                    size = cache._sizer(entry[0])
+                    cache.used += size - entry[1]
+                    self.used += size - entry[1]
+                    entry[1] = size
         entries = []
         for cache in self._caches:
             for key, entry in cache._data.items():
@@ -187,11 +196,12 @@ class BudgetedCache:
     """A dict-like cache (``get``, ``[]``, ``in``, ``len``, ``clear``, ``setdefault``) whose entries count
     against a ``CacheBudget`` and may be evicted by it at any insert, in this cache or another."""
 
-    __slots__ = ("budget", "name", "used", "_data", "_sizer")
+    __slots__ = ("budget", "name", "used", "grows", "_data", "_sizer")
 
-    def __init__(self, budget: CacheBudget, name: str, sizer: Callable[[object], int]) -> None:
+    def __init__(self, budget: CacheBudget, name: str, sizer: Callable[[object], int], grows: bool = False) -> None:
         self.budget = budget
         self.name = name
+        self.grows = grows
         self.used = 0
         self._data: dict[Hashable, list] = {}
         """key -> [value, approximate bytes, last use]"""

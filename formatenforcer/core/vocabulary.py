@@ -85,8 +85,8 @@ class Vocabulary:
         self.cache_budget = CacheBudget(cache_bytes)
         """The memory budget of the caches below (``cache_budget.limit`` may be changed at any time)."""
         budget = self.cache_budget
-        self._tables = budget.cache("free-run tables")
-        self._subtables = budget.cache("subtree run tables", _held_bytes)
+        self._tables = budget.cache("free-run tables", grows=True)
+        self._subtables = budget.cache("subtree run tables", _held_bytes, grows=True)
         self._first_bytes = budget.cache("first-byte masks")
         self._first_byte: np.ndarray | None = None
         self._longest: int | None = None

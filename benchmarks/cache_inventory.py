@@ -23,6 +23,7 @@ import maskbench  # noqa: E402
 from memory_many_schemas import _malloc_trim, rss_mb, schemas  # noqa: E402
 
 from formatenforcer import JsonSchemaParser, TokenEnforcer, Vocabulary  # noqa: E402
+from formatenforcer.core.cache_budget import BudgetedCache  # noqa: E402
 
 _SKIP = (type, types.ModuleType, types.FunctionType)
 
@@ -74,11 +75,13 @@ def caches(vocabulary: Vocabulary) -> dict[str, object]:
 
     found: dict[str, object] = {}
     for name, value in vars(vocabulary).items():
-        if isinstance(value, dict | list) or hasattr(value, "entries"):
+        if isinstance(value, BudgetedCache):  # what it holds, and the budget's estimate of it
+            found[f"Vocabulary.{name}"] = ({key: entry[0] for key, entry in value._data.items()}, value.used)
+        elif isinstance(value, dict) and name != "trie":
             found[f"Vocabulary.{name}"] = value
     found.update(
         {
-            "lexeme_automaton._EXPORTS": lexeme_automaton._EXPORTS,
+            "Vocabulary._texts (one per vocabulary)": vocabulary._texts,
             "lexeme_automaton._NODES": lexeme_automaton._NODES.get(vocabulary),
             "automaton._EXPORTS": dict(automaton._EXPORTS),
             "flat_trie._TRIES": flat_trie._TRIES.get(vocabulary),
@@ -92,11 +95,9 @@ def caches(vocabulary: Vocabulary) -> dict[str, object]:
             "content._CLASS_POINTS": content._CLASS_POINTS,
             "strings._BODY_SETS": strings._BODY_SETS,
             "compile._LITERAL_TRIES": js_compile._LITERAL_TRIES,
-            "number_bounds lru_cache": number_bounds.__dict__,
         }
     )
-    for name in ("number_bounds lru_cache",):
-        found[name] = [f for f in vars(number_bounds).values() if hasattr(f, "cache_info")]
+    found["number_bounds lru_cache"] = [f for f in vars(number_bounds).values() if hasattr(f, "cache_info")]
     return found
 
 
@@ -128,19 +129,22 @@ def main() -> None:
     print(f"{args.n} schemas built and dropped: RSS +{rss_mb() - base:.0f} MB over the loaded vocabulary")
     if _malloc_trim():
         print(f"heap trimmed (malloc_trim): RSS +{rss_mb() - base:.0f} MB; {pymalloc_arenas()}")
-    print("| cache | entries | approx. MB |\n|---|---|---|")
+    print("| cache | entries | MB held (object walk) | MB by the budget's estimate |\n|---|---|---|---|")
     rows = []
     for name, value in caches(vocabulary).items():
         if value is None:
             continue
-        seen = set(baseline)
-        size = deep_size(value, seen)
+        estimate = "-"
+        if name.startswith("Vocabulary.") and isinstance(value, tuple):
+            value, used = value
+            estimate = f"{used / 1e6:.1f}"
+        size = deep_size(value, set(baseline))
         entries = len(value) if hasattr(value, "__len__") else 1
         if name == "number_bounds lru_cache":
             entries = sum(f.cache_info().currsize for f in value)  # type: ignore[attr-defined]
-        rows.append((size, name, entries))
-    for size, name, entries in sorted(rows, reverse=True):
-        print(f"| {name} | {entries} | {size / 1e6:.1f} |")
+        rows.append((size, name, entries, estimate))
+    for size, name, entries, estimate in sorted(rows, reverse=True):
+        print(f"| {name} | {entries} | {size / 1e6:.1f} | {estimate} |")
 
 
 if __name__ == "__main__":

@@ -22,10 +22,12 @@ as cheap as a plain dict's.
 
 from __future__ import annotations
 
+import gc
 import itertools
 import os
 import sys
 import threading
+import types
 from collections.abc import Callable, Hashable, Iterator
 from typing import Any
 
@@ -57,19 +59,28 @@ _LOW_WATER = 0.75
 _ID_BYTES = 36
 """An int in a list: its pointer and the int object (ids above 256 are not shared)."""
 _OBJECT_BYTES = 64
-"""An object an entry refers to but does not own (a parser state, a table counted elsewhere)."""
+"""An object past the walk's limit, or one that holds its own budget (a table counted in its own cache)."""
+_WALK_LIMIT = 2048
+"""Objects an entry's measure visits at most (parser states may share large parts: the rest count as references)."""
+_NOT_OWNED = frozenset({"Vocabulary", "FreeRunTable", "TokenTexts", "BudgetedCache", "CacheBudget"})
+"""Classes an entry may refer to but never owns (the vocabulary; tables and texts counted in their caches)."""
 _MISSING = object()
+_SKIPPED = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType)
 
 
 def approx_bytes(value: object) -> int:
-    """The approximate bytes ``value`` holds on its own: numpy arrays by ``nbytes`` (views: their header),
-    lists, tuples, sets and dict subclasses with what they hold, and, for the top-level object only, its
-    attributes (a table's arrays, and the dicts it fills as it is used). Other plain dicts inside an entry
-    are the vocabulary's trie nodes (shared: not counted); other objects count as a reference."""
-    total, seen = 0, set()
+    """The approximate bytes ``value`` holds: numpy arrays by ``nbytes`` (views: their header), other objects
+    by ``sys.getsizeof`` and what they refer to (parser states with their parts), up to ``_WALK_LIMIT``
+    objects. Not counted: plain dicts keyed by bytes inside an entry (the vocabulary's trie nodes), the
+    vocabulary, and tables and texts below the entry's top level (each counted in its own cache)."""
+    total, seen, visits = 0, set(), 0
     stack: list[tuple[object, bool]] = [(value, True)]
     while stack:
         obj, top = stack.pop()  # top: the entry itself or one of its attributes
+        visits += 1
+        if visits > _WALK_LIMIT:
+            total += _OBJECT_BYTES * (len(stack) + 1)
+            break
         if id(obj) in seen:
             continue
         seen.add(id(obj))
@@ -84,7 +95,7 @@ def approx_bytes(value: object) -> int:
             total += sys.getsizeof(obj)
             stack.extend((item, False) for item in tuple(obj))  # type: ignore[arg-type]
         elif isinstance(obj, dict):
-            if kind is dict and not top:
+            if kind is dict and not top and obj and next(iter(obj)).__class__ is int:
                 total += 8  # a vocabulary trie node: shared
                 continue
             total += sys.getsizeof(obj)
@@ -95,8 +106,11 @@ def approx_bytes(value: object) -> int:
             total += sys.getsizeof(obj)
             for name in _attributes(obj):
                 stack.append((getattr(obj, name, None), True))
+        elif kind.__name__ in _NOT_OWNED or isinstance(obj, _SKIPPED):
+            total += 8
         else:
-            total += _OBJECT_BYTES
+            total += sys.getsizeof(obj)
+            stack.extend((item, False) for item in gc.get_referents(obj))
     return total
 
 

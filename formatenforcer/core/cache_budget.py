@@ -22,7 +22,6 @@ as cheap as a plain dict's.
 
 from __future__ import annotations
 
-import gc
 import itertools
 import os
 import sys
@@ -60,8 +59,9 @@ _ID_BYTES = 36
 """An int in a list: its pointer and the int object (ids above 256 are not shared)."""
 _OBJECT_BYTES = 64
 """An object past the walk's limit, or one that holds its own budget (a table counted in its own cache)."""
-_WALK_LIMIT = 2048
-"""Objects an entry's measure visits at most (parser states may share large parts: the rest count as references)."""
+_STATE_BYTES = 8192
+"""What another object an entry refers to counts for: mostly parser states with their parts (a lexeme walk's
+end states). Calibrated with ``benchmarks/cache_inventory.py``, which walks every object the caches hold."""
 _NOT_OWNED = frozenset({"Vocabulary", "FreeRunTable", "TokenTexts", "BudgetedCache", "CacheBudget"})
 """Classes an entry may refer to but never owns (the vocabulary; tables and texts counted in their caches)."""
 _MISSING = object()
@@ -69,18 +69,14 @@ _SKIPPED = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionTyp
 
 
 def approx_bytes(value: object) -> int:
-    """The approximate bytes ``value`` holds: numpy arrays by ``nbytes`` (views: their header), other objects
-    by ``sys.getsizeof`` and what they refer to (parser states with their parts), up to ``_WALK_LIMIT``
-    objects. Not counted: plain dicts keyed by bytes inside an entry (the vocabulary's trie nodes), the
+    """The approximate bytes ``value`` holds: numpy arrays by ``nbytes`` (views: their header), containers
+    with what they hold, the top-level object's attributes, and ``_STATE_BYTES`` for each other object it
+    refers to. Not counted: plain dicts keyed by bytes inside an entry (the vocabulary's trie nodes), the
     vocabulary, and tables and texts below the entry's top level (each counted in its own cache)."""
-    total, seen, visits = 0, set(), 0
+    total, seen = 0, set()
     stack: list[tuple[object, bool]] = [(value, True)]
     while stack:
         obj, top = stack.pop()  # top: the entry itself or one of its attributes
-        visits += 1
-        if visits > _WALK_LIMIT:
-            total += _OBJECT_BYTES * (len(stack) + 1)
-            break
         if id(obj) in seen:
             continue
         seen.add(id(obj))
@@ -93,6 +89,9 @@ def approx_bytes(value: object) -> int:
             total += sys.getsizeof(obj)
         elif kind is list or kind is tuple or kind is set or kind is frozenset:
             total += sys.getsizeof(obj)
+            if kind is list and obj and obj[0].__class__ is int:  # type: ignore[index]  # a list of ids
+                total += (_ID_BYTES - 8) * len(obj)  # type: ignore[arg-type]
+                continue
             stack.extend((item, False) for item in tuple(obj))  # type: ignore[arg-type]
         elif isinstance(obj, dict):
             if kind is dict and not top and obj and next(iter(obj)).__class__ is int:
@@ -109,8 +108,7 @@ def approx_bytes(value: object) -> int:
         elif kind.__name__ in _NOT_OWNED or isinstance(obj, _SKIPPED):
             total += 8
         else:
-            total += sys.getsizeof(obj)
-            stack.extend((item, False) for item in gc.get_referents(obj))
+            total += _STATE_BYTES  # a parser state and its parts: not walked (too costly at every insert)
     return total
 
 

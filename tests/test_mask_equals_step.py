@@ -105,3 +105,28 @@ def test_the_issue_example_closes_the_key(llama3_tokenizer, llama3_vocabulary) -
     assert again.accept_tokens(llama3_tokenizer.encode('{"ab":1,"ab', add_special_tokens=False))
     quote = llama3_tokenizer.encode('"', add_special_tokens=False)[0]
     assert quote not in again.allowed_token_ids() and not again.accept_token(quote)
+
+
+ANY_UNIQUE = {"type": "array", "items": {}, "uniqueItems": True}
+STRINGS_UNIQUE = {"type": "array", "items": {"type": "string"}, "uniqueItems": True}
+UNIQUE = [
+    (ANY_UNIQUE, '["ab'),  # the fuzz job's case: '"\n' closes the item after a run, then whitespace
+    (ANY_UNIQUE, '["ab","cd","x'),  # a string that has left the seen ones
+    (ANY_UNIQUE, "[3,12"),  # digits: a number item ends inside the run
+    (ANY_UNIQUE, '[1,{"a":"b'),  # a compound item, no compound seen: its closing bracket after a run
+    (ANY_UNIQUE, '[{"a":"b"},{"a":"b'),  # a compound item that might repeat one seen: walked from real states
+    (STRINGS_UNIQUE, '["ab","a'),
+]
+
+
+@pytest.mark.parametrize(("schema", "prefix"), UNIQUE[:2], ids=[p for _, p in UNIQUE[:2]])
+def test_mask_equals_step_inside_unique_items(llama3_tokenizer, llama3_vocabulary, schema, prefix) -> None:
+    """A uniqueItems item read partly in a free run still finishes and is recorded exactly
+    (jsonschema/partial_item.py): the tokens that close it after the run are in the mask."""
+    _check(llama3_tokenizer, llama3_vocabulary, schema, prefix)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("schema", "prefix"), UNIQUE[2:], ids=[p for _, p in UNIQUE[2:]])
+def test_mask_equals_step_inside_more_unique_items(llama3_tokenizer, llama3_vocabulary, schema, prefix) -> None:
+    _check(llama3_tokenizer, llama3_vocabulary, schema, prefix)

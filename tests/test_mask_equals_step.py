@@ -92,6 +92,16 @@ def test_pattern_keys_leave_out_only_tokens_that_close_the_key_after_a_run(
     assert len(missing) < 0.01 * len(step)
 
 
+def test_a_pattern_key_run_never_spells_a_key_already_seen(llama3_tokenizer, llama3_vocabulary) -> None:
+    """Found by the 100,000-step fuzz job: with patternProperties and bounded key lengths, the key's free run
+    was offered even where it could spell a key already seen, so the mask took ``"The`` after
+    ``{"The":1,`` though the key then has no way to close (it is at its maximum length and taken)."""
+    schema = {"type": "object", "propertyNames": {"maxLength": 3}, "patternProperties": {"^p_": {}}}
+    mask, step = mask_and_step(llama3_tokenizer, llama3_vocabulary, schema, '{"The":1,')
+    assert not mask - step, [llama3_tokenizer.decode([t]) for t in sorted(mask - step)[:10]]
+    assert llama3_tokenizer.encode('"The', add_special_tokens=False)[0] not in mask
+
+
 def test_the_issue_example_closes_the_key(llama3_tokenizer, llama3_vocabulary) -> None:
     """``."`` closes ``{"abc`` into ``{"abc."``, which has a valid completion; a repeated key stays refused."""
     enforcer = TokenEnforcer(llama3_vocabulary, JsonSchemaParser(MIN1))

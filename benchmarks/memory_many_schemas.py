@@ -1,9 +1,11 @@
 """Memory of many distinct schemas in one process (issue 18): builds N distinct schemas on the Llama 3
 vocabulary, takes a few masks of each (teacher-forced into a valid instance), and prints the resident set
-size (RSS) at the start, every N/10 schemas, with all of them alive, and after they are dropped.
+size (RSS) and the vocabulary's cache budget use at the start and every N/10 schemas: first with each schema
+dropped once its masks are taken (``stream``: a server meeting new schemas), then with all N alive at once
+and after they are dropped (``keep``). Prints figures and asserts nothing.
 
-    python benchmarks/memory_many_schemas.py            # N = 10,000
-    python benchmarks/memory_many_schemas.py --n 1000
+    python benchmarks/memory_many_schemas.py                    # N = 10,000, both modes
+    python benchmarks/memory_many_schemas.py --n 1000 --mode keep --budget-mb 64
 
 A quarter of the schemas are the benchmark cases' schemas, each copy with its own title (its own parser
 and caches, the same language); the rest are small integer, pattern and object schemas with distinct
@@ -53,40 +55,78 @@ def schemas(n: int):  # noqa: ANN201
             )
 
 
+def walk(vocabulary: Vocabulary, tokenizer, schema: object, instance: object, masks: int) -> TokenEnforcer:  # noqa: ANN001
+    """A parser and enforcer for ``schema``, with ``masks`` masks taken along ``instance``."""
+    enforcer = TokenEnforcer(vocabulary, JsonSchemaParser(schema))
+    position = enforcer.start
+    ids = tokenizer.encode(json.dumps(instance), add_special_tokens=False)
+    for token in ids[: masks - 1]:
+        enforcer.mask(position)
+        position = enforcer.step(position, token)
+    enforcer.mask(position)
+    return enforcer
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=10_000)
     parser.add_argument("--masks", type=int, default=4, help="masks per schema (start and after each token)")
+    parser.add_argument(
+        "--mode",
+        choices=("stream", "keep", "both"),
+        default="both",
+        help="stream: each schema dropped after its masks; keep: all alive, then dropped",
+    )
+    parser.add_argument("--budget-mb", type=float, default=None, help="the vocabulary's cache budget (MiB)")
     args = parser.parse_args()
     tokenizer = maskbench.llama3_tokenizer()
-    vocabulary = Vocabulary.from_transformers(tokenizer)
+    cache_bytes = None if args.budget_mb is None else int(args.budget_mb * (1 << 20))
+    vocabulary = Vocabulary.from_transformers(tokenizer, cache_bytes=cache_bytes)
+    budget = vocabulary.cache_budget
     gc.collect()
+    _malloc_trim()
     base = rss_mb()
-    print(f"baseline (tokenizer and vocabulary loaded): {base:.0f} MB", flush=True)
-    alive = []
-    start = time.perf_counter()
-    for i, (schema, instance) in enumerate(schemas(args.n)):
-        parser_ = JsonSchemaParser(schema)
-        enforcer = TokenEnforcer(vocabulary, parser_)
-        position = enforcer.start
-        ids = tokenizer.encode(json.dumps(instance), add_special_tokens=False)
-        for token in ids[: args.masks - 1]:
-            enforcer.mask(position)
-            position = enforcer.step(position, token)
-        enforcer.mask(position)
-        alive.append((parser_, enforcer))
-        if (i + 1) % max(1, args.n // 10) == 0:
-            took = time.perf_counter() - start
-            print(f"{i + 1} schemas alive: {rss_mb():.0f} MB ({took:.0f} s)", flush=True)
-    peak = rss_mb()
-    alive.clear()
+    print(f"baseline (tokenizer and vocabulary loaded): {base:.0f} MB; cache budget {budget.limit / 2**20:.0f} MiB")
+    step = max(1, args.n // 10)
+    first = next(iter(schemas(1)))
+    walk(vocabulary, tokenizer, *first, args.masks)  # one-time parts: the compiled trie, the texts, modules
     gc.collect()
-    after = rss_mb()
-    print(f"all {args.n} alive: {peak:.0f} MB (+{peak - base:.0f}); dropped: {after:.0f} MB (+{after - base:.0f})")
-    # glibc keeps freed small blocks in its heap: the resident size only falls once the heap is trimmed
-    trimmed = _malloc_trim()
-    if trimmed:
-        print(f"dropped, heap trimmed (malloc_trim): {rss_mb():.0f} MB (+{rss_mb() - base:.0f})")
+    _malloc_trim()
+    print(f"warm (one schema made and dropped): {rss_mb():.0f} MB (+{rss_mb() - base:.0f})")
+
+    def report(label: str) -> None:
+        print(
+            f"{label}: {rss_mb():.0f} MB (+{rss_mb() - base:.0f}); caches {budget.used / 2**20:.0f} MiB, "
+            f"{budget.evictions} evicted",
+            flush=True,
+        )
+
+    if args.mode in ("stream", "both"):
+        start, peak = time.perf_counter(), 0.0
+        for i, (schema, instance) in enumerate(schemas(args.n)):
+            walk(vocabulary, tokenizer, schema, instance, args.masks)
+            peak = max(peak, rss_mb())
+            if (i + 1) % step == 0:
+                report(f"stream: {i + 1} schemas made and dropped ({time.perf_counter() - start:.0f} s)")
+        gc.collect()
+        print(f"stream: peak {peak:.0f} MB (+{peak - base:.0f})")
+        if _malloc_trim():
+            report("stream: heap trimmed (malloc_trim)")
+    if args.mode in ("keep", "both"):
+        alive = []
+        start = time.perf_counter()
+        for i, (schema, instance) in enumerate(schemas(args.n)):
+            alive.append(walk(vocabulary, tokenizer, schema, instance, args.masks))
+            if (i + 1) % step == 0:
+                report(f"keep: {i + 1} schemas alive ({time.perf_counter() - start:.0f} s)")
+        alive.clear()
+        gc.collect()
+        report(f"keep: all {args.n} dropped")
+        # glibc keeps freed small blocks in its heap: the resident size only falls once the heap is trimmed
+        if _malloc_trim():
+            report("keep: dropped, heap trimmed (malloc_trim)")
+    for name, (entries, used) in budget.usage().items():
+        print(f"  {name}: {entries} entries, {used / 2**20:.1f} MiB")
 
 
 def _malloc_trim() -> bool:

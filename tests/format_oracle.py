@@ -18,12 +18,18 @@ verdict from the enforcer's under ``not`` or ``oneOf`` (``{"oneOf": [{"maxLength
 The format checks themselves are tested against the JSON-Schema-Test-Suite (tests/test_json_formats.py and
 others); this oracle judges everything else a fuzzed walk produces: structure, types, bounds, patterns and how
 ``not``/``oneOf``/``if`` combine the format verdicts.
+
+Numbers are compared as the decimal values their JSON text writes (``Decimal``, schema and instance alike),
+as JSON Schema defines them and formatenforcer enforces them. Parsed as floats, ``-5E-400`` would be ``-0.0``
+and fail ``exclusiveMaximum: 0``, and ``0.99999999999999999999`` would be ``1.0`` and fail ``exclusiveMaximum:
+1``, though both values are within the bounds.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from decimal import MAX_EMAX, MIN_EMIN, Decimal, localcontext
 
 import jsonschema
 
@@ -86,4 +92,8 @@ FORMAT_CHECKER = format_checker()
 
 def valid(schema: object, text: str) -> bool:
     """Whether the JSON ``text`` is valid under ``schema`` (2020-12), formats asserted as formatenforcer does."""
-    return jsonschema.Draft202012Validator(schema, format_checker=FORMAT_CHECKER).is_valid(json.loads(text))
+    exact = json.loads(json.dumps(schema), parse_float=Decimal)
+    with localcontext() as context:  # exact remainders for multipleOf, any exponent
+        context.prec, context.Emax, context.Emin = 100_000, MAX_EMAX, MIN_EMIN
+        validator = jsonschema.Draft202012Validator(exact, format_checker=FORMAT_CHECKER)
+        return validator.is_valid(json.loads(text, parse_float=Decimal))

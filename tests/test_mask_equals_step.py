@@ -92,6 +92,16 @@ def test_pattern_keys_leave_out_only_tokens_that_close_the_key_after_a_run(
     assert len(missing) < 0.01 * len(step)
 
 
+def test_a_pattern_key_run_never_spells_a_key_already_seen(llama3_tokenizer, llama3_vocabulary) -> None:
+    """Found by the 100,000-step fuzz job: with patternProperties and bounded key lengths, the key's free run
+    was offered even where it could spell a key already seen, so the mask took ``"The`` after
+    ``{"The":1,`` though the key then has no way to close (it is at its maximum length and taken)."""
+    schema = {"type": "object", "propertyNames": {"maxLength": 3}, "patternProperties": {"^p_": {}}}
+    mask, step = mask_and_step(llama3_tokenizer, llama3_vocabulary, schema, '{"The":1,')
+    assert not mask - step, [llama3_tokenizer.decode([t]) for t in sorted(mask - step)[:10]]
+    assert llama3_tokenizer.encode('"The', add_special_tokens=False)[0] not in mask
+
+
 def test_the_issue_example_closes_the_key(llama3_tokenizer, llama3_vocabulary) -> None:
     """``."`` closes ``{"abc`` into ``{"abc."``, which has a valid completion; a repeated key stays refused."""
     enforcer = TokenEnforcer(llama3_vocabulary, JsonSchemaParser(MIN1))
@@ -105,3 +115,28 @@ def test_the_issue_example_closes_the_key(llama3_tokenizer, llama3_vocabulary) -
     assert again.accept_tokens(llama3_tokenizer.encode('{"ab":1,"ab', add_special_tokens=False))
     quote = llama3_tokenizer.encode('"', add_special_tokens=False)[0]
     assert quote not in again.allowed_token_ids() and not again.accept_token(quote)
+
+
+ANY_UNIQUE = {"type": "array", "items": {}, "uniqueItems": True}
+STRINGS_UNIQUE = {"type": "array", "items": {"type": "string"}, "uniqueItems": True}
+UNIQUE = [
+    (ANY_UNIQUE, '["ab'),  # the fuzz job's case: '"\n' closes the item after a run, then whitespace
+    (ANY_UNIQUE, '["ab","cd","x'),  # a string that has left the seen ones
+    (ANY_UNIQUE, "[3,12"),  # digits: a number item ends inside the run
+    (ANY_UNIQUE, '[1,{"a":"b'),  # a compound item, no compound seen: its closing bracket after a run
+    (ANY_UNIQUE, '[{"a":"b"},{"a":"b'),  # a compound item that might repeat one seen: walked from real states
+    (STRINGS_UNIQUE, '["ab","a'),
+]
+
+
+@pytest.mark.parametrize(("schema", "prefix"), UNIQUE[:2], ids=[p for _, p in UNIQUE[:2]])
+def test_mask_equals_step_inside_unique_items(llama3_tokenizer, llama3_vocabulary, schema, prefix) -> None:
+    """A uniqueItems item read partly in a free run still finishes and is recorded exactly
+    (jsonschema/partial_item.py): the tokens that close it after the run are in the mask."""
+    _check(llama3_tokenizer, llama3_vocabulary, schema, prefix)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("schema", "prefix"), UNIQUE[2:], ids=[p for _, p in UNIQUE[2:]])
+def test_mask_equals_step_inside_more_unique_items(llama3_tokenizer, llama3_vocabulary, schema, prefix) -> None:
+    _check(llama3_tokenizer, llama3_vocabulary, schema, prefix)

@@ -76,20 +76,23 @@ def import_pydantic(spec: str) -> type:
     return target
 
 
-def json_config(compact: bool, property_order: str) -> JsonConfig:
-    return JsonConfig(whitespace="compact" if compact else "flexible", property_order=property_order)  # type: ignore[arg-type]
+def json_config(compact: bool, property_order: str, closed_objects: bool | None = None) -> JsonConfig:
+    whitespace = "compact" if compact else "flexible"
+    return JsonConfig(whitespace=whitespace, property_order=property_order, closed_objects=closed_objects)  # type: ignore[arg-type]
 
 
 def build_format(args: Any) -> Format:
     """The format chosen on the command line (argparse makes the options mutually exclusive)."""
-    config = json_config(getattr(args, "compact", False), getattr(args, "property_order", "any"))
+    config = json_config(
+        getattr(args, "compact", False), getattr(args, "property_order", "any"), getattr(args, "closed_objects", None)
+    )
     lenient = getattr(args, "lenient", False)
     if args.schema is not None:
         schema = read_schema(args.schema)
         return _schema_format(schema, lenient, config, f"JSON Schema {args.schema}")
     if args.pydantic is not None:
         model = import_pydantic(args.pydantic)
-        return _schema_format(model.model_json_schema(), lenient, config, f"pydantic model {args.pydantic}")
+        return _schema_format(model, lenient, config, f"pydantic model {args.pydantic}")
     if args.regex is not None:
         return Format(RegexParser(args.regex), f"regex {args.regex}", "")
     if getattr(args, "grammar", None) is not None:
@@ -121,7 +124,11 @@ def _schema_format(schema: Any, lenient: bool, config: JsonConfig, description: 
     if parser.problems:
         listed = "; ".join(Problem.of(problem).describe() for problem in parser.problems)
         print(f"formatenforcer: note: --lenient: not enforcing {listed}", file=sys.stderr)
-    text = json.dumps(schema, separators=(",", ":"))
+    if parser.closed_objects:
+        places = ", ".join(parser.closed_objects)
+        print(f"formatenforcer: note: closed objects, no keys beyond the named ones at {places} "
+              "(--open-objects allows them)", file=sys.stderr)  # fmt: skip
+    text = json.dumps(parser.schema, separators=(",", ":"))
     instruction = f"Answer with JSON only, following this JSON Schema: {text}"
     return Format(parser, description, instruction)
 

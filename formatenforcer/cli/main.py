@@ -61,6 +61,21 @@ def _add_format_options(parser: argparse.ArgumentParser, required: bool) -> None
     json_options.add_argument(
         "--property-order", choices=("any", "schema"), default="any", help="'schema' fixes the property order"
     )
+    objects = json_options.add_mutually_exclusive_group()
+    objects.add_argument(
+        "--closed-objects",
+        dest="closed_objects",
+        action="store_const",
+        const=True,
+        help="no keys beyond the ones an object's schema names (the default for --pydantic models that ignore extras)",
+    )
+    objects.add_argument(
+        "--open-objects",
+        dest="closed_objects",
+        action="store_const",
+        const=False,
+        help="allow keys a schema does not name, as JSON Schema does (the default for --schema)",
+    )
 
 
 def _add_model_options(parser: argparse.ArgumentParser) -> None:

@@ -34,11 +34,11 @@ MAX_STATES = 1024
 """Explorations that reach more states than this stay on the Python walk."""
 _END = 0x110000
 _SURROGATES = (0xD800, 0xDFFF)
-_EXPORTS: dict[Any, Any] = {}
-"""state key -> its ``_Export``, or None: not explorable."""
 _LOCK = threading.Lock()
-_CACHE_SIZE = 8192
-"""Explored states kept (each holds its automaton and parser states, and through them the pattern)."""
+_STATE_BYTES = 512
+"""Approximate bytes of one explored parser state (the object, its key and its allowed characters)."""
+_SHARED_START_BYTES = 160
+"""Approximate bytes of one more start state of an automaton already counted (its key and entry)."""
 
 
 def _representative(lo: int, hi: int) -> int | None:
@@ -140,30 +140,41 @@ def _stops(ended: bytes, frontier: bytes) -> tuple[bytes, bytes]:
     return unchecked, checked
 
 
-def _export(state: CharacterParser) -> _Export | None:
+_UNEXPLORED = (None,)
+"""The cached answer for a state whose automaton is not explored (``explore`` returned None)."""
+
+
+def _export(memo: Any, state: CharacterParser) -> _Export | None:
+    """The explored automaton of ``state``, cached in ``memo`` (the vocabulary's ``lexeme_automata``, under
+    its memory budget: an evicted automaton is explored again, identically) by state key; every state
+    explored is a start for later walks, so each is cached too."""
     found = state.lexeme_automaton()
     if found is None:
         return None
     key = found[0]
-    if key in _EXPORTS:
-        return _EXPORTS[key]
+    hit = memo.get(key)
+    if hit is not None:
+        return hit[0]
     with _LOCK:
-        if key in _EXPORTS:
-            return _EXPORTS[key]
+        hit = memo.get(key)
+        if hit is not None:
+            return hit[0]
         explored = explore(state)
-        if len(_EXPORTS) >= _CACHE_SIZE:
-            _EXPORTS.clear()  # rare; rebuilt on demand
         if explored is None:
-            _EXPORTS[key] = None
+            memo.put(key, _UNEXPLORED, _SHARED_START_BYTES)
             return None
         automaton, states, stop, index = explored
         ended = bytes(1 if state.can_end() else 0 for state in states)
         frontier = bytes(1 if s and not e else 0 for s, e in zip(stop, ended))
         stops = _stops(ended, frontier)
+        columns = max(1, len(found[1]))  # (the start's class points: about the automaton's columns)
+        export: _Export = (automaton, states.__getitem__, stops, index[key])
+        memo.put(key, (export,), len(states) * (_STATE_BYTES + 4 * columns))
         for other, number in index.items():  # every state explored is a start for later walks
-            if not (other.__class__ is tuple and other and other[0] == "frontier"):
-                _EXPORTS.setdefault(other, (automaton, states.__getitem__, stops, number))
-        return _EXPORTS[key]
+            if other != key and not (other.__class__ is tuple and other and other[0] == "frontier"):
+                if memo.get(other) is None:
+                    memo.put(other, ((automaton, states.__getitem__, stops, number),), _SHARED_START_BYTES)
+        return export
 
 
 def _from_tables(state: CharacterParser) -> _Export | None:
@@ -232,7 +243,7 @@ def compiled_lexeme(
     Python walk answers."""
     if not backend.active():
         return None
-    export = _from_tables(inner) or _export(inner)
+    export = _from_tables(inner) or _export(vocabulary.lexeme_automata, inner)
     if export is None:
         return None
     automaton, state_of, stops, number = export

@@ -15,7 +15,10 @@ no text are left out of the trie, so they are never allowed; the end-of-sequence
 enforcer (allowed exactly when the format may end).
 
 Free-run tables (run_tables.py) are built lazily, once per vocabulary and class (and per trie node for the
-tables of subtrees), and kept here.
+tables of subtrees), and kept here, with the other caches every parser enforced over this vocabulary shares.
+They count against one memory budget per vocabulary (``cache_bytes``; default 256 MiB, or the environment's
+``FORMATENFORCER_CACHE_MB``; cache_budget.py): past it the least recently used entries are evicted, and
+recomputed identically when next needed.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from . import backend, disk_cache, pretokens
+from .cache_budget import CacheBudget, approx_bytes
 from .charset import CharSet
 from .collector import freeze_existing, paused
 from .errors import VocabularyError
@@ -59,6 +63,7 @@ class Vocabulary:
         strip_leading_space: bool = False,
         name: str = "",
         trie: Trie | None = None,
+        cache_bytes: int | None = None,
     ) -> None:
         self.token_bytes: list[bytes | None] = [t if t else None for t in token_bytes]
         self.size = max(size or 0, len(self.token_bytes))
@@ -77,20 +82,25 @@ class Vocabulary:
         freeze_existing()
         self.eos_mask = pack_ids(self.eos_token_ids, self.size)
         self.eos_mask.flags.writeable = False
-        self._tables: dict[CharSet, FreeRunTable] = {}
-        self._subtables: dict[tuple[int, CharSet], FreeRunTable] = {}
-        self._first_bytes: dict[bytes, np.ndarray] = {}
+        self.cache_budget = CacheBudget(cache_bytes)
+        """The memory budget of the caches below (``cache_budget.limit`` may be changed at any time)."""
+        budget = self.cache_budget
+        self._tables = budget.cache("free-run tables", grows=True)
+        self._subtables = budget.cache("subtree run tables", _held_bytes, grows=True)
+        self._first_bytes = budget.cache("first-byte masks")
         self._first_byte: np.ndarray | None = None
         self._longest: int | None = None
-        self.shared_groups: dict = {}
+        self.shared_groups = budget.cache("shared-children groups")
         """What the children of a trie node add in one shared state, by node, class and exceptions (walk.py)."""
-        self.lexeme_cache: dict = {}
+        self.lexeme_cache = budget.cache("lexeme walks")
         """Walks of inner string states keyed by value (``shared_lexeme_key``), shared by every enforcer."""
         self.format_caches: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         """The mask and walk caches of each parser object enforced over this vocabulary (enforcer.py), kept
         as long as the parser lives: every TokenEnforcer made for the same parser object shares them."""
         self._texts: TokenTexts | None = None
-        self._subtexts: dict[int, TokenTexts | tuple[tuple[int, bytes], ...]] = {}
+        self._subtexts = budget.cache("subtree texts", _held_bytes)
+        self.lexeme_automata = budget.cache("explored lexeme automata")
+        """Explored lexeme automata by state key (lexeme_automaton.py)."""
         self._lock = threading.Lock()
         self.encode: Callable[[str], list[int]] | None = None
         """The tokenizer's own ``encode`` (text to ids, no special tokens), set by ``from_transformers``:
@@ -158,9 +168,11 @@ class Vocabulary:
         *,
         size: int | None = None,
         strip_leading_space: bool = False,
+        cache_bytes: int | None = None,
     ) -> Vocabulary:
         """A vocabulary from plain token texts (index = id). ``str`` is UTF-8 encoded; ``bytes`` taken as is;
-        None or empty marks a token that is never allowed (special tokens other than EOS)."""
+        None or empty marks a token that is never allowed (special tokens other than EOS). ``cache_bytes``:
+        the memory budget of its shared caches."""
         data: list[bytes | None] = []
         for i, token in enumerate(tokens):
             if token is None or isinstance(token, bytes):
@@ -169,7 +181,7 @@ class Vocabulary:
                 data.append(token.encode("utf-8"))
             else:
                 raise VocabularyError(f"token #{i} is {type(token).__name__}; expected str, bytes or None")
-        return cls(data, eos_token_ids, size=size, strip_leading_space=strip_leading_space)
+        return cls(data, eos_token_ids, size=size, strip_leading_space=strip_leading_space, cache_bytes=cache_bytes)
 
     @classmethod
     def from_transformers(
@@ -179,19 +191,26 @@ class Vocabulary:
         *,
         size: int | None = None,
         cache_dir: str | os.PathLike | None | bool = True,
+        cache_bytes: int | None = None,
     ) -> Vocabulary:
         """The vocabulary index of a transformers tokenizer (slow or fast), memoised per tokenizer object.
 
         ``cache_dir``: where the index is cached on disk (True: ``~/.cache/formatenforcer``; False/None: no
-        disk cache), so a restarted process reloads it instead of rebuilding it."""
+        disk cache), so a restarted process reloads it instead of rebuilding it. ``cache_bytes``: the memory
+        budget of its shared caches (None: the default, or what the memoised vocabulary has); given, it is set
+        on the memoised vocabulary too."""
         eos = tuple(eos_token_ids) if eos_token_ids is not None else tuple(default_eos_ids(tokenizer))
         key = (eos, size)
         with _MEMO_LOCK:
             cached = _MEMO.get(tokenizer, {}).get(key)
         if cached is not None:
+            if cache_bytes is not None:
+                cached.cache_budget.limit = cache_bytes
             return cached
         with paused():  # large lists of small objects, none cyclic: no need for the cycle collector to scan them
             vocabulary = _index(tokenizer, eos, size, cache_dir)
+        if cache_bytes is not None:
+            vocabulary.cache_budget.limit = cache_bytes
         with _MEMO_LOCK:
             _MEMO.setdefault(tokenizer, {})[key] = vocabulary
         return vocabulary
@@ -220,16 +239,18 @@ class Vocabulary:
     def _subtree_source(self, node: Trie) -> TokenTexts | tuple[tuple[int, bytes], ...]:
         """The tokens below one trie node, read once for every class asked there (call under the lock): as
         TokenTexts for the vectorized build, or for a small subtree its (id, bytes) pairs (``FreeRunTable.small``)."""
-        source = self._subtexts.get(id(node))
-        if source is None:
-            entries = subtree_entries(node, self.token_bytes, _SUFFIX_SUBTREE)
-            if entries is None:
-                source = self._suffix_source(node)
-                if source is None:
-                    entries = subtree_entries(node, self.token_bytes)
-            if entries is not None:
-                source = tuple(entries) if len(entries) <= _SMALL_SUBTREE else TokenTexts(entries)
-            self._subtexts[id(node)] = source
+        held = self._subtexts.get(id(node))
+        if held is not None and held[0] is node:  # (an entry holds its node: its id stays unique while cached)
+            return held[1]
+        entries = subtree_entries(node, self.token_bytes, _SUFFIX_SUBTREE)
+        source = None
+        if entries is None:
+            source = self._suffix_source(node)
+            if source is None:
+                entries = subtree_entries(node, self.token_bytes)
+        if entries is not None:
+            source = tuple(entries) if len(entries) <= _SMALL_SUBTREE else TokenTexts(entries)
+        self._subtexts[id(node)] = (node, source)
         return source
 
     def _suffix_source(self, node: Trie) -> TokenTexts | None:
@@ -269,18 +290,19 @@ class Vocabulary:
         """A free-run table for the tokens below one trie node (say, every token starting with a quote),
         for walks that enter a free-text state part-way through a token. Unbucketed, to bound memory."""
         key = (id(node), chars)
-        table = self._subtables.get(key)
-        if table is None:
+        held = self._subtables.get(key)
+        if held is None or held[0] is not node:  # (an entry holds its node: its id stays unique while cached)
             with self._lock:
-                table = self._subtables.get(key)
-                if table is None:
+                held = self._subtables.get(key)
+                if held is None or held[0] is not node:
                     source = self._subtree_source(node)
                     if source.__class__ is tuple:
                         table = FreeRunTable.small(source, chars, self.size, node)  # type: ignore[arg-type]
                     else:
                         table = FreeRunTable(source, chars, self.size, bucketed=False, root=node)
-                    self._subtables[key] = table
-        return table
+                    held = (node, table)
+                    self._subtables[key] = held
+        return held[1]
 
     def text_of(self, token_id: int) -> bytes:
         """The bytes ``token_id`` adds (empty for EOS, special and unknown ids)."""
@@ -293,6 +315,11 @@ class Vocabulary:
 
     def __repr__(self) -> str:
         return f"Vocabulary({self.name or 'tokens'}, size={self.size}, eos={list(self.eos_token_ids)})"
+
+
+def _held_bytes(held: tuple[Trie, object]) -> int:
+    """The bytes of a (trie node, value) cache entry: the value's (the node is the vocabulary's or its owner's)."""
+    return approx_bytes(held[1])
 
 
 _MEMO: weakref.WeakKeyDictionary[Any, dict[tuple, Vocabulary]] = weakref.WeakKeyDictionary()

@@ -19,9 +19,10 @@ from .compile import Compiler
 from .config import JsonConfig
 from .depth import DepthLimit
 from .root import root_start
+from .schema.closed import close_objects
 from .schema.deep import prepare
 from .schema.ir import AnyValue, Never, Node, deref
-from .schema.load import load_schema
+from .schema.load import ignores_extra_fields, load_schema
 from .schema.merge import Merger
 from .schema.metaschemas import missing_hint
 from .schema.normalize import Normalizer
@@ -98,7 +99,7 @@ class JsonSchemaParser(_Document):
     (listed in ``unknown_formats``).
     """
 
-    __slots__ = ("schema", "problems", "unknown_formats")
+    __slots__ = ("schema", "problems", "unknown_formats", "closed_objects")
 
     def __init__(
         self,
@@ -114,15 +115,19 @@ class JsonSchemaParser(_Document):
         ):
             raise TypeError(f"resources must be a mapping of URI strings to schemas, not {type(resources).__name__}")
         raw = load_schema(schema)
+        closing = (config or JsonConfig()).closed_objects
+        if closing is None:
+            closing = ignores_extra_fields(schema)
+        built, closed = close_objects(raw) if closing else (raw, [])
         for uri, document in (resources or {}).items():
             if isinstance(document, dict):
                 try:
                     load_schema(document)
                 except SchemaError as error:
                     raise SchemaError(f"in resource {uri!r}: {error}") from None
-        normalizer = Normalizer(raw, resources)
-        prepare(normalizer, raw)
-        root = normalizer.node(raw)
+        normalizer = Normalizer(built, resources)
+        prepare(normalizer, built)
+        root = normalizer.node(built)
         normalizer.finish()
         origins = normalizer.origin
         compiler = Compiler(config or JsonConfig(), normalizer.merger, lambda n: origins.get(id(n), "#"))
@@ -141,6 +146,8 @@ class JsonSchemaParser(_Document):
         for note in normalizer.unknown_formats:  # annotations, not errors: see Normalizer._kinds
             warnings.warn(f"formatenforcer: {note.reason} (at {note.pointer})", UserWarning, stacklevel=2)
         self.schema = raw
+        self.closed_objects: list[str] = closed
+        """The JSON pointers of the objects closed by ``JsonConfig.closed_objects`` (empty when it is off)."""
         self.problems = problems
         self.unknown_formats: list[Problem] = list(normalizer.unknown_formats)
         """``format`` values not known to formatenforcer, each a Problem (pointer, "format", reason): not

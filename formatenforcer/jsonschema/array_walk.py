@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from ..core.hooks import FreeRun, Lexeme, nested_alternatives, nested_first_char_split, nested_lexeme
 from ..core.protocol import CharacterParser
-from .array_phases import AFTER, FIRST, NEXT, UNKNOWN_TEXT, VALUE
+from .array_phases import AFTER, FIRST, NEXT, VALUE
+from .partial_item import PartialItem, first_char
 from .spaced import SpacedValue
 from .whitespace import JSON_WHITESPACE
 
@@ -25,10 +26,8 @@ class ArrayWalkHooks:
 
     def free_run(self) -> FreeRun | None:
         """The item's run, passed through (not with a contains tracker riding along). Under uniqueItems the
-        run's characters are not known to ``after(n)``, so its stand-in marks the item text unknown and
-        refuses what depends on it (finishing the item, closing a compound one): a subset of the real
-        state, as the enforcer requires; tokens reaching past the item's end get walked from real states
-        only when they start at the run's beginning."""
+        run's characters are not known to ``after(n)``, so its stand-in carries the item's text with a gap
+        (``PartialItem``, see partial_item.py), which finishes the item and records it as seen exactly."""
         state = type(self)
         if self._phase in (FIRST, AFTER, NEXT):
             return self._whitespace_run()
@@ -40,13 +39,18 @@ class ArrayWalkHooks:
         ctx, index, extra, after, text = self._ctx, self._index, self._extra, inner.after, self._text
         if not ctx.unique:
             return FreeRun(inner.chars, inner.max_length, lambda n: state(ctx, VALUE, index, 0, after(n), extra))
-        if inner.chars == JSON_WHITESPACE and text[:1] in ("[", "{"):
-            # whitespace inside a compound item is followed by its closing bracket (" },"), which the
-            # stand-in would refuse: walked from real states instead
+        if first_char(text) in ("[", "{") and (
+            inner.chars == JSON_WHITESPACE or any(first_char(seen) in ("[", "{") for seen in extra[1])
+        ):
+            # whitespace inside a compound item is followed by its closing bracket (" },"), and a compound
+            # item read partly in a run cannot be compared with the compound items seen: walked from real
+            # states instead
             return None
+        chars = inner.chars
 
         def stand_in(n: int) -> CharacterParser:
-            return state(ctx, VALUE, index, 0, after(n), extra, None, text + UNKNOWN_TEXT if n else text)
+            item = PartialItem.after_run(text, n, chars) if n else text
+            return state(ctx, VALUE, index, 0, after(n), extra, None, item)
 
         return FreeRun(inner.chars, inner.max_length, stand_in)
 

@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING
 
 from ..core.charset import EMPTY, CharSet, union_memo
 from ..core.protocol import CharacterParser, MemoAllowed
-from .array_phases import AFTER, DONE, FIRST, NEXT, OPEN, UNKNOWN_TEXT, VALUE
+from .array_phases import AFTER, DONE, FIRST, NEXT, OPEN, VALUE
 from .array_walk import ArrayWalkHooks
+from .partial_item import PartialItem, first_char, partials
 from .schema.ir import (
     AnyValue,
     Array,
@@ -283,16 +284,23 @@ class ArrayContext:
             schema = merger.intersect(schema, node.contains)
         elif mode == "avoid":
             schema = merger.intersect(schema, merger.negate(node.contains))
-        scalars = [json.loads(text) for text in seen if text[0] not in "[{"]
+        scalars = [json.loads(text) for text in seen if text.__class__ is str and text[0] not in "[{"]
         if scalars:
             schema = merger.intersect(schema, merger.negate(union_of([literal_node(v) for v in scalars])))
         return self.compiler.start(schema)
 
-    def duplicate(self, text: str, seen: frozenset) -> bool:
-        """Whether the array/object ``text`` equals (as JSON values: 1 == 1.0, any key order) a seen item."""
+    def duplicate(self, text: str | PartialItem, seen: frozenset) -> bool:
+        """Whether the array/object ``text`` equals (as JSON values: 1 == 1.0, any key order) a seen item, or
+        might, when either was read partly in a free run (see partial_item.py)."""
+        if isinstance(text, PartialItem):
+            return any(text.may_equal(t) for t in seen)
+        if any(t.may_equal(text) for t in partials(seen)):
+            return True
         values = self._seen_values.get(seen)
         if values is None:
-            values = self._seen_values[seen] = frozenset(canonical(t) for t in seen if t[0] in "[{")
+            values = self._seen_values[seen] = frozenset(
+                canonical(t) for t in seen if t.__class__ is str and t[0] in "[{"
+            )
         return canonical(text) in values
 
 
@@ -326,19 +334,22 @@ class ArrayParser(ArrayWalkHooks, MemoAllowed):
 
     def _finish_item(self) -> ArrayParser | None:
         ctx = self._ctx
-        if ctx.unique and UNKNOWN_TEXT in self._text:
-            return None  # a free-run stand-in does not know the item, so it cannot record it as seen
         count, seen = self._extra
+        after = seen
+        if ctx.unique:
+            text = self._text  # an array or object as read (compared by ``canonical``), a scalar normalised
+            if text.__class__ is str and text[0] not in "[{":
+                text = json.dumps(json.loads(text))
+            if first_char(text) not in "[{" and any(p.may_equal(text) for p in partials(seen)):
+                return None  # might repeat an item read partly in a free run (see partial_item.py)
+            after = seen | {text}
         _, tracked = ctx.item_start(self._index, count, seen)
         mode = ctx._mode(self._index, count) if ctx.track else "free"
         if isinstance(count, tuple):
             count = ctx._count_after(count, self._tracker or (None,) * len(count))
         elif mode == "match" or (tracked and self._tracker is not None and self._tracker.can_end()):
             count += 1
-        if ctx.unique:
-            text = self._text  # an array or object as read (compared by ``canonical``), a scalar normalised
-            seen = seen | {text if text[0] in "[{" else json.dumps(json.loads(text))}
-        return ArrayParser(ctx, AFTER, self._index + 1, 0, None, (count, seen))
+        return ArrayParser(ctx, AFTER, self._index + 1, 0, None, (count, after))
 
     def _begin_item(self, ch: str) -> ArrayParser | None:
         ctx = self._ctx
@@ -369,9 +380,9 @@ class ArrayParser(ArrayWalkHooks, MemoAllowed):
                 text = self._text + ch if ctx.unique else ""
                 if (
                     ctx.compound
-                    and text[0] in "[{"
+                    and first_char(text) in "[{"
                     and child.can_end()
-                    and (UNKNOWN_TEXT in text or ctx.duplicate(text, self._extra[1]))
+                    and ctx.duplicate(text, self._extra[1])
                 ):
                     return None  # the bracket that would close a duplicate of an earlier item (or might)
                 return ArrayParser(ctx, VALUE, self._index, 0, child, self._extra, tracker, text)
@@ -407,7 +418,7 @@ class ArrayParser(ArrayWalkHooks, MemoAllowed):
         if phase == VALUE:
             if not self._child.can_end():
                 allowed = self._child.allowed_characters()
-                if ctx.compound and self._text[:1] in ("[", "{"):
+                if ctx.compound and first_char(self._text) in ("[", "{"):
                     for closer in "]}":
                         if closer in allowed and self.add_character(closer) is None:
                             allowed = allowed - CharSet.of(closer)  # it would close a duplicate item

@@ -42,6 +42,13 @@ class JsonConfig:
         this depth and can only close what it opened. Nesting costs nothing per level (no recursion, see
         jsonschema/depth.py), so any limit works, e.g. 20_000. A schema whose smallest instance is nested
         deeper than the limit is refused at construction (``SchemaError``).
+    closed_objects: whether an object whose schema names its properties, and says nothing of other keys, may
+        get keys it does not name. ``True`` closes such objects, as if ``unevaluatedProperties: false`` stood
+        there (see jsonschema/schema/closed.py for which places count as saying nothing), so a model cannot
+        wander off inventing keys; objects whose schema mentions other keys (``additionalProperties``, even
+        ``true``) stay as written. ``False`` keeps JSON Schema's meaning: unnamed keys are allowed. ``None``
+        (default) is ``True`` for a pydantic model class whose config ignores extra fields (pydantic's
+        default, which would drop such keys anyway) and ``False`` for every other schema.
     """
 
     property_order: Literal["any", "schema"] = "any"
@@ -51,6 +58,7 @@ class JsonConfig:
     whitespace_pattern: str | None = None
     ascii_escapes: bool = False
     max_depth: int = 1000
+    closed_objects: bool | None = None
 
     def __post_init__(self) -> None:
         if self.property_order not in ("any", "schema"):
@@ -65,5 +73,7 @@ class JsonConfig:
             )
         if not isinstance(self.max_depth, int) or isinstance(self.max_depth, bool) or self.max_depth < 1:
             raise FormatError(f"JsonConfig.max_depth must be an int >= 1, not {self.max_depth!r}")
+        if self.closed_objects not in (None, True, False):
+            raise FormatError(f"JsonConfig.closed_objects must be True, False or None, not {self.closed_objects!r}")
         if self.whitespace_pattern is not None and not isinstance(self.whitespace_pattern, str):
             raise FormatError("JsonConfig.whitespace_pattern must be a string or None")

@@ -267,10 +267,10 @@ class KeyContent(Content):
         chars, room, after = inner
         if text is None:
             return chars, room, lambda n: (-1, after(n), None)
+        if text is not _UNKNOWN_TEXT and ((room is not None and self.seen_extras) or self._may_repeat(text)):
+            return None  # (for patterned keys too: a run must never spell a key already seen)
         if not self.ctx.plain_extras:
             return chars, room, lambda n: (-1, after(n), _UNKNOWN_TEXT) if n else state
-        if (room is not None and self.seen_extras) or self._may_repeat(text):
-            return None
         if isinstance(text, PartialText):
             return chars, room, lambda n: (-1, after(n), text.widened(n)) if n else state
         return chars, room, lambda n: (-1, after(n), PartialText(text, n)) if n else state

@@ -58,6 +58,8 @@ def from_table(label: str, table: Mapping[Hashable, Mapping[str, Hashable]], ini
 
 
 _CACHE: dict[tuple, CompiledRegex] = {}
+_CACHE_SIZE = 256
+"""Combined automata kept (each as big as a product of its clauses' automata)."""
 _LOCK = threading.Lock()
 
 
@@ -84,6 +86,8 @@ def combine(clauses: tuple[tuple[tuple[Item, ...], tuple[Item, ...]], ...]) -> C
         parts.append((as_dfa[: len(must)], as_dfa[len(must) :]))
     compiled = _product(label, parts)
     with _LOCK:
+        if len(_CACHE) >= _CACHE_SIZE:
+            _CACHE.clear()  # rare; rebuilt on demand (a module-level memo stays bounded)
         _CACHE[key] = compiled
     return compiled
 

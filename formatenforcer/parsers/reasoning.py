@@ -197,6 +197,7 @@ def with_marker_tokens(vocabulary: Any, tokenizer: Any, markers: Iterable[str] =
         size=vocabulary.size,
         strip_leading_space=vocabulary.strip_leading_space,
         name=f"{vocabulary.name} + markers",
+        cache_bytes=vocabulary.cache_budget.limit,
     )
     copy.encode = vocabulary.encode
     return copy

@@ -23,3 +23,13 @@ def load_schema(schema: Any) -> Any:
     if isinstance(schema, type) and callable(dump):
         return dump()
     raise SchemaError(f"a schema must be a dict, a JSON string or a pydantic model class, not {type(schema).__name__}")
+
+
+def ignores_extra_fields(schema: Any) -> bool:
+    """Whether ``schema`` is a pydantic model class that drops the fields it does not declare (its config's
+    ``extra`` unset or ``"ignore"``, pydantic's default): then extra keys are pointless to generate."""
+    if not (isinstance(schema, type) and callable(getattr(schema, "model_json_schema", None))):
+        return False
+    config = getattr(schema, "model_config", None)
+    extra = config.get("extra") if isinstance(config, dict) else None
+    return extra in (None, "ignore")

@@ -1,0 +1,198 @@
+"""The memory budget of a Vocabulary's shared caches (issue 18): eviction under a small budget never changes
+a mask (one thread and eight), the accounting matches what the caches hold, and a dropped parser's own
+caches are freed with it. Real Llama 3 vocabulary; schemas teacher-forced a few tokens into valid instances."""
+
+from __future__ import annotations
+
+import gc
+import json
+import threading
+import weakref
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from formatenforcer import JsonSchemaParser, TokenEnforcer, Vocabulary
+from formatenforcer.core.cache_budget import CacheBudget, approx_bytes, default_cache_bytes
+
+from . import tokenizers_fixtures as tf
+
+CASES = Path(__file__).resolve().parent.parent / "benchmarks" / "cases"
+POSITIONS = 5
+
+
+def _cases() -> list[tuple[object, object]]:
+    cases = []
+    for path in sorted(CASES.glob("*.json"))[:6]:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        cases.extend((c["schema"], c["instance"]) for c in (data if isinstance(data, list) else [data]))
+    for i in range(4):  # distinct small schemas: bounds, patterns and key names of their own
+        cases.append(({"type": "integer", "minimum": i, "maximum": 1000 + i}, 7 + i))
+        cases.append(({"type": "string", "pattern": f"^k{i}-[a-z]+$"}, f"k{i}-abc"))
+        closed = {"type": "object", "properties": {f"p{i}": {"type": "number"}}, "required": [f"p{i}"]}
+        cases.append((closed, {f"p{i}": 1.5}))
+        cases.append(({"type": "object", "properties": {"s": {"type": "string"}}}, {"s": f"x{i} y"}))
+    return cases
+
+
+def _fresh(like: Vocabulary, cache_bytes: int) -> Vocabulary:
+    """A new vocabulary over the same tokens and trie, with empty caches under its own budget."""
+    made = Vocabulary(like.token_bytes, like.eos_token_ids, size=like.size, trie=like.trie, cache_bytes=cache_bytes)
+    made.encode = like.encode
+    return made
+
+
+def _masks(vocabulary: Vocabulary, schema: object, ids: list[int], check=None) -> list[bytes]:  # noqa: ANN001
+    enforcer = TokenEnforcer(vocabulary, JsonSchemaParser(schema))
+    position, out = enforcer.start, []
+    for token in [*ids[: POSITIONS - 1], None]:
+        out.append(np.asarray(enforcer.mask(position)).tobytes())
+        if check is not None:
+            check(vocabulary.cache_budget)
+        if token is None:
+            break
+        position = enforcer.step(position, token)
+        assert position is not None
+    return out
+
+
+def _entries(budget: CacheBudget) -> list[int]:
+    return [entry[1] for cache in budget._caches for entry in cache._data.values()]
+
+
+def _within(budget: CacheBudget) -> None:
+    """The accounting adds up, and the caches hold no more than the limit (or one entry alone above it)."""
+    sizes = _entries(budget)
+    assert sum(sizes) == budget.used == sum(used for _, used in budget.usage().values())
+    assert budget.used <= budget.limit or len(sizes) == 1 or max(sizes) > budget.limit * 0.75
+
+
+@pytest.fixture(scope="module")
+def cases_and_ids(llama3_tokenizer):  # noqa: ANN001, ANN201
+    cases = _cases()
+    return [(schema, llama3_tokenizer.encode(json.dumps(inst), add_special_tokens=False)) for schema, inst in cases]
+
+
+@pytest.fixture(scope="module")
+def unbudgeted(llama3_vocabulary, cases_and_ids):  # noqa: ANN001, ANN201
+    vocabulary = _fresh(llama3_vocabulary, 1 << 40)
+    masks = [_masks(vocabulary, schema, ids) for schema, ids in cases_and_ids]
+    assert vocabulary.cache_budget.evictions == 0
+    return vocabulary, masks
+
+
+def test_a_small_budget_evicts_and_keeps_every_mask(llama3_vocabulary, cases_and_ids, unbudgeted) -> None:  # noqa: ANN001
+    full, expected = unbudgeted
+    assert full.cache_budget.used > 3 << 20  # the run fills more than the small budget below
+    small = _fresh(llama3_vocabulary, 1 << 20)
+    got = [_masks(small, schema, ids, _within) for schema, ids in cases_and_ids]
+    assert small.cache_budget.evictions > 0
+    assert got == expected
+    # a second round over the evicted (and partly refilled) caches: recomputed entries give the same masks
+    again = [_masks(small, schema, ids, _within) for schema, ids in reversed(cases_and_ids)]
+    assert again == expected[::-1]
+
+
+def test_a_zero_budget_keeps_only_the_newest_entry(llama3_vocabulary, cases_and_ids, unbudgeted) -> None:  # noqa: ANN001
+    _, expected = unbudgeted
+    empty = _fresh(llama3_vocabulary, 0)
+    got = [_masks(empty, schema, ids) for schema, ids in cases_and_ids[:6]]
+    assert got == expected[:6]
+    assert len(_entries(empty.cache_budget)) <= 1
+
+
+def test_eight_threads_under_a_small_budget_give_the_masks_of_one(llama3_vocabulary, cases_and_ids, unbudgeted) -> None:  # noqa: ANN001
+    _, expected = unbudgeted
+    shared = _fresh(llama3_vocabulary, 1 << 20)
+    results: list[dict[int, list[bytes]]] = [{} for _ in range(8)]
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(8)
+
+    def run(k: int) -> None:
+        try:
+            order = list(range(len(cases_and_ids)))
+            order = order[k * 5 % len(order) :] + order[: k * 5 % len(order)]
+            barrier.wait()
+            for i in order:
+                results[k][i] = _masks(shared, *cases_and_ids[i])
+        except BaseException as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+    assert shared.cache_budget.evictions > 0
+    assert [(k, i) for k in range(8) for i in results[k] if results[k][i] != expected[i]] == []
+    _within(shared.cache_budget)
+
+
+def test_a_dropped_parser_frees_its_caches(llama3_vocabulary, cases_and_ids) -> None:  # noqa: ANN001
+    vocabulary = _fresh(llama3_vocabulary, 1 << 30)
+    schema, ids = cases_and_ids[0]
+    parser = JsonSchemaParser(schema)
+    enforcer = TokenEnforcer(vocabulary, parser)
+    position = enforcer.start
+    for token in ids[:3]:
+        enforcer.mask(position)
+        position = enforcer.step(position, token)
+    enforcer.mask(position)
+    own = vocabulary.format_caches.get(parser)
+    assert own is not None and len(own.masks) > 0
+    masks = [weakref.ref(mask) for mask in own.masks.values()]  # held by the parser's own caches only
+    watched = [weakref.ref(parser), weakref.ref(enforcer), *masks]
+    del parser, enforcer, position, own
+    gc.collect()
+    assert [ref() for ref in watched] == [None] * len(watched)
+    assert len(vocabulary.format_caches) == 0
+
+
+def test_setting_a_lower_limit_evicts_down_to_it(llama3_vocabulary, cases_and_ids) -> None:  # noqa: ANN001
+    vocabulary = _fresh(llama3_vocabulary, 1 << 30)
+    for schema, ids in cases_and_ids[:8]:
+        _masks(vocabulary, schema, ids)
+    budget = vocabulary.cache_budget
+    before = budget.used
+    assert before > 1 << 20
+    budget.limit = 1 << 20
+    assert budget.used <= int((1 << 20) * 0.75) and budget.evictions > 0
+    _within(budget)
+    budget.clear()
+    assert budget.used == 0 and _entries(budget) == []
+
+
+def test_budget_settings_are_checked(monkeypatch) -> None:  # noqa: ANN001
+    for bad in (-1, 1.5, "1", True):
+        with pytest.raises(ValueError, match="cache budget"):
+            CacheBudget(bad)  # type: ignore[arg-type]
+    monkeypatch.setenv("FORMATENFORCER_CACHE_MB", "64")
+    assert default_cache_bytes() == 64 << 20
+    assert Vocabulary.from_tokens(["a", "b"]).cache_budget.limit == 64 << 20
+    monkeypatch.setenv("FORMATENFORCER_CACHE_MB", "lots")
+    with pytest.raises(ValueError, match="FORMATENFORCER_CACHE_MB"):
+        default_cache_bytes()
+    monkeypatch.delenv("FORMATENFORCER_CACHE_MB")
+    assert default_cache_bytes() == 256 << 20
+
+
+def test_sizes_count_arrays_and_ids_but_not_the_trie(llama3_vocabulary) -> None:  # noqa: ANN001
+    mask = np.zeros(4008, dtype=np.int32)
+    assert approx_bytes(mask) >= mask.nbytes
+    assert approx_bytes(mask[:10]) < 200  # a view owns no data
+    ids = list(range(1000, 2000))
+    assert 30_000 <= approx_bytes(ids) <= 50_000
+    node = llama3_vocabulary.trie[ord('"')]
+    assert approx_bytes((mask, [(None, [], node)])) < mask.nbytes + 1000  # the vocabulary's node is shared
+
+
+def test_from_transformers_sets_the_budget_of_the_memoised_vocabulary(llama3_tokenizer) -> None:  # noqa: ANN001
+    vocabulary = Vocabulary.from_transformers(llama3_tokenizer, tf.LLAMA3_EOS)
+    kept = vocabulary.cache_budget.limit
+    try:
+        again = Vocabulary.from_transformers(llama3_tokenizer, tf.LLAMA3_EOS, cache_bytes=32 << 20)
+        assert again is vocabulary and vocabulary.cache_budget.limit == 32 << 20
+    finally:
+        vocabulary.cache_budget.limit = kept

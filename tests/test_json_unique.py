@@ -11,6 +11,8 @@ import jsonschema
 import pytest
 
 from formatenforcer import JsonSchemaParser, SchemaError, TokenEnforcer
+from formatenforcer.core.charset import CharSet
+from formatenforcer.jsonschema.partial_item import PartialItem
 
 from .checking import random_walk
 from .json_checks import accepts_tokens, char_walk
@@ -132,3 +134,26 @@ def test_no_token_holds_an_item_that_might_repeat_one_read_in_a_run(vocabularies
         assert not shaped, (name, shaped[:10])
         if name == "llama3":  # the separators are tokens there, so the check does see item boundaries
             assert any(text == '","' for text in texts)
+
+
+@pytest.mark.parametrize(
+    ("partial", "seen", "may"),
+    [
+        (('{"a":"b', 2, '"}'), '{"a":"bcd"}', True),  # 'cd' fills it
+        (('{"a":"b', 2, '"}'), '{"a":"bc"}', False),  # one character short
+        (('{"a":"b', 1, '"}'), '{ "a" : "b\\u00e9" }', True),  # another layout, an escape: the same value
+        (('{"a":"b', 2, '","z":1}'), '{"z":1.0,"a":"bxy"}', True),  # any key order, 1 == 1.0
+        (('{"a":"b', 2, '","z":1}'), '{"z":2,"a":"bxy"}', False),
+        (('["', 3, '"]'), '["abc"]', True),
+        (('["', 3, '"]'), '[["abc"]]', False),
+        (('{"', 2, '":1}'), '{"zz":2}', True),  # a gap in a key: conservative
+    ],
+)
+def test_a_compound_item_read_in_a_run_may_equal_exactly_the_seen_items_it_can_spell(partial, seen, may) -> None:
+    """jsonschema/partial_item.py: an array or object with a string run's gap is compared with a seen item by
+    its canonical form, one character for each gap character."""
+    head, gap, tail = partial
+    item = PartialItem.after_run(head, gap, CharSet.ranges((" ", "~")))
+    for ch in tail:
+        item = item + ch
+    assert item.may_equal(seen) is may

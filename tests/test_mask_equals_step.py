@@ -124,7 +124,9 @@ UNIQUE = [
     (ANY_UNIQUE, '["ab","cd","x'),  # a string that has left the seen ones
     (ANY_UNIQUE, "[3,12"),  # digits: a number item ends inside the run
     (ANY_UNIQUE, '[1,{"a":"b'),  # a compound item, no compound seen: its closing bracket after a run
-    (ANY_UNIQUE, '[{"a":"b"},{"a":"b'),  # a compound item that might repeat one seen: walked from real states
+    (ANY_UNIQUE, '[{"a":"b"},{"a":"b'),  # a compound item that might repeat one seen
+    (ANY_UNIQUE, '[{"a":"bcd"},{"a":"b'),  # ... where 'cd"}' would close a duplicate and 'cx"}' would not
+    (ANY_UNIQUE, '[{"a":123},{"a":1'),  # a number's digits inside it: walked from real states
     (STRINGS_UNIQUE, '["ab","a'),
 ]
 

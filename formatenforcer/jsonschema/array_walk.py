@@ -40,11 +40,12 @@ class ArrayWalkHooks:
         if not ctx.unique:
             return FreeRun(inner.chars, inner.max_length, lambda n: state(ctx, VALUE, index, 0, after(n), extra))
         if first_char(text) in ("[", "{") and (
-            inner.chars == JSON_WHITESPACE or any(first_char(seen) in ("[", "{") for seen in extra[1])
+            inner.chars == JSON_WHITESPACE
+            or (inner.chars.size() <= 10 and any(first_char(seen) in ("[", "{") for seen in extra[1]))
         ):
             # whitespace inside a compound item is followed by its closing bracket (" },"), and a compound
-            # item read partly in a run cannot be compared with the compound items seen: walked from real
-            # states instead
+            # item whose run is a number's digits cannot be compared with the compound items seen: walked
+            # from real states instead (a string's run can: PartialItem._compound_may_equal)
             return None
         chars = inner.chars
 

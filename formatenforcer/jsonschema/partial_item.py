@@ -16,8 +16,11 @@ counts them), so the stand-in's masks equal the real states' masks on them.
 from __future__ import annotations
 
 import json
+import re
+from functools import lru_cache
 
 from ..core.charset import CharSet
+from .unique_text import canonical
 
 
 class PartialItem:
@@ -45,6 +48,8 @@ class PartialItem:
     def may_equal(self, other: str | PartialItem) -> bool:
         """Whether some filling of the gap makes this finished item the same JSON value as ``other`` (a seen
         item's text: a scalar normalised by ``json.dumps``, an array or object as read)."""
+        if self.first in ("[", "{") and isinstance(other, str) and other[:1] in ("[", "{"):
+            return self._compound_may_equal(other)
         if isinstance(other, PartialItem) or self.first != '"':
             # numbers and compound items: any item of the same kind might be equal (conservative; see above)
             return _kind(self.first) == _kind(other.first if isinstance(other, PartialItem) else other[:1])
@@ -57,6 +62,31 @@ class PartialItem:
         middle = value[len(head) : len(value) - len(tail)]
         return self.chars is None or all(ch in self.chars for ch in middle)
 
+    def _compound_may_equal(self, other: str) -> bool:
+        """For an array or object whose gap lies inside a string value (a run of string characters): whether
+        some filling of the gap makes it equal to the seen item ``other``. The gap is spelled with a
+        placeholder, and the canonical form (unique_text.canonical) is matched with any one character in
+        each placeholder's place. Conservative (True) where that reading does not hold: a gap inside a key
+        (the key order would depend on it), in a number, or across several runs."""
+        if self.chars is None:
+            return True
+        text = self.head + _PLACEHOLDER * self.gap + self.tail
+        try:
+            value = json.loads(text)
+        except (ValueError, RecursionError):
+            return True  # (a gap in a number: not JSON with the placeholder)
+        stack = [value]
+        while stack:  # the placeholder must only be in string values, never in a key
+            item = stack.pop()
+            if isinstance(item, dict):
+                if any(_PLACEHOLDER in key for key in item):
+                    return True
+                stack.extend(item.values())
+            elif isinstance(item, list):
+                stack.extend(item)
+        pattern = _pattern(canonical(text))
+        return pattern.fullmatch(canonical(other)) is not None
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, PartialItem):
             return False
@@ -67,6 +97,19 @@ class PartialItem:
 
     def __repr__(self) -> str:
         return f"<item text {self.head!r} + {self.gap} + {self.tail!r}>"
+
+
+_PLACEHOLDER = "\uffff"
+"""Spells the gap's characters in a compound item's text; ``json.dumps`` writes it ``\uffff``."""
+
+_ONE_CHARACTER = r"(?:[ !#-\[\]-~]|\\u[0-9a-f]{4}(?:\\u[0-9a-f]{4})?)"
+"""One character of a string body as ``json.dumps`` writes it (ASCII as itself, the rest as escapes)."""
+
+
+@lru_cache(maxsize=256)
+def _pattern(form: str) -> re.Pattern[str]:
+    """The canonical form ``form`` as a regex, with any one character where the placeholder is."""
+    return re.compile(_ONE_CHARACTER.join(re.escape(part) for part in form.split("\\uffff")))
 
 
 def _kind(first: str) -> str:

@@ -214,6 +214,7 @@ def test_long_greek_label_offers_a_mixed_run():
     assert len(finished) >= 8
 
 
+@pytest.mark.slow
 def test_long_greek_label_token_walks_end_valid(llama3_tokenizer, llama3_vocabulary):
     # token by token from inside a 20-letter Greek label: every mask non-empty, every pick accepted, every
     # finished walk a valid idn-hostname (idna's verdict), some of them through the mixed run's tokens

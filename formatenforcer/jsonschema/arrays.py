@@ -42,6 +42,7 @@ from .unique_text import canonical
 
 if TYPE_CHECKING:
     from .compile import Compiler
+    from .schema.merge import Merger
 
 _OPEN = CharSet.of("[")
 _CLOSE = CharSet.of("]")
@@ -154,6 +155,39 @@ def _bounded_numbers(node: Number, limit: int) -> list[Fraction] | None:
     ]
 
 
+def no_array(node: Array, merger: Merger) -> bool:
+    """Whether the array rules leave no array at all, whatever the items can hold: more items needed than
+    ``maxItems`` or the tuple allow, more distinct items than ``uniqueItems`` can find, or no position where
+    a ``contains`` match fits. Read from the node alone (no start state is built), so the finiteness check
+    (finite.py) and ``ArrayContext.start`` decide alike; may raise Unsupported from a merge."""
+    max_items = node.max_items
+    tracked = node.contains is not None and (node.min_contains > 0 or node.max_contains is not None)
+    if tracked and node.max_contains is not None and node.max_contains < node.min_contains:
+        return True
+    if max_items is not None and max_items < node.min_items:
+        return True
+    positions = len(node.prefix) + 1
+    if max_items is not None:
+        positions = min(positions, max_items)
+    schemas = [*node.prefix, node.items][:positions]
+    possible = 0
+    while possible < len(schemas) and not isinstance(deref(schemas[possible]), Never):
+        possible += 1
+    if possible == len(node.prefix) + 1:
+        possible = max_items if max_items is not None else 1 << 30
+    if possible < node.min_items:
+        return True
+    if node.unique and node.min_items > len(node.prefix):
+        distinct = _count_values(node.items)  # each item after the tuple needs a value not yet used
+        if distinct is not None and len(node.prefix) + distinct < node.min_items:
+            return True
+    if tracked and node.min_contains > 0 and not node.also_contains:
+        matching = [merger.intersect(s, node.contains) for s in schemas[: min(len(schemas), possible)]]
+        if all(isinstance(deref(m), Never) for m in matching):
+            return True
+    return False
+
+
 class ArrayContext:
     """Compiled facts of one Array node, shared by all its states."""
 
@@ -232,28 +266,8 @@ class ArrayContext:
     def start(self) -> CharacterParser | None:
         """The opening state, or None when no array fits (too few items can exist, or none can match
         ``contains``): then the parent never offers this value, so no state can be stranded inside it."""
-        if self.max_items is not None and self.max_items < self.min_items:
+        if no_array(self.node, self.compiler.merger):
             return None
-        positions = len(self.node.prefix) + 1
-        if self.max_items is not None:
-            positions = min(positions, self.max_items)
-        node, merger = self.node, self.compiler.merger
-        schemas = [*node.prefix, node.items][:positions]
-        possible = 0
-        while possible < len(schemas) and not isinstance(deref(schemas[possible]), Never):
-            possible += 1
-        if possible == len(node.prefix) + 1:
-            possible = self.max_items if self.max_items is not None else 1 << 30
-        if possible < self.min_items:
-            return None
-        if self.unique and self.min_items > len(node.prefix):
-            distinct = _count_values(node.items)  # each item after the tuple needs a value not yet used
-            if distinct is not None and len(node.prefix) + distinct < self.min_items:
-                return None
-        if self.track and node.min_contains > 0 and not self.also:
-            matching = [merger.intersect(s, node.contains) for s in schemas[: min(len(schemas), possible)]]
-            if all(isinstance(deref(m), Never) for m in matching):
-                return None
         return ArrayParser(self, OPEN, 0, 0, None, (self.zero, frozenset()))
 
     def item_start(self, index: int, count: int, seen: frozenset) -> tuple[CharacterParser | None, bool]:

@@ -106,6 +106,18 @@ def test_schemas_without_a_finite_instance_are_refused_at_construction(schema) -
         ),
         # an optional object needing more distinct keys than exist
         ({"type": "object", "properties": {"x": FEW_NAMES}}, '{"x"', ["{}", '{"y":{"a":1}}']),
+        # two keys needed, but "a"'s value (no item, yet one must match contains) can never be written
+        (
+            {
+                "type": "object",
+                "properties": {
+                    "x": FEW_NAMES
+                    | {"minProperties": 2, "properties": {"a": REQUIRED_EMPTY_CONTAINS["properties"]["id"]}}
+                },
+            },
+            '{"x"',
+            ["{}", '{"y":1}'],
+        ),
         # p_1's merged string schema has no value: the key is never offered (it raised while generating)
         (EMPTY_PATTERN_STRING, '{"p_1"', ["{}", '{"p_2":"x"}']),
     ],
@@ -116,6 +128,7 @@ def test_schemas_without_a_finite_instance_are_refused_at_construction(schema) -
         "additional-value-never-finishes",
         "dependent-required-refused-names",
         "optional-min-properties-beyond-names",
+        "optional-min-properties-name-without-value",
         "pattern-property-without-common-string",
     ],
 )

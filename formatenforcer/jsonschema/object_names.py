@@ -10,6 +10,8 @@ two never disagree about an object that cannot exist.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .formats.content import Content
 from .keys import count_keys, extra_keys
 from .schema.ir import AnyValue, Never, Node, Object, Ref, String, Union, Unsupported, deref
@@ -97,10 +99,12 @@ class ObjectNames:
             todo |= more
         return out
 
-    def impossible(self, extras: Content | None) -> bool:
+    def impossible(self, extras: Content | None, has_value: Callable[[Node], bool] | None = None) -> bool:
         """Whether no object fits, given ``extras``, the automaton of its extra keys: a required name
         cannot be written, more keys are needed than ``maxProperties`` allows, or fewer distinct keys
-        exist (usable names and extra keys) than ``minProperties`` asks for."""
+        exist (usable names and extra keys) than ``minProperties`` asks for. With ``has_value`` (the
+        finiteness check) a name counts towards ``minProperties`` only if its value, and the value of
+        every name it brings in, has a finite instance."""
         missing = self.closure(self.required)
         if missing & ~self.usable:
             return True
@@ -108,7 +112,13 @@ class ObjectNames:
         if high is not None and (self.min_properties > high or bin(missing).count("1") > high):
             return True
         if self.min_properties > 0:
-            named = bin(self.usable).count("1")
+            usable = self.usable
+            if has_value is not None:
+                good = sum(1 << i for i in range(len(self.names)) if usable >> i & 1 and has_value(self.values[i]))
+                usable = sum(
+                    1 << i for i in range(len(self.names)) if good >> i & 1 and not self.closure(1 << i) & ~good
+                )
+            named = bin(usable).count("1")
             if named + count_keys(extras, self.names, self.min_properties - named) < self.min_properties:
                 return True
         return False

@@ -129,7 +129,7 @@ class ObjectContext(ObjectNames):
         return out
 
     def start(self) -> CharacterParser | None:
-        if self.impossible(self.extras):
+        if self.impossible(self.extras, self.compiler.finite):
             return None
         return ObjectParser(self, OPEN, 0, frozenset() if self.track_extra_text else 0, 0, None, None)
 

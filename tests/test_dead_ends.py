@@ -4,9 +4,13 @@ schema is refused at construction where it has no finite instance, and otherwise
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from formatenforcer import JsonSchemaParser, SchemaError, TokenEnforcer
+
+from .json_checks import char_walk
 
 DEPENDENT_UNDER_MAX = {"type": "object", "required": ["a"], "maxProperties": 2, "dependentRequired": {"a": ["b"]}}
 NESTED_NEVER = {
@@ -167,3 +171,16 @@ def test_an_unsatisfiable_schema_names_the_value_without_one() -> None:
     nested = {"type": "object", "properties": {"n": REQUIRED_EMPTY_CONTAINS}, "required": ["n"]}
     with pytest.raises(SchemaError, match=r"\(at #/properties/n/properties/id\)"):
         JsonSchemaParser(nested)
+
+
+def test_min_properties_is_checked_against_the_keys_a_pattern_allows() -> None:
+    """propertyNames ^[ab]{1,2}$ allows six keys ("a", "b", "aa", "ab", "ba", "bb"; a named one counts once):
+    seven are refused at construction, six build and every walk can finish."""
+    rule = {"type": "object", "properties": {"a": {}}, "propertyNames": {"pattern": "^[ab]{1,2}$"}}
+    with pytest.raises(SchemaError, match="unsatisfiable"):
+        JsonSchemaParser(rule | {"minProperties": 7})
+    parser = JsonSchemaParser(rule | {"minProperties": 6})
+    assert parser.accepts('{"a":1,"b":2,"aa":3,"ab":4,"ba":5,"bb":6}')
+    assert parser.add_text('{"a":1,"b":2,"aa":3,"ab":4,"ba":5,"bb":6,') is None
+    for seed in range(100):
+        char_walk(parser, random.Random(seed), max_chars=400)

@@ -64,6 +64,8 @@ EMPTY_PATTERN_STRING = {
         {"type": "object", "required": ["a"], "dependentRequired": {"a": ["b"]}, "propertyNames": {"enum": ["a", "c"]}},
         # p_1's string must be empty and match ^[a-z]+$ (its property and patternProperties, merged)
         EMPTY_PATTERN_STRING | {"required": ["p_1"]},
+        # the item must be "" and match contains, a date: no string is both
+        {"type": "array", "items": {"maxLength": 0}, "maxItems": 1, "contains": {"type": "string", "format": "date"}},
     ],
     ids=[
         "dependent-closed",
@@ -76,6 +78,7 @@ EMPTY_PATTERN_STRING = {
         "min-properties-beyond-names",
         "required-needs-refused-name",
         "required-merged-string-without-value",
+        "contains-match-is-an-empty-string",
     ],
 )
 def test_schemas_without_a_finite_instance_are_refused_at_construction(schema) -> None:

@@ -13,7 +13,7 @@ values seen and gives the next item a schema that excludes them.
 from __future__ import annotations
 
 import json
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from fractions import Fraction
 from math import ceil, floor
 from typing import TYPE_CHECKING
@@ -155,11 +155,12 @@ def _bounded_numbers(node: Number, limit: int) -> list[Fraction] | None:
     ]
 
 
-def no_array(node: Array, merger: Merger) -> bool:
+def no_array(node: Array, merger: Merger, has_value: Callable[[Node], bool] | None = None) -> bool:
     """Whether the array rules leave no array at all, whatever the items can hold: more items needed than
     ``maxItems`` or the tuple allow, more distinct items than ``uniqueItems`` can find, or no position where
     a ``contains`` match fits. Read from the node alone (no start state is built), so the finiteness check
-    (finite.py) and ``ArrayContext.start`` decide alike; may raise Unsupported from a merge."""
+    (finite.py) and ``ArrayContext.start`` decide alike; may raise Unsupported from a merge. ``has_value``
+    (both pass the compiler's string check) rules out a match that is a string no text satisfies."""
     max_items = node.max_items
     tracked = node.contains is not None and (node.min_contains > 0 or node.max_contains is not None)
     if tracked and node.max_contains is not None and node.max_contains < node.min_contains:
@@ -183,7 +184,7 @@ def no_array(node: Array, merger: Merger) -> bool:
             return True
     if tracked and node.min_contains > 0 and not node.also_contains:
         matching = [merger.intersect(s, node.contains) for s in schemas[: min(len(schemas), possible)]]
-        if all(isinstance(deref(m), Never) for m in matching):
+        if all(isinstance(deref(m), Never) or (has_value is not None and not has_value(m)) for m in matching):
             return True
     return False
 
@@ -266,7 +267,7 @@ class ArrayContext:
     def start(self) -> CharacterParser | None:
         """The opening state, or None when no array fits (too few items can exist, or none can match
         ``contains``): then the parent never offers this value, so no state can be stranded inside it."""
-        if no_array(self.node, self.compiler.merger):
+        if no_array(self.node, self.compiler.merger, self.compiler.string_has_value):
             return None
         return ArrayParser(self, OPEN, 0, 0, None, (self.zero, frozenset()))
 

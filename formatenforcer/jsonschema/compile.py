@@ -59,7 +59,7 @@ class Compiler:
         self._starts: dict[int, CharacterParser | None] = {}
         self._keep: list[object] = []
         self._any_value: CharacterParser | None = None
-        self._finite = FiniteCheck(merger, self._string_has_start)
+        self._finite = FiniteCheck(merger, self.string_has_value)
         # merged value schemas of named keys (a property and the patternProperties its name matches): not
         # sub-schemas of the IR, so check_all compiles them as the object contexts name them
         self.named_values: list[Node] = []
@@ -68,8 +68,12 @@ class Compiler:
         """Whether ``node`` has a finite instance (finite.py)."""
         return self._finite.finite(node)
 
-    def _string_has_start(self, node: Node) -> bool:
-        """Whether a string node has a value (for finite.py); a refusal is reported where it is built."""
+    def string_has_value(self, node: Node) -> bool:
+        """False only for a string node no text satisfies (its content automaton is empty): for finite.py
+        and ``arrays.no_array``. Other nodes answer True; a refusal is reported where it is built."""
+        node = deref(node)
+        if not isinstance(node, String):
+            return True
         try:
             return self.start(node) is not None
         except (UnsupportedSchemaError, SchemaError):

@@ -192,7 +192,7 @@ class FiniteCheck:
         """The array rules that leave no array at all, whatever the items (``arrays.no_array``, which
         ``ArrayContext.start`` reads too, so the two never disagree)."""
         try:
-            return no_array(node, self._merger)
+            return no_array(node, self._merger, self._has_start)
         except Exception:  # noqa: BLE001 - an unsupported merge: ArrayContext reports it where it is built
             return False
 

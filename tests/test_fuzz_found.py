@@ -54,6 +54,15 @@ FIXED = {
 }
 
 FIXED_WALKS = {
+    # the tuple's first position can match contains (""), the later items (dates) cannot: after a first
+    # item that did not match, the second was forced to match and had no value
+    "contains-only-in-the-tuple": {
+        "type": "array",
+        "items": {"type": "string", "format": "date"},
+        "prefixItems": [{}],
+        "maxItems": 2,
+        "contains": {"type": "string", "maxLength": 0},
+    },
     # an additional property whose value can start but never finish (string items that must contain -26)
     "additional-value-never-finishes": {
         "type": "object",

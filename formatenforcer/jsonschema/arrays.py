@@ -269,6 +269,9 @@ class ArrayContext:
         ``contains``): then the parent never offers this value, so no state can be stranded inside it."""
         if no_array(self.node, self.compiler.merger, self.compiler.string_has_value):
             return None
+        node = self.node
+        if self.track and not self.also and self.max_items is not None and self._matchable(0) < node.min_contains:
+            return None  # too few positions where a contains match can be written
         return ArrayParser(self, OPEN, 0, 0, None, (self.zero, frozenset()))
 
     def item_start(self, index: int, count: int, seen: frozenset) -> tuple[CharacterParser | None, bool]:
@@ -279,6 +282,17 @@ class ArrayContext:
             hit = self._items[key] = self._build_item(*key)
         return hit, self.track and (key[1] == "free" or bool(self.also))
 
+    def _matchable(self, index: int) -> int:
+        """How many positions from ``index`` up to ``maxItems`` can hold a ``contains`` match (its "match"
+        item has a start): when the matches still needed exceed those after this one, this one must match."""
+        prefix, out = len(self.node.prefix), 0
+        for position in range(index, self.max_items or 0):
+            if self._items.get((min(position, prefix), "match", frozenset())) is not None:
+                out += 1 if position < prefix else self.max_items - position  # type: ignore[operator]
+            if position >= prefix:
+                break
+        return out
+
     def _mode(self, index: int, count: int | tuple[int, ...]) -> str:
         node = self.node
         if not self.track:
@@ -287,7 +301,7 @@ class ArrayContext:
             return "avoid" if node.max_contains is not None and count[0] >= node.max_contains else "free"
         if node.max_contains is not None and count >= node.max_contains:
             return "avoid"
-        if self.max_items is not None and node.min_contains - count >= self.max_items - index:
+        if self.max_items is not None and node.min_contains - count > self._matchable(index + 1):
             return "match"
         return "free"
 

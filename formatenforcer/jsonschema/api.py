@@ -44,9 +44,13 @@ class _Document(CharacterParser):
         start = compiler.start(root)
         if start is None:
             reason = deref(root).reason if isinstance(deref(root), Never) else "no value matches"
+            where = "#"
             if not isinstance(deref(root), Never) and not compiler.finite(root):
+                where = compiler.origin(compiler._finite.culprit(root))
                 reason = "no finite value: a required property or item has no value, or needs another of itself"
-            raise SchemaError(f"the schema is unsatisfiable: {reason}", "#")
+                if where != "#":
+                    reason += f"; the value at {where} has none"
+            raise SchemaError(f"the schema is unsatisfiable: {reason}", where)
         depth = compiler.config.max_depth
         if not isinstance(deref(root), AnyValue):  # (any value: a scalar needs no container)
             needed = compiler._finite.min_depth(root)

@@ -13,7 +13,7 @@ values seen and gives the next item a schema that excludes them.
 from __future__ import annotations
 
 import json
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from fractions import Fraction
 from math import ceil, floor
 from typing import TYPE_CHECKING
@@ -43,6 +43,7 @@ from .unique_text import canonical
 
 if TYPE_CHECKING:
     from .compile import Compiler
+    from .schema.merge import Merger
 
 _OPEN = CharSet.of("[")
 _CLOSE = CharSet.of("]")
@@ -155,6 +156,40 @@ def _bounded_numbers(node: Number, limit: int) -> list[Fraction] | None:
     ]
 
 
+def no_array(node: Array, merger: Merger, has_value: Callable[[Node], bool] | None = None) -> bool:
+    """Whether the array rules leave no array at all, whatever the items can hold: more items needed than
+    ``maxItems`` or the tuple allow, more distinct items than ``uniqueItems`` can find, or no position where
+    a ``contains`` match fits. Read from the node alone (no start state is built), so the finiteness check
+    (finite.py) and ``ArrayContext.start`` decide alike; may raise Unsupported from a merge. ``has_value``
+    (both pass the compiler's string check) rules out a match that is a string no text satisfies."""
+    max_items = node.max_items
+    tracked = node.contains is not None and (node.min_contains > 0 or node.max_contains is not None)
+    if tracked and node.max_contains is not None and node.max_contains < node.min_contains:
+        return True
+    if max_items is not None and max_items < node.min_items:
+        return True
+    positions = len(node.prefix) + 1
+    if max_items is not None:
+        positions = min(positions, max_items)
+    schemas = [*node.prefix, node.items][:positions]
+    possible = 0
+    while possible < len(schemas) and not isinstance(deref(schemas[possible]), Never):
+        possible += 1
+    if possible == len(node.prefix) + 1:
+        possible = max_items if max_items is not None else 1 << 30
+    if possible < node.min_items:
+        return True
+    if node.unique and node.min_items > len(node.prefix):
+        distinct = _count_values(node.items)  # each item after the tuple needs a value not yet used
+        if distinct is not None and len(node.prefix) + distinct < node.min_items:
+            return True
+    if tracked and node.min_contains > 0 and not node.also_contains:
+        matching = [merger.intersect(s, node.contains) for s in schemas[: min(len(schemas), possible)]]
+        if all(isinstance(deref(m), Never) or (has_value is not None and not has_value(m)) for m in matching):
+            return True
+    return False
+
+
 class ArrayContext:
     """Compiled facts of one Array node, shared by all its states."""
 
@@ -233,28 +268,11 @@ class ArrayContext:
     def start(self) -> CharacterParser | None:
         """The opening state, or None when no array fits (too few items can exist, or none can match
         ``contains``): then the parent never offers this value, so no state can be stranded inside it."""
-        if self.max_items is not None and self.max_items < self.min_items:
+        if no_array(self.node, self.compiler.merger, self.compiler.string_has_value):
             return None
-        positions = len(self.node.prefix) + 1
-        if self.max_items is not None:
-            positions = min(positions, self.max_items)
-        node, merger = self.node, self.compiler.merger
-        schemas = [*node.prefix, node.items][:positions]
-        possible = 0
-        while possible < len(schemas) and not isinstance(deref(schemas[possible]), Never):
-            possible += 1
-        if possible == len(node.prefix) + 1:
-            possible = self.max_items if self.max_items is not None else 1 << 30
-        if possible < self.min_items:
-            return None
-        if self.unique and self.min_items > len(node.prefix):
-            distinct = _count_values(node.items)  # each item after the tuple needs a value not yet used
-            if distinct is not None and len(node.prefix) + distinct < self.min_items:
-                return None
-        if self.track and node.min_contains > 0 and not self.also:
-            matching = [merger.intersect(s, node.contains) for s in schemas[: min(len(schemas), possible)]]
-            if all(isinstance(deref(m), Never) for m in matching):
-                return None
+        node = self.node
+        if self.track and not self.also and self.max_items is not None and self._matchable(0) < node.min_contains:
+            return None  # too few positions where a contains match can be written
         return ArrayParser(self, OPEN, 0, 0, None, (self.zero, frozenset()))
 
     def item_start(self, index: int, count: int, seen: frozenset) -> tuple[CharacterParser | None, bool]:
@@ -265,6 +283,17 @@ class ArrayContext:
             hit = self._items[key] = self._build_item(*key)
         return hit, self.track and (key[1] == "free" or bool(self.also))
 
+    def _matchable(self, index: int) -> int:
+        """How many positions from ``index`` up to ``maxItems`` can hold a ``contains`` match (its "match"
+        item has a start): when the matches still needed exceed those after this one, this one must match."""
+        prefix, out = len(self.node.prefix), 0
+        for position in range(index, self.max_items or 0):
+            if self._items.get((min(position, prefix), "match", frozenset())) is not None:
+                out += 1 if position < prefix else self.max_items - position  # type: ignore[operator]
+            if position >= prefix:
+                break
+        return out
+
     def _mode(self, index: int, count: int | tuple[int, ...]) -> str:
         node = self.node
         if not self.track:
@@ -273,7 +302,7 @@ class ArrayContext:
             return "avoid" if node.max_contains is not None and count[0] >= node.max_contains else "free"
         if node.max_contains is not None and count >= node.max_contains:
             return "avoid"
-        if self.max_items is not None and node.min_contains - count >= self.max_items - index:
+        if self.max_items is not None and node.min_contains - count > self._matchable(index + 1):
             return "match"
         return "free"
 

@@ -59,11 +59,25 @@ class Compiler:
         self._starts: dict[int, CharacterParser | None] = {}
         self._keep: list[object] = []
         self._any_value: CharacterParser | None = None
-        self._finite = FiniteCheck(merger)
+        self._finite = FiniteCheck(merger, self.string_has_value)
+        # merged value schemas of named keys (a property and the patternProperties its name matches): not
+        # sub-schemas of the IR, so check_all compiles them as the object contexts name them
+        self.named_values: list[Node] = []
 
     def finite(self, node: Node) -> bool:
         """Whether ``node`` has a finite instance (finite.py)."""
         return self._finite.finite(node)
+
+    def string_has_value(self, node: Node) -> bool:
+        """False only for a string node no text satisfies (its content automaton is empty): for finite.py
+        and ``arrays.no_array``. Other nodes answer True; a refusal is reported where it is built."""
+        node = deref(node)
+        if not isinstance(node, String):
+            return True
+        try:
+            return self.start(node) is not None
+        except (UnsupportedSchemaError, SchemaError):
+            return True
 
     def start(self, node: Node) -> CharacterParser | None:
         """The state before the first character of a value of ``node``; None if no value can match."""
@@ -72,7 +86,7 @@ class Compiler:
         if hit is not _MISSING:
             return hit  # type: ignore[return-value]
         self._starts[id(node)] = None  # a value cannot contain itself at its own first character
-        if not self.finite(node):
+        if not isinstance(node, String) and not self.finite(node):  # (a string contains no value)
             self._keep.append(node)
             return None  # every instance would contain another: none can be written (finite.py)
         try:
@@ -151,6 +165,8 @@ class Compiler:
                     self.start(node)
                     self.lenient = False
             todo.extend(children(node))
+            todo.extend(self.named_values)
+            self.named_values.clear()
         self.lenient = lenient
         return problems
 

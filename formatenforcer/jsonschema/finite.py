@@ -10,11 +10,12 @@ must contain, so optional recursion (trees, linked lists) costs one visit per no
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .arrays import _count_values
-from .objects import _named_values
-from .schema.ir import Array, CycleError, Never, Node, Object, Union, deref
+from .arrays import no_array
+from .object_names import _named_values, no_object
+from .schema.ir import Array, CycleError, Never, Node, Object, String, Union, deref
 
 if TYPE_CHECKING:
     from .schema.merge import Merger
@@ -23,8 +24,11 @@ if TYPE_CHECKING:
 class FiniteCheck:
     """Memoised per schema (per Compiler): ``finite(node)`` for any node reached from it."""
 
-    def __init__(self, merger: Merger) -> None:
+    def __init__(self, merger: Merger, has_start: Callable[[Node], bool] | None = None) -> None:
         self._merger = merger
+        # whether a string node has a value (its content automaton: a pattern may match nothing within the
+        # lengths): the compiler's start, which strings build without asking this check
+        self._has_start = has_start
         self._known: dict[int, bool] = {}
         self._keep: list[Node] = []
 
@@ -86,6 +90,20 @@ class FiniteCheck:
             self._keep.append(nodes[key])
         return self._known[id(root)]
 
+    def culprit(self, node: Node) -> Node:
+        """Where a node without a finite value fails: followed down what its value must contain to the
+        first node with none (a union of such options, rules that leave no value at all, or the node
+        where the need comes back round to itself), to name it in the error."""
+        current, seen = _concrete(node), set()
+        while id(current) not in seen:
+            seen.add(id(current))
+            rule, children = self._needs(current)
+            bad = next((c for c in children if not self.finite(c)), None) if rule == "all" else None
+            if bad is None:
+                return current
+            current = bad
+        return current
+
     def min_depth(self, node: Node) -> int | None:
         """The fewest arrays and objects open at once in a value of ``node`` (``[[1]]``: 2), None when it has
         no finite value. Knuth's generalisation of Dijkstra over the same needs: a container adds one level
@@ -141,14 +159,15 @@ class FiniteCheck:
             return "any", []  # none: never finite
         if isinstance(node, Union):
             return "any", [_concrete(o) for o in node.options]
+        if isinstance(node, String) and self._has_start is not None and not self._has_start(node):
+            return "any", []
         if isinstance(node, Array):
             if self._no_array(node):
                 return "any", []
             positions = [*node.prefix, *[node.items] * max(0, node.min_items - len(node.prefix))][: node.min_items]
             return "all", [_concrete(p) for p in positions]
-        if isinstance(node, Object) and node.max_properties is not None:
-            if node.min_properties > node.max_properties or len(node.required) > node.max_properties:
-                return "any", []
+        if isinstance(node, Object) and self._no_object(node):
+            return "any", []
         if isinstance(node, Object) and node.required:
             deps = dict(node.dependent_required)
             names, todo = set(node.required), list(node.required)
@@ -161,21 +180,21 @@ class FiniteCheck:
             return "all", [_concrete(v) for v in _named_values(node, ordered, self._merger)]
         return "all", []
 
+    def _no_object(self, node: Object) -> bool:
+        """The object rules that leave no object at all, whatever the values (``object_names.no_object``,
+        as ``ObjectContext.start`` decides)."""
+        try:
+            return no_object(node, self._merger)
+        except Exception:  # noqa: BLE001 - an unsupported merge or key automaton: reported where it is built
+            return False
+
     def _no_array(self, node: Array) -> bool:
-        """The array rules that leave no array at all, whatever the items (as ArrayContext.start finds)."""
-        if node.max_items is not None and node.max_items < node.min_items:
-            return True
-        if node.unique and node.min_items > len(node.prefix):
-            distinct = _count_values(node.items)
-            if distinct is not None and len(node.prefix) + distinct < node.min_items:
-                return True
-        if node.contains is not None and node.min_contains > 0 and not node.also_contains:
-            try:
-                places = [*node.prefix, node.items]
-                return all(isinstance(deref(self._merger.intersect(p, node.contains)), Never) for p in places)
-            except Exception:  # noqa: BLE001 - an unsupported merge: ArrayContext reports it where it is built
-                return False
-        return False
+        """The array rules that leave no array at all, whatever the items (``arrays.no_array``, which
+        ``ArrayContext.start`` reads too, so the two never disagree)."""
+        try:
+            return no_array(node, self._merger, self._has_start)
+        except Exception:  # noqa: BLE001 - an unsupported merge: ArrayContext reports it where it is built
+            return False
 
 
 def _concrete(node: Node) -> Node:

@@ -11,6 +11,8 @@ Cost: 2^k intersections for k distinct patterns on one object, done once per obj
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..core.errors import RegexError
 from ..parsers.dfa_ops import combine
 from ..parsers.regex import compile_boolean, compile_regex
@@ -21,11 +23,13 @@ from .schema.ir import AnyValue, Never, Node, Object, String, Unsupported, deref
 from .schema.merge import Merger
 from .string_content import ecma_full, string_content
 
+HasValue = Callable[[Node], bool] | None
+
 MAX_PATTERNS = 8
 """Objects with more distinct key patterns than this are not checked (2^k combinations)."""
 
 
-def _value_ok(node: Object, matched: frozenset[str], merger: Merger) -> bool:
+def _value_ok(node: Object, matched: frozenset[str], merger: Merger, has_value: HasValue = None) -> bool:
     value: Node = AnyValue()
     try:
         for side in node.sides:
@@ -34,7 +38,7 @@ def _value_ok(node: Object, matched: frozenset[str], merger: Merger) -> bool:
                 value = merger.intersect(value, part)
     except Unsupported:
         return False  # the value could not be compiled either
-    return not isinstance(deref(value), Never)
+    return not isinstance(deref(value), Never) and (has_value is None or has_value(value))
 
 
 def patterns_of(node: Object) -> list[str]:
@@ -42,17 +46,18 @@ def patterns_of(node: Object) -> list[str]:
     return list(dict.fromkeys(p for side in node.sides for p, _ in side.patterns))
 
 
-def bad_matches(node: Object, merger: Merger) -> list[frozenset[str]] | None:
-    """The sets of matched patterns for which an extra key could have no value (None: too many patterns)."""
+def bad_matches(node: Object, merger: Merger, has_value: HasValue = None) -> list[frozenset[str]] | None:
+    """The sets of matched patterns for which an extra key could have no value (None: too many patterns).
+    ``has_value`` (the finiteness check) also rules out a value that could start but never finish."""
     patterns = patterns_of(node)
     if not patterns:  # the usual object: one combination, no pattern matched
-        return [] if _value_ok(node, frozenset(), merger) else [frozenset()]
+        return [] if _value_ok(node, frozenset(), merger, has_value) else [frozenset()]
     if len(patterns) > MAX_PATTERNS:
         return None
     out = []
     for bits in range(1 << len(patterns)):
         matched = frozenset(p for i, p in enumerate(patterns) if bits >> i & 1)
-        if not _value_ok(node, matched, merger):
+        if not _value_ok(node, matched, merger, has_value):
             out.append(matched)
     return out
 
@@ -70,13 +75,16 @@ def good_keys(node: Object, bad: list[frozenset[str]], full) -> tuple:  # noqa: 
     return tuple(clauses)
 
 
-def extra_keys(node: Object, merger: Merger, key_rule: String | None | bool) -> Content | None:
+def extra_keys(
+    node: Object, merger: Merger, key_rule: String | None | bool, has_value: HasValue = None
+) -> Content | None:
     """The automaton of the keys an object may hold besides its named ones (None: no such key), narrowed
-    (see the module notes) when some combination of matched patterns leaves an extra key with no value."""
+    (see the module notes) when some combination of matched patterns leaves an extra key with no value
+    (none at all, or with ``has_value`` none that can finish)."""
     content = _open_extras(node, key_rule)
     if content is None:
         return None
-    bad = bad_matches(node, merger)
+    bad = bad_matches(node, merger, has_value)
     closed = [side for side in node.sides if isinstance(deref(side.additional), Never)]
     relevant = bad
     if closed and bad:
@@ -96,6 +104,45 @@ def extra_keys(node: Object, merger: Merger, key_rule: String | None | bool) -> 
         return None
     clauses = tuple((tuple(dict.fromkeys(m + rule.must)), n + rule.never) for m, n in clauses)
     return _automaton(clauses, rule)
+
+
+COUNT_STEPS = 100_000
+"""Most automaton steps ``count_keys`` takes before it assumes enough keys exist (docs/bad-input.md)."""
+
+
+def count_keys(extras: Content | None, names: tuple[str, ...], limit: int) -> int:
+    """How many distinct extra keys ``extras`` allows that are not one of ``names`` (a name is never an
+    extra key), counted up to ``limit``: ``minProperties`` beyond the named and extra keys that exist leaves
+    no object. The automaton is pruned (every character it offers leads on to a key), so each pending
+    prefix of the depth-first count is at least one key, and an interval of ``limit`` characters settles
+    it. Past ``COUNT_STEPS`` steps the count answers ``limit`` (enough), the documented bound."""
+    if extras is None or limit <= 0:
+        return 0
+    taken = 0
+    for name in names:
+        state = extras.start()
+        for ch in name:
+            state = extras.step(state, ch)
+            if state is None:
+                break
+        else:
+            taken += extras.accepting(state)
+    goal = limit + taken
+    count, steps, stack = 0, 0, [extras.start()]
+    while stack:
+        state = stack.pop()
+        count += extras.accepting(state)
+        for lo, hi in extras.allowed(state).intervals:
+            if count + len(stack) + hi - lo + 1 >= goal:
+                return limit
+            for point in range(lo, hi + 1):
+                steps += 1
+                after = extras.step(state, chr(point))
+                if after is not None:
+                    stack.append(after)
+        if count + len(stack) >= goal or steps > COUNT_STEPS:
+            return limit
+    return max(0, count - taken)
 
 
 MAX_KEY_CLAUSES = 64
@@ -195,4 +242,13 @@ def _automaton(clauses: tuple, rule: _Rule) -> Content | None:
     return content if content.satisfiable() else None
 
 
-__all__ = ["MAX_KEY_CLAUSES", "MAX_PATTERNS", "bad_matches", "extra_keys", "good_keys", "patterns_of"]
+__all__ = [
+    "COUNT_STEPS",
+    "MAX_KEY_CLAUSES",
+    "MAX_PATTERNS",
+    "bad_matches",
+    "count_keys",
+    "extra_keys",
+    "good_keys",
+    "patterns_of",
+]

@@ -22,51 +22,17 @@ from ..parsers.choice import CharTrie
 from .formats.content import LengthContent
 from .key_content import KeyContent, PartialText
 from .keys import extra_keys
+from .object_names import ObjectNames
 from .object_phases import AFTER, BEFORE, COLON, DONE, FIRST, KEY, NEXT, OPEN, VALUE
 from .object_walk import ObjectWalkHooks
-from .schema.ir import AnyValue, Never, Node, Object, Ref, String, Union, Unsupported, deref
-from .schema.merge import Merger
-from .schema.validate import accepts, value_schemas
+from .schema.ir import AnyValue, Node, Object, Ref
+from .schema.validate import value_schemas
 from .strings import StringParser
 
 if TYPE_CHECKING:
     from .compile import Compiler
 
 _OPEN, _CLOSE, _COMMA, _COLON_SET, _QUOTE = (CharSet.of(c) for c in '{},:"')
-
-
-def _string_part(node: Node | None) -> String | None | bool:
-    """The string part of a propertyNames schema: True for "any string", None for "no string"."""
-    if node is None:
-        return True
-    node = deref(node)
-    if isinstance(node, AnyValue):
-        return True
-    if isinstance(node, Union):
-        parts = [deref(o) for o in node.options if isinstance(deref(o), String)]
-        if len(parts) > 1:
-            raise Unsupported("propertyNames", "propertyNames with several string alternatives")
-        return parts[0] if parts else None
-    return node if isinstance(node, String) else None
-
-
-def _named_values(node: Object, names: tuple[str, ...], merger: Merger) -> list[Node]:
-    """The schema of the value of each of ``names``: ``value_schemas(node, name)`` joined by ``lazy_and``
-    (starting from ``AnyValue()``, which the first part replaces). One side without patterns (the usual
-    object) by one dict lookup per name instead of a scan of its properties per name."""
-    sides = node.sides
-    if len(sides) == 1 and not sides[0].patterns:
-        table = dict(sides[0].properties)
-        if len(table) == len(sides[0].properties):
-            additional = sides[0].additional
-            return [table.get(name, additional) for name in names]
-    values = []
-    for name in names:
-        schema: Node = AnyValue()
-        for part in value_schemas(node, name):
-            schema = merger.lazy_and(schema, part)
-        values.append(schema)
-    return values
 
 
 class _ExtraKey:
@@ -81,36 +47,15 @@ class _ExtraKey:
 EXTRA_KEY = _ExtraKey()
 
 
-class ObjectContext:
+class ObjectContext(ObjectNames):
     """Compiled facts of one Object node, shared by all its states."""
 
     def __init__(self, node: Object, compiler: Compiler) -> None:
-        self.node, self.compiler, self.ws = node, compiler, compiler.ws
+        super().__init__(node, compiler.merger)
+        self.compiler, self.ws = compiler, compiler.ws
         self.schema_order = compiler.config.property_order == "schema"
-        names: list[str] = [name for side in node.sides for name, _ in side.properties]
-        if node.required:
-            names.extend(sorted(node.required))
-        for key, needed in node.dependent_required:
-            names.append(key)
-            names.extend(needed)
-        self.names = tuple(dict.fromkeys(names))
-        self.index = index = {name: i for i, name in enumerate(self.names)}
-        key_rule = _string_part(node.property_names)
-        self.values: list[Node] = _named_values(node, self.names, compiler.merger)
-        usable = 0
-        for i, schema in enumerate(self.values):
-            if key_rule is not True and (key_rule is None or not accepts(key_rule, self.names[i])):
-                continue
-            if not isinstance(deref(schema) if isinstance(schema, Ref) else schema, Never):
-                usable |= 1 << i
-        self.usable = usable
-        self.required = sum(1 << index[name] for name in node.required) if node.required else 0
-        deps = [0] * len(self.names)
-        for key, needed in node.dependent_required:
-            for name in needed:
-                deps[index[key]] |= 1 << index[name]
-        self.deps = deps
-        self.extras = extra_keys(node, compiler.merger, key_rule)
+        compiler.named_values.extend(v for v in self.values if isinstance(v, Ref))  # merged: checked at build
+        self.extras = extra_keys(node, compiler.merger, self.key_rule, compiler.finite)
         self.plain_extras = all(not side.patterns for side in node.sides)
         self.min_properties, self.max_properties = node.min_properties, node.max_properties
         # An extra key's text is kept only when something depends on it: the value's schema
@@ -168,17 +113,6 @@ class ObjectContext:
             masks[node] = mask
         return masks
 
-    def closure(self, names: int) -> int:
-        """``names`` with every name ``dependentRequired`` adds to them, transitively."""
-        out, todo = names, names
-        while todo:
-            low = todo & -todo
-            todo ^= low
-            more = self.deps[low.bit_length() - 1] & ~out
-            out |= more
-            todo |= more
-        return out
-
     def live(self, names: int) -> int:
         """Those of ``names`` whose value can be written (a start state, which needs a finite instance),
         checked on first use, once the schema is built: a recursive value is asked after its start exists."""
@@ -195,14 +129,7 @@ class ObjectContext:
         return out
 
     def start(self) -> CharacterParser | None:
-        missing = self.closure(self.required)
-        if missing & ~self.usable:
-            return None
-        if self.max_properties is not None and self.min_properties > self.max_properties:
-            return None
-        if self.max_properties is not None and bin(missing).count("1") > self.max_properties:
-            return None
-        if self.extras is None and bin(self.usable).count("1") < self.min_properties:
+        if self.impossible(self.extras, self.compiler.finite):
             return None
         return ObjectParser(self, OPEN, 0, frozenset() if self.track_extra_text else 0, 0, None, None)
 

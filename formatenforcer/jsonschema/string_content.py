@@ -77,7 +77,7 @@ def string_content(node: String) -> Content | None:
     high = min(caps + ([] if node.max_length is None else [node.max_length]), default=None)
     content = RegexContent(dfa, node.min_length, high)
     if not content.satisfiable():
-        raise Unsupported(keyword, "no string matches the pattern within the length limits")
+        return None  # no string matches the pattern within the length limits (an exact search)
     if node.formats == ("hostname",) and not node.patterns:
         return HostnameContent(content)  # A-labels: punycode and IDNA2008 (formats/idn/a_labels.py)
     return content

@@ -26,7 +26,6 @@ from cache_inventory import caches  # noqa: E402
 from memory_many_schemas import _malloc_trim, rss_mb, schemas, walk  # noqa: E402
 
 from formatenforcer import Vocabulary  # noqa: E402
-from formatenforcer.core.cache_budget import BudgetedCache  # noqa: E402
 
 _POOL = 16 << 10  # pymalloc's pool (CPython 3.10+); arenas are 1 MiB
 _SMALL = 512  # larger requests bypass pymalloc
@@ -84,9 +83,10 @@ def main() -> None:
     print(f"  {len(survivors)} small tracked objects made during the run survive, in {len(pools)} pools "
           f"({len(pools) * _POOL / 2**20:.0f} MiB of 16 KiB pools)")  # fmt: skip
     del survivors
-    for value in vars(vocabulary).values():
-        if isinstance(value, BudgetedCache):
-            value.clear()
+    vocabulary.cache_budget.clear()
+    gc.collect()
+    _malloc_trim()
+    report("the vocabulary's budgeted caches emptied (cache_budget.clear()), trimmed")
     for name, value in caches(vocabulary).items():
         for held in value if isinstance(value, list) else [value]:
             if hasattr(held, "cache_clear"):

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 import re
-from decimal import MAX_EMAX, MIN_EMIN, Decimal, localcontext
+from decimal import MAX_EMAX, MIN_EMIN, Decimal, InvalidOperation, localcontext
 
 import jsonschema
 
@@ -96,4 +96,17 @@ def valid(schema: object, text: str) -> bool:
     with localcontext() as context:  # exact remainders for multipleOf, any exponent
         context.prec, context.Emax, context.Emin = 100_000, MAX_EMAX, MIN_EMIN
         validator = jsonschema.Draft202012Validator(exact, format_checker=FORMAT_CHECKER)
-        return validator.is_valid(json.loads(text, parse_float=Decimal))
+        return validator.is_valid(json.loads(text, parse_float=_exact_number))
+
+
+def _exact_number(text: str) -> Decimal:
+    """The JSON number ``text`` as a Decimal; an exponent beyond Decimal's range (over 18 digits) gives the
+    largest or smallest Decimal of the value's sign, which compares with every bound as the value does."""
+    try:
+        return Decimal(text)
+    except InvalidOperation:
+        mantissa, _, exponent = text.lower().partition("e")
+        sign = -1 if mantissa.startswith("-") else 1
+        if Decimal(mantissa) == 0:
+            return Decimal(0)
+        return sign * Decimal("1E+999999999999999999" if not exponent.startswith("-") else "1E-999999999999999999")

@@ -202,15 +202,18 @@ class _Reader:
 
 
 def _class_regex(chars: CharSet) -> str:
-    """A regex class for ``chars``; a wide set is written as the negation of its complement, which the regex
-    builder reads as one symbol instead of listing every character."""
+    """A regex class for ``chars``; a wide set whose complement is smaller is written as the negation of that
+    complement, which the regex builder reads as one symbol instead of listing every character. A wide block
+    that is not most of Unicode (``[一-鿿]``) stays positive: its negation would list the rest of Unicode."""
     if not chars:
         return r"[^\s\S]"
-    negated = chars.size() > _WIDE_CLASS
-    if negated:
-        chars = chars.complement()
-        if not chars:
+    negated = False
+    if chars.size() > _WIDE_CLASS:
+        complement = chars.complement()
+        if not complement:
             return r"[\s\S]"
+        if complement.size() < chars.size():
+            negated, chars = True, complement
     body = "".join(
         _class_char(lo) if lo == hi else f"{_class_char(lo)}-{_class_char(hi)}" for lo, hi in chars.intervals
     )

@@ -235,6 +235,10 @@ class BudgetedCache:
     def __contains__(self, key: Hashable) -> bool:
         return key in self._data
 
+    def __iter__(self) -> Iterator[Hashable]:
+        """The keys (a snapshot: other threads may insert or evict meanwhile)."""
+        return iter(list(self._data))
+
     def __len__(self) -> int:
         return len(self._data)
 

@@ -98,6 +98,10 @@ def caches(vocabulary: Vocabulary) -> dict[str, object]:
         }
     )
     found["number_bounds lru_cache"] = [f for f in vars(number_bounds).values() if hasattr(f, "cache_info")]
+    from formatenforcer.jsonschema.ecma import parse as ecma_parse
+
+    ecma = [*vars(ecma_parse).values(), *vars(translate).values()]
+    found["ecma parse/translate lru_cache"] = [f for f in ecma if hasattr(f, "cache_info")]
     return found
 
 
@@ -140,7 +144,7 @@ def main() -> None:
             estimate = f"{used / 1e6:.1f}"
         size = deep_size(value, set(baseline))
         entries = len(value) if hasattr(value, "__len__") else 1
-        if name == "number_bounds lru_cache":
+        if name.endswith("lru_cache"):
             entries = sum(f.cache_info().currsize for f in value)  # type: ignore[attr-defined]
         rows.append((size, name, entries, estimate))
     for size, name, entries, estimate in sorted(rows, reverse=True):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import gc
 import json
 import threading
+import types
 import weakref
 from pathlib import Path
 
@@ -196,3 +197,42 @@ def test_from_transformers_sets_the_budget_of_the_memoised_vocabulary(llama3_tok
         assert again is vocabulary and vocabulary.cache_budget.limit == 32 << 20
     finally:
         vocabulary.cache_budget.limit = kept
+
+
+def _number_contexts(root: object) -> list[object]:
+    """The NumberContext objects reachable from ``root`` (the lexeme cache's entries and their end states)."""
+    from formatenforcer.jsonschema.schema.number_bounds import NumberContext
+
+    found, seen, stack = [], set(), [root]
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen or isinstance(obj, (type, types.ModuleType, types.FunctionType, np.ndarray, Vocabulary)):
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, NumberContext):
+            found.append(obj)
+            continue
+        stack.extend(gc.get_referents(obj))
+    return found
+
+
+def test_a_dropped_schema_leaves_no_number_memos_in_shared_walks(llama3_vocabulary, llama3_tokenizer) -> None:  # noqa: ANN001
+    # the vocabulary's lexeme walks outlive the schema that made them (another schema with the same bounds
+    # reuses them) and keep its number context through their end states: its memos go with the schema
+    vocabulary = _fresh(llama3_vocabulary, 1 << 30)
+    schema = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 3, "maximum": 123456}}}
+    ids = llama3_tokenizer.encode(json.dumps({"n": 98765}), add_special_tokens=False)
+    parser = JsonSchemaParser(schema)
+    enforcer = TokenEnforcer(vocabulary, parser)
+    position, first = enforcer.start, []
+    for token in [*ids[: POSITIONS - 1], None]:
+        first.append(np.asarray(enforcer.mask(position)).tobytes())
+        position = enforcer.step(position, token) if token is not None else position
+    held = _number_contexts(vocabulary.lexeme_cache._data)
+    assert held and sum(len(c.feasible) for c in held) > 100  # the walk of the number filled its memo
+    del parser, enforcer, position
+    gc.collect()
+    held = _number_contexts(vocabulary.lexeme_cache._data)
+    assert held, "the cache no longer holds the number context: nothing left to check"
+    assert [(len(c.feasible), len(c.charsets)) for c in held] == [(0, 0)] * len(held)  # memos emptied
+    assert _masks(vocabulary, schema, ids) == first  # a new parser reusing those walks: the same masks

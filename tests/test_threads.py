@@ -55,16 +55,31 @@ def _masks(vocabulary: Vocabulary, parser: JsonSchemaParser, ids: list[int]) -> 
     return out
 
 
+def _cold_copy(vocabulary: Vocabulary) -> Vocabulary:
+    """A separate vocabulary of the same tokens: its own trie, empty caches (``from_tokens`` never memoises)."""
+    return Vocabulary.from_tokens(
+        vocabulary.token_bytes,
+        vocabulary.eos_token_ids,
+        size=vocabulary.size,
+        strip_leading_space=vocabulary.strip_leading_space,
+    )
+
+
 @pytest.mark.slow
 def test_eight_threads_on_cold_caches_give_the_masks_of_one(llama3_tokenizer) -> None:
     cases = _cases()
     assert len(cases) == 100
     ids = [llama3_tokenizer.encode(json.dumps(instance), add_special_tokens=False) for _, instance in cases]
+    # from_transformers memoises per tokenizer (and other tests may have warmed that vocabulary): each side
+    # gets its own vocabulary, built from the same token bytes with a fresh trie and empty caches
+    memoised = Vocabulary.from_transformers(llama3_tokenizer, tf.LLAMA3_EOS)
+    alone, shared = _cold_copy(memoised), _cold_copy(memoised)
+    assert alone is not shared and alone.trie is not shared.trie and alone.trie is not memoised.trie
     # one thread, its own vocabulary and parsers
-    alone = Vocabulary.from_transformers(llama3_tokenizer, tf.LLAMA3_EOS)
     expected = [_masks(alone, JsonSchemaParser(schema), i) for (schema, _), i in zip(cases, ids)]
+    assert alone.cache_budget.used > 0  # the baseline filled its own caches ...
+    assert shared.cache_budget.used == 0 and len(shared.format_caches) == 0  # ... and left the threads' cold
     # eight threads sharing a cold vocabulary and cold parsers, each in its own order, started together
-    shared = Vocabulary.from_transformers(llama3_tokenizer, tf.LLAMA3_EOS)
     parsers = [JsonSchemaParser(schema) for schema, _ in cases]
     results: list[dict[int, list[bytes]]] = [{} for _ in range(8)]
     errors: list[BaseException] = []

@@ -8,6 +8,7 @@ every reachable node -> report. All errors are raised here, at build time.
 from __future__ import annotations
 
 import warnings
+import weakref
 from collections.abc import Hashable, Mapping
 from typing import Any
 
@@ -15,7 +16,7 @@ from ..core.charset import CharSet
 from ..core.errors import Problem, SchemaError, UnsupportedSchemaError
 from ..core.hooks import FreeRun, Lexeme, walk_lexeme
 from ..core.protocol import CharacterParser
-from .compile import Compiler
+from .compile import Compiler, forget_memos
 from .config import JsonConfig
 from .depth import DepthLimit
 from .root import root_start
@@ -41,6 +42,7 @@ class _Document(CharacterParser):
 
     def _setup(self, compiler: Compiler, root: Node) -> None:
         self.compiler = compiler
+        weakref.finalize(self, forget_memos, compiler.numbers)  # (the list fills as states are built)
         start = compiler.start(root)
         if start is None:
             reason = deref(root).reason if isinstance(deref(root), Never) else "no value matches"

@@ -63,6 +63,8 @@ class Compiler:
         # merged value schemas of named keys (a property and the patternProperties its name matches): not
         # sub-schemas of the IR, so check_all compiles them as the object contexts name them
         self.named_values: list[Node] = []
+        self.numbers: list[NumberContext] = []
+        """The number contexts built so far (``forget_memos`` empties their memos when the document goes)."""
 
     def finite(self, node: Node) -> bool:
         """Whether ``node`` has a finite instance (finite.py)."""
@@ -115,7 +117,9 @@ class Compiler:
         if isinstance(node, Object):
             return ObjectContext(node, self).start()
         if isinstance(node, Number):
-            return NumberParser(NumberContext(node))
+            context = NumberContext(node)
+            self.numbers.append(context)
+            return NumberParser(context)
         if isinstance(node, Union):
             starts = [s for s in (self.start(option) for option in node.options) if s is not None]
             if not starts:
@@ -211,3 +215,15 @@ def children(node: Node) -> list[Node]:
     if isinstance(node, Ref):
         return [node.get()]
     return []
+
+
+def forget_memos(contexts: list[NumberContext]) -> None:
+    """Empties the memos of a dropped document's number contexts (pure speed caches: answers never change).
+
+    Why: the vocabulary's shared lexeme walks outlive the document that made them (a schema with the same
+    bounds reuses them) and hold their end states, which hold their NumberContext, and often, through an
+    object key's states, the whole Compiler; a context's ``feasible`` memo grows to hundreds of entries
+    (~100 KB) per walked number, which the cache budget's flat charge per state does not see."""
+    for context in contexts:
+        context.feasible.clear()
+        context.charsets.clear()

@@ -88,10 +88,10 @@ class Compiler:
         if hit is not _MISSING:
             return hit  # type: ignore[return-value]
         self._starts[id(node)] = None  # a value cannot contain itself at its own first character
-        if not isinstance(node, String) and not self.finite(node):  # (a string contains no value)
-            self._keep.append(node)
-            return None  # every instance would contain another: none can be written (finite.py)
         try:
+            if not isinstance(node, String) and not self.finite(node):  # (a string contains no value)
+                self._keep.append(node)
+                return None  # every instance would contain another: none can be written (finite.py)
             try:
                 state = self._build(node)
             except Unsupported as problem:
@@ -102,7 +102,8 @@ class Compiler:
                 self._keep.append(relaxed)
                 state = self._build(relaxed)
         except BaseException:
-            # not "no value": the lenient retry (check_all) must build this node again, not read None
+            # not "no value" (an error, a build deadline, also inside the finiteness check): the lenient retry
+            # (check_all) and any later ask must build this node again, not read the placeholder's None
             self._starts.pop(id(node), None)
             raise
         self._keep.append(node)

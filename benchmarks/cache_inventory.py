@@ -44,8 +44,8 @@ def deep_size(root: object, seen: set[int]) -> int:
     return total
 
 
-def pymalloc_arenas() -> str:
-    """CPython's small-object allocator: arenas held (each 1 MiB on 3.13, 256 KiB before) and their use."""
+def debugmallocstats() -> str:
+    """The text ``sys._debugmallocstats()`` writes to the process's stderr (file descriptor 2), captured."""
     import os
     import tempfile
 
@@ -58,7 +58,12 @@ def pymalloc_arenas() -> str:
             os.dup2(saved, 2)
             os.close(saved)
         out.seek(0)
-        text = out.read()
+        return out.read()
+
+
+def pymalloc_arenas() -> str:
+    """CPython's small-object allocator: arenas held (each 1 MiB on 3.13, 256 KiB before) and their use."""
+    text = debugmallocstats()
     held = [line for line in text.splitlines() if "arenas allocated current" in line or "Total" in line]
     return "; ".join(" ".join(line.split()) for line in held)
 

@@ -16,13 +16,12 @@ import gc
 import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import maskbench  # noqa: E402
-from cache_inventory import caches  # noqa: E402
+from cache_inventory import caches, debugmallocstats  # noqa: E402
 from memory_many_schemas import _malloc_trim, rss_mb, schemas, walk  # noqa: E402
 
 from formatenforcer import Vocabulary  # noqa: E402
@@ -33,16 +32,7 @@ _SMALL = 512  # larger requests bypass pymalloc
 
 def pymalloc() -> tuple[int, int]:
     """(arenas held, bytes of live blocks) from ``sys._debugmallocstats``; (-1, -1) without pymalloc."""
-    with tempfile.TemporaryFile(mode="w+") as out:
-        saved = os.dup(2)
-        os.dup2(out.fileno(), 2)
-        try:
-            sys._debugmallocstats()
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-        out.seek(0)
-        text = out.read()
+    text = debugmallocstats()
 
     def number(label: str) -> int:
         found = re.search(re.escape(label) + r"\s*=\s*([\d,]+)", text)

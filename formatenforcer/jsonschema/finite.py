@@ -31,6 +31,9 @@ class FiniteCheck:
         self._has_start = has_start
         self._known: dict[int, bool] = {}
         self._keep: list[Node] = []
+        self._need_memo: dict[int, tuple[Node, tuple[str, list[Node]]]] = {}
+        """id(node) -> (node, its needs): asked by ``finite`` and again by ``min_depth`` (holds the node, so
+        its id stays unique)."""
 
     def finite(self, node: Node) -> bool:
         root = _concrete(node)
@@ -154,7 +157,15 @@ class FiniteCheck:
         return done.get(id(root))
 
     def _needs(self, node: Node) -> tuple[str, list[Node]]:
-        """("all" | "any", the concrete nodes a value of ``node`` must contain all or one of)."""
+        """("all" | "any", the concrete nodes a value of ``node`` must contain all or one of), memoised."""
+        hit = self._need_memo.get(id(node))
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        found = self._find_needs(node)
+        self._need_memo[id(node)] = (node, found)
+        return found
+
+    def _find_needs(self, node: Node) -> tuple[str, list[Node]]:
         if isinstance(node, Never):
             return "any", []  # none: never finite
         if isinstance(node, Union):

@@ -90,3 +90,27 @@ def test_new_masks_computed_together_equal_each_alone(llama3_vocabulary, llama3_
     for row, (matcher, own) in enumerate(zip(matchers, alone)):
         assert matcher.has_mask()
         assert np.array_equal(batch[row], own.mask()), _FRESH_FORMATS[row]
+
+
+def test_a_forked_child_fills_on_a_pool_of_its_own(llama3_vocabulary, llama3_tokenizer, monkeypatch) -> None:
+    """A process forked after the pool was made (vLLM's workers, multiprocessing) gets a new pool: the
+    parent's threads do not exist in the child, and work handed to them would never run."""
+    import multiprocessing
+
+    monkeypatch.setenv("FORMATENFORCER_THREADS", "2")
+    matchers = _matchers(llama3_vocabulary, llama3_tokenizer)
+    fill_bitmasks(matchers, allocate_bitmask(len(matchers), llama3_vocabulary.size))  # the parent's pool exists
+
+    def child(queue) -> None:  # noqa: ANN001
+        fresh = _matchers(llama3_vocabulary, llama3_tokenizer)
+        batch = allocate_bitmask(len(fresh), llama3_vocabulary.size)
+        fill_bitmasks(fresh, batch)
+        queue.put([batch[row].tobytes() == matcher.mask().tobytes() for row, matcher in enumerate(fresh)])
+
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    process = context.Process(target=child, args=(queue,))
+    process.start()
+    process.join(120)
+    assert process.exitcode == 0
+    assert queue.get(timeout=5) == [True] * len(matchers)

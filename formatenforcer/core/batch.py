@@ -37,6 +37,15 @@ def pool_size() -> int:
     return max(1, min(8, os.cpu_count() or 1))
 
 
+def _forget_pool() -> None:
+    """In a forked child the parent's pool threads do not exist: a new pool is made on first use."""
+    global _POOL
+    _POOL = None
+
+
+os.register_at_fork(after_in_child=_forget_pool)
+
+
 def _pool() -> ThreadPoolExecutor:
     global _POOL
     if _POOL is None:

@@ -209,6 +209,15 @@ class CompiledGrammar:
             self._sets[items] = found
         return found
 
+    def release(self) -> None:
+        """Drops the sets' memos of the sets after them and the merge table (see ``_Compiled.release``):
+        a set then points only back, to the sets its items started in. Sets still in use rebuild their
+        memos (a new epoch)."""
+        self.epoch, self._made = self.epoch + 1, 0
+        self._merged.clear()
+        for found in list(self._sets.values()):
+            found._scans, found._waiting = None, None
+
     def merge(self, sets: frozenset) -> EarleySet:
         """The one set of a text position that several lexemes end at (``a`` ``a`` and ``aa``): the union of
         their sets' items, all of this position (a closed set's own items are predictions made here), so

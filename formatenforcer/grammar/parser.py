@@ -21,6 +21,7 @@ longest-first; otherwise the state is walked whole.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Hashable
 
 from ..core.charset import EMPTY, CharSet, union_memo
@@ -84,6 +85,18 @@ class _Compiled:
                 self.epoch += 1
             found = self.states[key] = GrammarState(self, active, fresh)
         return found
+
+    def release(self) -> None:
+        """Drops what ties this grammar's states and Earley sets into reference cycles (the intern table,
+        each state's memos, each set's memo of the sets after it), so they are freed as soon as nothing else
+        holds them rather than left to a full pass of the cycle collector. Called when the parser object
+        is gone (``GrammarParser``); states still held elsewhere keep working and rebuild what they need."""
+        states = list(self.states.values())
+        self.states.clear()
+        self.epoch += 1
+        for state in states:
+            state._next, state._run, state._lexeme = None, False, False
+        self.earley.release()
 
 
 class GrammarState(CharacterParser):
@@ -459,6 +472,7 @@ class GrammarParser(GrammarState):
         neutral = read_grammar(grammar, syntax)
         compiled = _Compiled(CompiledGrammar(neutral))
         super().__init__(compiled, frozenset(), frozenset((compiled.earley.root,)))
+        weakref.finalize(self, compiled.release)  # (the parser holds no cycle of its own: it dies at once)
         self.grammar = grammar
         self.syntax = neutral.syntax
 

@@ -472,7 +472,8 @@ class GrammarParser(GrammarState):
         neutral = read_grammar(grammar, syntax)
         compiled = _Compiled(CompiledGrammar(neutral))
         super().__init__(compiled, frozenset(), frozenset((compiled.earley.root,)))
-        weakref.finalize(self, compiled.release)  # (the parser holds no cycle of its own: it dies at once)
+        # (the parser holds no cycle of its own, so it dies at once; at interpreter exit there is nothing to do)
+        weakref.finalize(self, compiled.release).atexit = False
         self.grammar = grammar
         self.syntax = neutral.syntax
 

@@ -380,6 +380,21 @@ class FreeRunTable:
         """Every exit trie, by run length (for checks: walks build only what they reach)."""
         return {length: self.exits_for(length, ANY) for length in self.exit_lengths}
 
+    def approx_bytes(self) -> int:
+        """About the bytes this table holds when built (for a cache budget), from the sizes of its parts
+        rather than a walk over every object in them: its arrays, its id tuple, and its exit groups and
+        tails at ~56 bytes a member, ~140 with the bytes a small table keeps (exit tries are built later,
+        by walks, and shared trie nodes are the vocabulary's)."""
+        total = 600 + self._run_ids.nbytes + self._run_lengths.nbytes
+        if self.few is not None:
+            total += 36 * len(self.few)
+        per_member = 56 if self._texts is not None else 140
+        for by_byte in self._groups.values():
+            total += 240 + sum(96 + per_member * len(rows) for rows in by_byte.values())
+        for tails in self._tails.values():
+            total += 120 + 100 * len(tails)
+        return total
+
     @classmethod
     def small(cls, entries: Iterable[tuple[int, bytes]], chars: CharSet, size: int, root: Trie) -> FreeRunTable:
         """The unbucketed table of a small subtree (``entries``: token ids and the bytes below ``root``), built

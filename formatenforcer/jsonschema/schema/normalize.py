@@ -335,11 +335,13 @@ class Normalizer(References):
                 if isinstance(value, float) and not math.isfinite(value):
                     raise SchemaError(f"'{key}' must be a finite number, not {value!r}", f"{pointer}/{key}")
                 if key.startswith("exclusive") and isinstance(value, bool):
-                    self.report(
-                        f"{pointer}/{key}",
-                        key,
-                        "draft-04's boolean form (a flag on minimum/maximum) is not implemented",
-                    )
+                    # draft-04's form (also OpenAPI 3.0's): a flag that makes minimum/maximum exclusive
+                    bound = "minimum" if key == "exclusiveMinimum" else "maximum"
+                    if value and bound not in schema:
+                        raise SchemaError(
+                            f"'{key}': true needs '{bound}' (draft-04's boolean form makes {bound} exclusive)",
+                            f"{pointer}/{key}",
+                        )
                 elif isinstance(value, bool) or not isinstance(value, (int, float)):
                     raise SchemaError(f"'{key}' must be a number", f"{pointer}/{key}")
                 elif key == "multipleOf" and value <= 0:
@@ -453,8 +455,12 @@ class Normalizer(References):
         low: Fraction | None = None
         high: Fraction | None = None
         low_open = high_open = False
+        # draft-04's boolean exclusiveMinimum/exclusiveMaximum: a flag on minimum/maximum (a boolean is skipped
+        # below as a bound of its own)
+        flagged = {"minimum": schema.get("exclusiveMinimum") is True, "maximum": schema.get("exclusiveMaximum") is True}
         for key, is_low, open_ in _BOUNDS:
             value = schema.get(key)
+            open_ = open_ or flagged.get(key, False)
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 point = to_fraction(value)
                 if is_low:

@@ -65,7 +65,7 @@ def track(owner: object) -> None:
     _state["draining"] = False
     if live > _state["high"]:
         _state["high"] = live
-    weakref.finalize(owner, _released, token)
+    weakref.finalize(owner, _released, token).atexit = False  # (no sweeps while the interpreter exits)
 
 
 def live_count() -> int:
@@ -92,6 +92,8 @@ def sweep() -> None:
     """Drops, from every budget, the entries last used before the oldest live enforcer was born (all of them
     when none is alive), and empties every registered module memo."""
     births = _live.copy().values()  # (one C call: another thread or a finalizer may change _live)
+    if not births:
+        _live.clear()  # gives back the table the burst grew (a dict keeps it when emptied one key at a time)
     oldest = min(births) if births else next(CLOCK)
     _state["sweeps"] += 1
     for budget in list(_budgets):

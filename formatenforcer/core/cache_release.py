@@ -10,8 +10,8 @@ How: every ``TokenEnforcer`` is tracked here with its birth, a stamp of the cloc
 stamp each entry's last use with (``CLOCK``). An entry last used before the oldest live enforcer was born
 has been used by dropped enforcers only. When the number of live enforcers falls to a quarter of its recent
 high, after a high of at least ``BURST`` (and again at each further quarter, down to none, while no new one
-is made), every budget drops those entries and every registered module memo and
-``lru_cache`` of the package is emptied. A process that
+is made), every budget drops those entries every registered module memo and
+``lru_cache`` of the package is emptied, and the C heap is trimmed (glibc keeps freed pages otherwise). A process that
 makes and drops parsers one at a time never reaches the burst size, so its caches keep serving new parsers.
 
 Dropping an entry never changes a mask: entries and memos are pure functions of their keys, recomputed
@@ -43,7 +43,8 @@ _live: dict[int, int] = {}  # enforcer token -> birth stamp
 _tokens = itertools.count()
 _budgets: weakref.WeakSet[Any] = weakref.WeakSet()
 _memos: list[Callable[[], object]] = []
-_state = {"high": 0, "draining": False, "sweeps": 0}
+_state: dict[str, Any] = {"high": 0, "draining": False, "sweeps": 0}
+_MISSING = object()
 
 
 def register_budget(budget: Any) -> None:
@@ -101,6 +102,26 @@ def sweep() -> None:
     for clear in tuple(_memos):
         clear()
     _clear_lru_caches()
+    _trim_heap()
+
+
+def _trim_heap() -> None:
+    """Returns the C heap's free pages to the system (glibc's ``malloc_trim``), where there is one: the
+    dropped enforcers' masks were freed into the heap, and glibc gives back only its top on its own."""
+    trim = _state.get("trim", _MISSING)
+    if trim is _MISSING:
+        trim = None
+        if sys.platform.startswith("linux"):
+            try:
+                import ctypes
+
+                trim = ctypes.CDLL(None).malloc_trim  # absent outside glibc (musl): AttributeError
+                trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+            except (OSError, AttributeError):
+                trim = None
+        _state["trim"] = trim
+    if trim is not None:
+        trim(0)
 
 
 def _clear_lru_caches() -> None:

@@ -74,6 +74,7 @@ def main() -> None:
     report(f"{args.n} schemas alive")
     alive.clear()
     gc.collect()
+    report("all dropped, gc.collect() (no trim by the caller)")
     _malloc_trim()
     report("all dropped, gc.collect(), malloc_trim(0)")
     survivors = [o for o in gc.get_objects() if id(o) not in before and sys.getsizeof(o) <= _SMALL]

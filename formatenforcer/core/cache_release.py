@@ -26,6 +26,7 @@ own clearing function, which must be safe to call at any point (a plain ``dict.c
 
 from __future__ import annotations
 
+import gc
 import itertools
 import sys
 import weakref
@@ -103,6 +104,17 @@ def sweep() -> None:
         clear()
     _clear_lru_caches()
     _trim_heap()
+    _state["trim_after_collection"] = True  # the dropped parsers' cycles go at the next full collection
+
+
+def _after_collection(phase: str, info: dict[str, int]) -> None:
+    """(A ``gc`` callback.) Trims the heap again after the first full collection that follows a sweep."""
+    if phase == "stop" and info.get("generation") == 2 and _state.get("trim_after_collection"):
+        _state["trim_after_collection"] = False
+        _trim_heap()
+
+
+gc.callbacks.append(_after_collection)
 
 
 def _trim_heap() -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from . import backend
 from .charset import ANY, CharSet, utf8_length
 from .trie import IDS, Trie, insert
 
@@ -22,7 +23,12 @@ def pack_ids(ids: Iterable[int], size: int) -> np.ndarray:
     """A packed bitmask row (int32 words, bit ``i % 32`` of word ``i // 32``) with the given ids set.
 
     A few ids are OR-ed into their words directly: the flag array of one byte per token and its packing
-    cost ~13 µs whatever the count, a fixed price on every mask computed."""
+    cost ~13 µs whatever the count, a fixed price on every mask computed. With the compiled core, a list
+    of ids (what a walk collects) is set in one call."""
+    if ids.__class__ is list and backend.active():
+        words = np.zeros((size + 31) // 32, dtype=np.int32)
+        backend.native.set_ids(words, ids)  # type: ignore[union-attr]
+        return words
     if ids.__class__ is list and len(ids) <= 8:  # (the common case of a walk's own ids: a handful)
         words = np.zeros((size + 31) // 32, dtype=np.uint32)
         for token_id in ids:

@@ -236,3 +236,75 @@ def test_a_dropped_schema_leaves_no_number_memos_in_shared_walks(llama3_vocabula
     assert held, "the cache no longer holds the number context: nothing left to check"
     assert [(len(c.feasible), len(c.charsets)) for c in held] == [(0, 0)] * len(held)  # memos emptied
     assert _masks(vocabulary, schema, ids) == first  # a new parser reusing those walks: the same masks
+
+
+def _walked(vocabulary: Vocabulary, schema: object, ids: list[int]) -> tuple[TokenEnforcer, list[bytes]]:
+    enforcer = TokenEnforcer(vocabulary, JsonSchemaParser(schema))
+    position, out = enforcer.start, []
+    for token in ids[: POSITIONS - 1]:
+        out.append(np.asarray(enforcer.mask(position)).tobytes())
+        position = enforcer.step(position, token)
+    out.append(np.asarray(enforcer.mask(position)).tobytes())
+    return enforcer, out
+
+
+def test_the_end_of_a_burst_frees_what_only_dropped_enforcers_used(llama3_vocabulary, cases_and_ids) -> None:  # noqa: ANN001
+    from formatenforcer.core import cache_release, charset
+    from formatenforcer.parsers import regex
+
+    vocabulary = _fresh(llama3_vocabulary, 1 << 40)
+    budget = vocabulary.cache_budget
+    gc.collect()
+    sweeps = cache_release.sweeps()
+    alive, expected = [], []
+    # a burst, all alive at once; big enough that enforcers other tests keep alive stay under a quarter of it
+    for i in range(max(cache_release.BURST, 4 * cache_release.live_count()) + 16):
+        schema, ids = cases_and_ids[i % len(cases_and_ids)]
+        enforcer, masks = _walked(vocabulary, schema, ids)
+        alive.append(enforcer)
+        expected.append(masks)
+    assert budget.used > 1 << 20 and len(regex._CACHE) > 0 and len(charset._OF_MEMO) > 0
+    del alive, enforcer
+    gc.collect()
+    assert cache_release.sweeps() > sweeps
+    assert budget.released > 0
+    births = cache_release._live.values()
+    oldest = min(births) if births else float("inf")
+    assert [e[2] for cache in budget._caches for e in cache._data.values() if e[2] < oldest] == []
+    if not births:  # no other enforcer alive in this process: every entry and module memo is emptied
+        assert budget.used == 0 and len(regex._CACHE) == 0 and len(charset._OF_MEMO) == 0
+    _within(budget)
+    # recomputed from empty caches, every mask is the same
+    again = [_walked(vocabulary, schema, ids)[1] for schema, ids in cases_and_ids[: len(expected)]]
+    assert again == expected[: len(again)]
+
+
+def test_enforcers_made_and_dropped_one_at_a_time_keep_the_shared_caches(llama3_vocabulary, cases_and_ids) -> None:  # noqa: ANN001
+    from formatenforcer.core import cache_release
+
+    vocabulary = _fresh(llama3_vocabulary, 1 << 40)
+    budget = vocabulary.cache_budget
+    gc.collect()
+    sweeps = cache_release.sweeps()
+    for i in range(cache_release.BURST + 16):
+        schema, ids = cases_and_ids[i % len(cases_and_ids)]
+        _walked(vocabulary, schema, ids)
+    gc.collect()
+    assert cache_release.sweeps() == sweeps
+    assert budget.released == 0 and budget.used > 1 << 20
+
+
+def test_a_sweep_that_finds_the_lock_taken_waits_for_the_next_insert() -> None:
+    budget = CacheBudget(1 << 30)
+    cache = budget.cache("test")
+    cache.put("old", b"x" * 100)
+    cache.put("newer", b"y" * 100)
+    stamp = cache._data["newer"][2]  # entries last used before it go
+    with budget._lock:  # as when a finalizer interrupts the budget's own code
+        budget.drop_unused_since(stamp)
+        assert "old" in cache and budget.released == 0
+    cache.put("newest", b"z")
+    assert "old" not in cache and "newer" in cache and "newest" in cache and budget.released == 1
+    _within(budget)
+    budget.drop_unused_since(stamp + 10**9)  # lock free: at once
+    assert len(cache) == 0 and budget.used == 0

@@ -22,7 +22,6 @@ as cheap as a plain dict's.
 
 from __future__ import annotations
 
-import itertools
 import os
 import sys
 import threading
@@ -31,6 +30,8 @@ from collections.abc import Callable, Hashable, Iterator
 from typing import Any
 
 import numpy as np
+
+from .cache_release import CLOCK, register_budget
 
 __all__ = ["DEFAULT_CACHE_BYTES", "BudgetedCache", "CacheBudget", "approx_bytes", "default_cache_bytes"]
 
@@ -135,8 +136,12 @@ class CacheBudget:
         self.evictions = 0
         """Entries evicted so far (for benchmarks and tests)."""
         self._caches: list[BudgetedCache] = []
+        self.released = 0
+        """Entries dropped because only dropped enforcers used them (``cache_release.py``)."""
         self._lock = threading.RLock()
-        self._clock = itertools.count(1)
+        self._clock = CLOCK  # shared with enforcers' births (cache_release.py)
+        self._pending = 0  # a sweep's stamp, deferred because the lock was taken when it came
+        register_budget(self)
 
     @property
     def limit(self) -> int:
@@ -168,6 +173,31 @@ class CacheBudget:
         with self._lock:
             for cache in self._caches:
                 cache.clear()
+
+    def drop_unused_since(self, stamp: int) -> None:
+        """Drops the entries last used before ``stamp`` (``cache_release.sweep``: before the oldest live
+        enforcer was born). Deferred to the next insert when the lock is taken (by another thread, or by this
+        one: a sweep runs in a finalizer, which may interrupt this budget's own code)."""
+        lock = self._lock
+        if lock._is_owned() or not lock.acquire(blocking=False):  # type: ignore[attr-defined]
+            self._pending = max(self._pending, stamp)
+            return
+        try:
+            self._drop_older(stamp)
+        finally:
+            lock.release()
+
+    def _drop_older(self, stamp: int) -> None:
+        """(Under the lock.)"""
+        self._pending = 0
+        for cache in self._caches:
+            data = cache._data
+            for key, entry in list(data.items()):
+                if entry[2] < stamp:
+                    del data[key]
+                    cache.used -= entry[1]
+                    self.used -= entry[1]
+                    self.released += 1
 
     def _evict(self, keep: BudgetedCache | None, kept_key: Hashable = None) -> None:
         """Drops the least recently used entries until the caches hold at most ``_LOW_WATER`` of the limit
@@ -261,6 +291,8 @@ class BudgetedCache:
             budget.used += size
             if budget.used > budget._limit:
                 budget._evict(self, key)
+            if budget._pending:
+                budget._drop_older(budget._pending)
 
     def setdefault(self, key: Hashable, value: Any, size: int | None = None) -> Any:
         """The value at ``key``, storing ``value`` there first when there is none."""

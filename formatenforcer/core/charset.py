@@ -12,6 +12,8 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterable
 
+from .cache_release import register_memo
+
 MAX_CODE_POINT = 0x10FFFF
 _SURROGATES = (0xD800, 0xDFFF)
 
@@ -89,6 +91,7 @@ def utf8_length(lead: int) -> int:
 
 
 _OF_MEMO: dict[object, CharSet] = {}
+register_memo(_OF_MEMO.clear)  # emptied when a burst of enforcers ends (core/cache_release.py)
 _OF_MEMO_SIZE = 8192
 
 _NARROW = 24

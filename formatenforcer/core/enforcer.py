@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .bitmask import ids_of
+from .cache_release import track
 from .errors import FormatError
 from .matcher import Matcher
 from .position import Position
@@ -54,6 +55,7 @@ class TokenEnforcer:
         self.vocabulary = vocabulary
         self.parser = parser
         self.config = config or EnforcerConfig()
+        track(self)  # live until collected: the end of a burst frees what only dropped ones used (cache_release)
         caches = _shared_caches(vocabulary, parser)
         self._cache: OrderedDict[Hashable, np.ndarray] = caches.masks
         self._lexemes: dict[Hashable, object] = caches.lexemes  # inner string/number walks, see walk.allowed_mask

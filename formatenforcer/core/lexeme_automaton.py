@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from . import backend
+from .cache_release import register_memo
 from .flat_trie import arrays, flat_trie
 from .protocol import CharacterParser
 from .trie import Trie
@@ -211,6 +212,14 @@ _NODES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 """Per vocabulary: its flat trie's arrays, and flat trie node -> dict trie node (for the points a compiled
 walk returns)."""
 _NODES_KEPT = 1 << 16
+
+
+@register_memo
+def _forget_nodes() -> None:
+    """Empties the node memos when a burst of enforcers ends (core/cache_release.py): their int keys, made
+    one at a time during walks, would each keep an arena of the small-object allocator."""
+    for _, memo in list(_NODES.values()):
+        memo.clear()
 
 
 def _dict_node(vocabulary: Any, trie: Any, node: int, depth: int) -> Trie:

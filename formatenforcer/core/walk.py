@@ -17,6 +17,7 @@ from collections.abc import Hashable
 import numpy as np
 
 from .cache_budget import STATE_BYTES, BudgetedCache
+from .cache_release import register_memo
 from .charset import ANY, CharSet, utf8_length
 from .compiled_walk import compiled_mask
 from .hooks import FreeRun, Lexeme, walk_lexeme
@@ -38,6 +39,7 @@ _SHARED_GROUPS = 8192
 
 
 _SHARED_BYTES: dict[tuple, list[bool]] = {}
+register_memo(_SHARED_BYTES.clear)  # emptied when a burst of enforcers ends (core/cache_release.py)
 
 
 def _shared_bytes(chars: CharSet, exceptions: bytes) -> list[bool]:

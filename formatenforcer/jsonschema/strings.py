@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
+from ..core.cache_release import register_memo
 from ..core.charset import ANY, EMPTY, CharSet
 from ..core.hooks import FreeRun, LexemeTables
 from ..core.protocol import CharacterParser, MemoAllowed
@@ -27,6 +28,7 @@ _BACKSLASH = CharSet.of("\\")
 _U = CharSet.of("u")
 _BODY_EXTRA = CharSet.of('"\\')
 _BODY_SETS: dict[tuple[CharSet, bool, CharSet], CharSet] = {}
+register_memo(_BODY_SETS.clear)  # emptied when a burst of enforcers ends (core/cache_release.py)
 """(decoded characters allowed, may close, escapable) -> the raw body characters: contents built per schema
 position (a key's next letters) ask for the same few sets, each three set operations to build."""
 NON_ASCII_ESCAPES = ANY - CharSet([(0x20, 0x7E)])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
 
+from ..core.cache_release import register_memo
 from ..core.charset import CharSet
 from ..core.errors import FormatError
 from ..core.protocol import CharacterParser
@@ -60,6 +61,7 @@ class _LazyCharsets:
 
 
 _MEMO: dict[str, CharSet] = {}
+register_memo(_MEMO.clear)  # emptied when a burst of enforcers ends (core/cache_release.py)
 
 
 def _charset_of(chars: str) -> CharSet:

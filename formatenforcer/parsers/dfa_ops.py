@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Hashable, Iterable, Mapping
 
+from ..core.cache_release import register_memo
 from ..core.errors import RegexError
 from .regex import COMPILE_SECONDS, CompiledRegex, compile_boolean, compile_regex, live_states
 
@@ -58,6 +59,7 @@ def from_table(label: str, table: Mapping[Hashable, Mapping[str, Hashable]], ini
 
 
 _CACHE: dict[tuple, CompiledRegex] = {}
+register_memo(_CACHE.clear)  # emptied when a burst of enforcers ends (core/cache_release.py)
 _CACHE_SIZE = 256
 """Combined automata kept (each as big as a product of its clauses' automata)."""
 _LOCK = threading.Lock()

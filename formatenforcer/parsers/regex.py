@@ -27,6 +27,7 @@ import interegular
 from interegular.fsm import anything_else
 
 from ..core import disk_cache
+from ..core.cache_release import register_memo
 from ..core.charset import ANY, EMPTY, CharSet
 from ..core.errors import RegexError
 from ..core.hooks import FreeRun
@@ -357,6 +358,17 @@ def live_states(edges: Mapping[Hashable, Mapping], finals: Iterable[Hashable]) -
 _CACHE: OrderedDict[str, CompiledRegex] = OrderedDict()
 _CACHE_LOCK = threading.Lock()
 _CACHE_SIZE = 512
+
+
+@register_memo
+def _forget() -> None:
+    """Empties the memo when a burst of enforcers ends (core/cache_release.py); skipped when its lock is taken
+    (a sweep runs in a finalizer, which may interrupt this module's own use of the memo)."""
+    if _CACHE_LOCK.acquire(blocking=False):
+        try:
+            _CACHE.clear()
+        finally:
+            _CACHE_LOCK.release()
 
 
 def compile_regex(pattern: str, stand_ins: StandIns = ()) -> CompiledRegex:

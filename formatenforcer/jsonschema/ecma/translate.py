@@ -17,12 +17,14 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ...core.cache_release import register_memo
 from ...core.charset import ANY, CharSet
 from ...parsers.regex import StandIns
 from .classes import SURROGATES
 from .parse import EcmaUnsupported, parse
 
 _CHECKED: dict[str, str | None] = {}
+register_memo(_CHECKED.clear)  # emptied when a burst of enforcers ends (core/cache_release.py)
 """pattern -> ``check_pattern``'s answer for a valid pattern (each is asked twice per schema, and schemas
 repeat patterns; bounded)."""
 _UNCHECKED = object()

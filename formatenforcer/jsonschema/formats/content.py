@@ -18,6 +18,7 @@ from collections.abc import Callable, Hashable, Iterable
 from typing import TYPE_CHECKING
 
 from ...core.automaton import class_points
+from ...core.cache_release import register_memo
 from ...core.charset import ANY, EMPTY, CharSet
 from ...parsers.choice import CharTrie
 from ...parsers.regex import CompiledRegex
@@ -148,6 +149,8 @@ class LengthContent(Content):
 
 _SATISFIABLE: dict[tuple[Hashable, int, int | None], bool] = {}
 _CLASS_POINTS: dict[Hashable, frozenset[int]] = {}
+register_memo(_SATISFIABLE.clear)  # emptied when a burst of enforcers ends (core/cache_release.py)
+register_memo(_CLASS_POINTS.clear)  # emptied when a burst of enforcers ends (core/cache_release.py)
 """Per pattern automaton (``dfa.ident``): its ``class_points``."""
 _EXPLORED_STATES = 256
 """Contents whose states (pattern states times counted lengths) are more than this stay on the Python walk."""

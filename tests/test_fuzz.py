@@ -134,7 +134,9 @@ def token_walk(
         mask = enforcer.mask(position)
         allowed = np.array(ids_of(mask))
         if len(allowed) <= len(eos) and set(allowed.tolist()) <= eos:
-            assert position.state.can_end() and not position.pending, f"dead end after {b''.join(pieces)!r}"
+            assert position.state.can_end() and not position.pending, (
+                f"dead end after {b''.join(pieces)!r}; {_explain_dead_end(position.state)}"
+            )
         for index in rng.sample(range(len(allowed)), min(samples, len(allowed))):
             token = int(allowed[index])
             assert enforcer.step(position, token) is not None, f"in the mask, refused: {token} after {pieces!r}"
@@ -161,6 +163,39 @@ def token_walk(
             return b"".join(pieces).decode("utf-8"), True
         pieces.append(vocabulary.text_of(token))
     return b"".join(pieces).decode("utf-8", errors="replace"), False
+
+
+def _explain_dead_end(state: object) -> str:
+    """What the arrays below a dead-end state hold for their next item, to tell a wrong memo from a wrong
+    rule: the context's item starts as memoised, the same starts computed again by the same compiler (its
+    memos kept) and the finiteness check's answer for the item schema. (A dead end in an array of a
+    ``contains`` schema was met once in 100,000 steps and passed when hypothesis ran it again.)"""
+    found = []
+    for _ in range(64):
+        nxt = None
+        for name in ("_value", "_top", "_child", "_start"):
+            nxt = getattr(state, name, None)
+            if nxt is not None:
+                break
+        ctx = getattr(state, "_ctx", None)
+        items = getattr(ctx, "_items", None)
+        if items is not None:
+            memo = {key: None if value is None else type(value).__name__ for key, value in items.items()}
+            node, compiler = ctx.node, ctx.compiler
+            again = {}
+            for key in list(items):
+                try:
+                    again[key] = type(ctx._build_item(*key)).__name__
+                except Exception as error:  # noqa: BLE001 - a diagnostic: the error is the finding
+                    again[key] = repr(error)
+            found.append(
+                f"array items memo {memo}, built again {again}, items schema {node.items!r} finite "
+                f"{compiler.finite(node.items)}, contains {node.contains!r}"
+            )
+        if nxt is None:
+            break
+        state = nxt
+    return "; ".join(found) or "no array below"
 
 
 def check_token_walk(  # noqa: ANN001

@@ -290,16 +290,16 @@ UNIQUE_IN_OBJECT = JsonSchemaParser({"type": "object", "properties": {
     "skills": {"type": "array", "items": {"type": "string"}, "uniqueItems": True}}})  # fmt: skip
 
 
-_SLOW = pytest.mark.slow  # (the fast suite keeps one case of each kind: a start, a run, after items, non-ASCII)
+_SLOW = pytest.mark.slow  # (the fast suite keeps a start, a start after items and non-ASCII first letters)
 
 
 @pytest.mark.parametrize("parser, prefix", [
     (UNIQUE, '["'), pytest.param(UNIQUE, '["Py', marks=_SLOW), pytest.param(UNIQUE, '["Python","', marks=_SLOW),
-    (UNIQUE, '["Python","SQ'),
+    pytest.param(UNIQUE, '["Python","SQ', marks=_SLOW),
     # an item start after earlier items: the twin's mask plus walks of the earlier items' first letters
     (UNIQUE, '["Python","SQL","'), pytest.param(UNIQUE, '["Python", "Perl", "', marks=_SLOW),
     pytest.param(UNIQUE, '["Python","SQL","S', marks=_SLOW),
-    (UNIQUE_IN_OBJECT, '{"skills":["Python","SQL","'),
+    pytest.param(UNIQUE_IN_OBJECT, '{"skills":["Python","SQL","', marks=_SLOW),
     pytest.param(UNIQUE_IN_OBJECT, '{"skills":["a","b","c","', marks=_SLOW),
     # non-ASCII first letters: lead bytes as exceptions
     (UNIQUE, '["标题","作者","'), pytest.param(UNIQUE, '["标题","标', marks=_SLOW),
@@ -358,7 +358,8 @@ def test_unique_number_items_run_equals_the_plain_walk(llama3_vocabulary, prefix
 @pytest.mark.parametrize("schema, prefixes", [
     ({"type": "object", "properties": {"e": {"type": "string", "format": "email"}}},
      ['{"e":"ann@exa', '{"e":"annabelle@exa', '{"e":"a@b', '{"e":"x' + "y" * 120]),
-    ({"type": "array", "items": {"type": "string", "maxLength": 300}}, ['["ab', '["' + "x" * 150, '["' + "x" * 290]),
+    pytest.param({"type": "array", "items": {"type": "string", "maxLength": 300}},
+                 ['["ab', '["' + "x" * 150, '["' + "x" * 290], marks=pytest.mark.slow),  # (8 CPU-seconds)
 ])  # fmt: skip
 def test_lexeme_cache_shared_across_lengths_far_from_max_length(llama3_vocabulary, schema, prefixes):
     """States that differ only in a length far from ``maxLength`` share one cached lexeme walk (see

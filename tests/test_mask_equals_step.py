@@ -129,6 +129,7 @@ UNIQUE = [
 ]
 
 
+@pytest.mark.slow  # (fast: the same runs against the plain walk, test_free_run_masks.py)
 @pytest.mark.parametrize(("schema", "prefix"), UNIQUE[:1], ids=[p for _, p in UNIQUE[:1]])
 def test_mask_equals_step_inside_unique_items(llama3_tokenizer, llama3_vocabulary, schema, prefix) -> None:
     """A uniqueItems item read partly in a free run still finishes and is recorded exactly

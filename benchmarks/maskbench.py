@@ -126,6 +126,17 @@ def _peak_rss_mb() -> float:
 # engines: each answers setup() -> info, then per (schema, tokens): compile, first mask, (accept + mask)*
 
 
+class Session:
+    """One sequence on one engine: ``mask()`` fills the bitmask row, ``allowed(token)`` reads it and
+    ``accept(token)`` advances. One module-level class: a class made per sequence sits in a reference cycle
+    until a full collection and keeps the sequence's compiled format (and its caches) alive until then."""
+
+    __slots__ = ("mask", "allowed", "accept")
+
+    def __init__(self, mask: Any, allowed: Any, accept: Any) -> None:
+        self.mask, self.allowed, self.accept = mask, allowed, accept
+
+
 class Engine:
     """One engine in a worker: ``compile(schema)`` once per case, then ``session(compiled)`` per sequence."""
 
@@ -197,17 +208,16 @@ class FormatEnforcerEngine(Engine):
         matcher = self.fe.TokenEnforcer(self.vocabulary, compiled).matcher()
         bitmask = self.bitmask
 
-        class Session:
-            def mask(self) -> None:
-                matcher.fill_bitmask(bitmask, 0)
+        def mask() -> None:
+            matcher.fill_bitmask(bitmask, 0)
 
-            def allowed(self, token: int) -> bool:
-                return _bit(bitmask, token)
+        def allowed(token: int) -> bool:
+            return _bit(bitmask, token)
 
-            def accept(self, token: int) -> bool:
-                return matcher.accept_token(token)
+        def accept(token: int) -> bool:
+            return matcher.accept_token(token)
 
-        return Session()
+        return Session(mask, allowed, accept)
 
 
 _CACHED_BUILD = """
@@ -284,17 +294,16 @@ class LlguidanceEngine(Engine):
             raise CompileError(matcher.get_error())
         bitmask, fill = self.bitmask, self.fill
 
-        class Session:
-            def mask(self) -> None:
-                fill(matcher, bitmask, 0)
+        def mask() -> None:
+            fill(matcher, bitmask, 0)
 
-            def allowed(self, token: int) -> bool:
-                return _bit(bitmask, token)
+        def allowed(token: int) -> bool:
+            return _bit(bitmask, token)
 
-            def accept(self, token: int) -> bool:
-                return matcher.consume_token(token)
+        def accept(token: int) -> bool:
+            return matcher.consume_token(token)
 
-        return Session()
+        return Session(mask, allowed, accept)
 
 
 class XgrammarEngine(Engine):
@@ -336,17 +345,16 @@ class XgrammarEngine(Engine):
         matcher = self.xgr.GrammarMatcher(compiled)
         bitmask = self.bitmask
 
-        class Session:
-            def mask(self) -> None:
-                matcher.fill_next_token_bitmask(bitmask, 0)
+        def mask() -> None:
+            matcher.fill_next_token_bitmask(bitmask, 0)
 
-            def allowed(self, token: int) -> bool:
-                return bool((int(bitmask[0, token >> 5]) >> (token & 31)) & 1)
+        def allowed(token: int) -> bool:
+            return bool((int(bitmask[0, token >> 5]) >> (token & 31)) & 1)
 
-            def accept(self, token: int) -> bool:
-                return matcher.accept_token(token)
+        def accept(token: int) -> bool:
+            return matcher.accept_token(token)
 
-        return Session()
+        return Session(mask, allowed, accept)
 
 
 class OutlinesCoreEngine(Engine):
@@ -391,18 +399,17 @@ class OutlinesCoreEngine(Engine):
         bitmask = self.bitmask
         pointer, words = bitmask.ctypes.data, bitmask.shape[1]
 
-        class Session:
-            def mask(self) -> None:
-                guide.write_mask_into(pointer, words, 4)
+        def mask() -> None:
+            guide.write_mask_into(pointer, words, 4)
 
-            def allowed(self, token: int) -> bool:
-                return _bit(bitmask, token)
+        def allowed(token: int) -> bool:
+            return _bit(bitmask, token)
 
-            def accept(self, token: int) -> bool:
-                guide.advance(token, return_tokens=False)
-                return True
+        def accept(token: int) -> bool:
+            guide.advance(token, return_tokens=False)
+            return True
 
-        return Session()
+        return Session(mask, allowed, accept)
 
 
 class LmFormatEnforcerEngine(Engine):
@@ -446,18 +453,17 @@ class LmFormatEnforcerEngine(Engine):
         prefix: list[int] = []
         state: dict[str, Any] = {"allowed": None}
 
-        class Session:
-            def mask(self) -> None:
-                state["allowed"] = enforcer.get_allowed_tokens(prefix).allowed_tokens  # a list of ids
+        def mask() -> None:
+            state["allowed"] = enforcer.get_allowed_tokens(prefix).allowed_tokens  # a list of ids
 
-            def allowed(self, token: int) -> bool:
-                return token in state["allowed"]
+        def allowed(token: int) -> bool:
+            return token in state["allowed"]
 
-            def accept(self, token: int) -> bool:
-                prefix.append(token)  # the work happens in the next get_allowed_tokens(prefix)
-                return True
+        def accept(token: int) -> bool:
+            prefix.append(token)  # the work happens in the next get_allowed_tokens(prefix)
+            return True
 
-        return Session()
+        return Session(mask, allowed, accept)
 
 
 ENGINE_CLASSES = {

@@ -496,3 +496,42 @@ def test_class_runs_checks_its_arrays():
     bad[7] = np.zeros(2, dtype=np.int64)  # output of the wrong size
     with pytest.raises(ValueError):
         native.class_runs(*bad)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 300), st.lists(st.integers(0, 10**6), max_size=80))
+def test_set_ids_matches_a_python_packing(words, raw):
+    """``set_ids`` (the compiled half of run_tables.pack_ids) sets exactly the bits a Python loop sets, on top
+    of what the row holds; an id past the row is refused before anything is written."""
+    width = words * 32
+    ids = [i % width for i in raw]
+    start = np.random.default_rng(len(raw)).integers(-(2**31), 2**31, size=words, dtype=np.int64).astype(np.int32)
+    row = start.copy()
+    native.set_ids(row, ids)
+    expected = start.view(np.uint32).copy()
+    for i in ids:
+        expected[i >> 5] |= np.uint32(1 << (i & 31))
+    assert np.array_equal(row.view(np.uint32), expected)
+    before = row.copy()
+    with pytest.raises(ValueError, match="outside"):
+        native.set_ids(row, [*ids, width])
+    with pytest.raises(ValueError, match="outside"):
+        native.set_ids(row, [-1, *ids])
+    with pytest.raises(TypeError):
+        native.set_ids(row, [*ids, 1.0])
+    with pytest.raises(OverflowError):
+        native.set_ids(row, [2**70])
+    assert np.array_equal(row, before)  # nothing written by a refused call
+
+
+def test_set_ids_refuses_read_only_and_strided_rows():
+    row = np.zeros(4, dtype=np.int32)
+    row.flags.writeable = False
+    with pytest.raises((ValueError, BufferError)):
+        native.set_ids(row, [1])
+    with pytest.raises((ValueError, BufferError)):
+        native.set_ids(np.zeros(8, dtype=np.int32)[::2], [1])
+    with pytest.raises(ValueError, match="int32"):
+        native.set_ids(np.zeros(4, dtype=np.int64), [1])
+    with pytest.raises(TypeError):
+        native.set_ids(np.zeros(4, dtype=np.int32), (1, 2))

@@ -1333,7 +1333,48 @@ done:
     return result;
 }
 
+/* set_ids(words, ids): sets bit i % 32 of words[i // 32] for each id i of ``ids`` (a list of ints, the ids a
+   walk collected). ``words``: a writable, C-contiguous int32 buffer. Every id is checked against the row's
+   width before anything is written: ValueError names the first one outside it. */
+static PyObject *set_ids(PyObject *module, PyObject *args) {
+    PyObject *words_obj, *ids;
+    if (!PyArg_ParseTuple(args, "OO!", &words_obj, &PyList_Type, &ids)) return NULL;
+    Py_buffer words;
+    if (PyObject_GetBuffer(words_obj, &words, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    PyObject *result = NULL;
+    if (words.itemsize != 4 || words.len % 4 != 0) {
+        PyErr_SetString(PyExc_ValueError, "set_ids: words must be a contiguous int32 buffer");
+        goto done;
+    }
+    Py_ssize_t count = PyList_GET_SIZE(ids), limit = (words.len / 4) * 32;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *item = PyList_GET_ITEM(ids, i);
+        if (!PyLong_CheckExact(item)) {
+            PyErr_Format(PyExc_TypeError, "set_ids: ids[%zd] is not an int", i);
+            goto done;
+        }
+        long long id = PyLong_AsLongLong(item);
+        if (id == -1 && PyErr_Occurred()) goto done;
+        if (id < 0 || id >= limit) {
+            PyErr_Format(PyExc_ValueError, "set_ids: ids[%zd] = %lld is outside a row of %zd bits", i, id, limit);
+            goto done;
+        }
+    }
+    uint32_t *w = (uint32_t *)words.buf;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        long long id = PyLong_AsLongLong(PyList_GET_ITEM(ids, i));
+        w[id >> 5] |= (uint32_t)1 << (id & 31);
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyBuffer_Release(&words);
+    return result;
+}
+
 static PyMethodDef module_methods[] = {
+    {"set_ids", set_ids, METH_VARARGS,
+     "set_ids(words, ids): sets the bit of each id of the list ids in the packed int32 row words"},
     {"walk_mask", walk_mask, METH_VARARGS,
      "walk_mask(trie, automaton, state, pending, at_start, out): writes into ``out`` (int32 words) the packed "
      "mask of the tokens the automaton accepts from ``state`` after the ``pending`` bytes of an incomplete "

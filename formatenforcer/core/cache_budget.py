@@ -60,6 +60,7 @@ _ID_BYTES = 36
 _OBJECT_BYTES = 64
 """An object past the walk's limit, or one that holds its own budget (a table counted in its own cache)."""
 _STATE_BYTES = 8192
+STATE_BYTES = _STATE_BYTES
 """What another object an entry refers to counts for: mostly parser states with their parts (a lexeme walk's
 end states). Calibrated with ``benchmarks/cache_inventory.py``, which walks every object the caches hold."""
 _NOT_OWNED = frozenset({"Vocabulary", "FreeRunTable", "TokenTexts", "BudgetedCache", "CacheBudget"})
@@ -89,7 +90,7 @@ def approx_bytes(value: object) -> int:
             total += sys.getsizeof(obj)
         elif kind is list or kind is tuple or kind is set or kind is frozenset:
             total += sys.getsizeof(obj)
-            if kind is list and obj and obj[0].__class__ is int:  # type: ignore[index]  # a list of ids
+            if (kind is list or kind is tuple) and obj and obj[0].__class__ is int:  # type: ignore[index]  # ids
                 total += (_ID_BYTES - 8) * len(obj)  # type: ignore[arg-type]
                 continue
             stack.extend((item, False) for item in tuple(obj))  # type: ignore[arg-type]

@@ -179,6 +179,11 @@ class Matcher:
                 self._fail(error)
         return self.enforcer.vocabulary.eos_mask
 
+    def has_mask(self) -> bool:
+        """Whether ``mask()`` is known without computing it (already computed here, or the error state)."""
+        position = self._history[-1]
+        return self.error is not None or position.mask is not None or position.finished
+
     def allowed_token_ids(self) -> list[int]:
         """The allowed next token ids (never empty: a dead end allows end-of-sequence)."""
         return ids_of(self.mask())

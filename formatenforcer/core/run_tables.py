@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from . import backend
 from .charset import ANY, CharSet, utf8_length
 from .trie import IDS, Trie, insert
 
@@ -22,7 +23,12 @@ def pack_ids(ids: Iterable[int], size: int) -> np.ndarray:
     """A packed bitmask row (int32 words, bit ``i % 32`` of word ``i // 32``) with the given ids set.
 
     A few ids are OR-ed into their words directly: the flag array of one byte per token and its packing
-    cost ~13 µs whatever the count, a fixed price on every mask computed."""
+    cost ~13 µs whatever the count, a fixed price on every mask computed. With the compiled core, a list
+    of ids (what a walk collects) is set in one call."""
+    if ids.__class__ is list and backend.active():
+        words = np.zeros((size + 31) // 32, dtype=np.int32)
+        backend.native.set_ids(words, ids)  # type: ignore[union-attr]
+        return words
     if ids.__class__ is list and len(ids) <= 8:  # (the common case of a walk's own ids: a handful)
         words = np.zeros((size + 31) // 32, dtype=np.uint32)
         for token_id in ids:
@@ -373,6 +379,21 @@ class FreeRunTable:
     def all_exits(self) -> dict[int, Trie]:
         """Every exit trie, by run length (for checks: walks build only what they reach)."""
         return {length: self.exits_for(length, ANY) for length in self.exit_lengths}
+
+    def approx_bytes(self) -> int:
+        """About the bytes this table holds when built (for a cache budget), from the sizes of its parts
+        rather than a walk over every object in them: its arrays, its id tuple, and its exit groups and
+        tails at ~56 bytes a member, ~140 with the bytes a small table keeps (exit tries are built later,
+        by walks, and shared trie nodes are the vocabulary's)."""
+        total = 600 + self._run_ids.nbytes + self._run_lengths.nbytes
+        if self.few is not None:
+            total += 36 * len(self.few)
+        per_member = 56 if self._texts is not None else 140
+        for by_byte in self._groups.values():
+            total += 240 + sum(96 + per_member * len(rows) for rows in by_byte.values())
+        for tails in self._tails.values():
+            total += 120 + 100 * len(tails)
+        return total
 
     @classmethod
     def small(cls, entries: Iterable[tuple[int, bytes]], chars: CharSet, size: int, root: Trie) -> FreeRunTable:

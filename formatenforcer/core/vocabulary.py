@@ -301,7 +301,7 @@ class Vocabulary:
                     else:
                         table = FreeRunTable(source, chars, self.size, bucketed=False, root=node)
                     held = (node, table)
-                    self._subtables[key] = held
+                    self._subtables.put(key, held, table.approx_bytes())
         return held[1]
 
     def text_of(self, token_id: int) -> bytes:

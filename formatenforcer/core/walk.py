@@ -12,8 +12,11 @@ for an allowed character, one parser step.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+
 import numpy as np
 
+from .cache_budget import STATE_BYTES, BudgetedCache
 from .charset import ANY, CharSet, utf8_length
 from .compiled_walk import compiled_mask
 from .hooks import FreeRun, Lexeme, walk_lexeme
@@ -462,8 +465,40 @@ def _cached_lexeme(
     if hit is None:
         if len(lexemes) >= _LEXEME_CACHE_SIZE:
             lexemes.clear()  # rare; rebuilt on demand
-        hit = lexemes[key] = lexeme_result(vocabulary, inner, checked, first)
+        hit = lexeme_result(vocabulary, inner, checked, first)
+        _store(lexemes, key, hit, 120 + hit[0].nbytes + _groups_bytes(hit[1]))
     return hit
+
+
+def _store(cache: dict | BudgetedCache, key: Hashable, value: object, size: int) -> None:
+    """Puts ``value`` in ``cache``: a plain dict (an enforcer's own memo) or the vocabulary's budgeted cache,
+    with its size given (the budget's generic estimate walks every object an entry holds, which cost more
+    than a tenth of a teacher-forced pass at these inserts)."""
+    if cache.__class__ is dict:
+        cache[key] = value  # type: ignore[index]
+    else:
+        cache.put(key, value, size)  # type: ignore[union-attr]
+
+
+def _groups_bytes(groups: list[tuple[CharacterParser, list[int], Trie]]) -> int:
+    """About the bytes of a lexeme walk's end groups, counted as the budget counts them: a parser state
+    each, the ids, and the merged copies of trie nodes (the vocabulary's own nodes are shared)."""
+    total = 56 + 8 * len(groups)
+    for _, ids, merged in groups:
+        total += 64 + STATE_BYTES + 56 + 36 * len(ids) + _merged_bytes(merged)
+    return total
+
+
+def _merged_bytes(node: Trie) -> int:
+    if node.__class__ is not _MergedNode:
+        return 8  # a vocabulary node: shared
+    total = 64 + 40 * len(node)
+    for byte, child in node.items():
+        if byte == IDS:
+            total += 36 * len(ids_at(child))
+        elif child.__class__ is _MergedNode:
+            total += _merged_bytes(child)
+    return total
 
 
 def _resumed(walker: _Walk, lexeme: Lexeme, result: LexemeResult, memo: dict) -> np.ndarray:
@@ -528,7 +563,9 @@ def _walk_below(
         walker.walk(node, inner, b"")
         if len(cache) >= _LEXEME_CACHE_SIZE:
             cache.clear()
-        hit = cache[key] = (node, walker.out, walker.masks, _end_groups(walker, checked))
+        hit = (node, walker.out, walker.masks, _end_groups(walker, checked))
+        size = 64 + 36 * len(walker.out) + sum(120 + m.nbytes for m in walker.masks) + _groups_bytes(hit[3])
+        _store(cache, key, hit, size)
     sub.out.extend(hit[1])
     sub.masks.extend(hit[2])
     _resume_groups(sub, lexeme, hit[3], lexemes)

@@ -104,7 +104,8 @@ class CompiledGrammar:
         self._predicted: dict[int, frozenset] = {}
         self._statics: dict[frozenset, tuple[frozenset, dict[int, tuple[Item, ...]]]] = {}
         self._start_chars: dict[tuple[int, ...], CharSet] = {}  # by expected terminals (EarleySet.start_chars)
-        self._starts: dict[tuple, tuple[tuple[int, int], ...]] = {}  # (expected, character): EarleySet.starts
+        # expected terminals -> {character: EarleySet.starts}: one table shared by every set expecting them
+        self._starts: dict[tuple[int, ...], dict[str, tuple[tuple[int, int], ...]]] = {}
         self.root = self._intern(self._closure([(self.start_production, 0, None)]))
 
     def _add(self, lhs: int, rhs: tuple[int, ...]) -> None:
@@ -208,6 +209,15 @@ class CompiledGrammar:
             self._sets[items] = found
         return found
 
+    def release(self) -> None:
+        """Drops the sets' memos of the sets after them and the merge table (see ``_Compiled.release``):
+        a set then points only back, to the sets its items started in. Sets still in use rebuild their
+        memos (a new epoch)."""
+        self.epoch, self._made = self.epoch + 1, 0
+        self._merged.clear()
+        for found in list(self._sets.values()):
+            found._scans, found._waiting = None, None
+
     def merge(self, sets: frozenset) -> EarleySet:
         """The one set of a text position that several lexemes end at (``a`` ``a`` and ``aa``): the union of
         their sets' items, all of this position (a closed set's own items are predictions made here), so
@@ -276,9 +286,11 @@ class EarleySet:
         # in the root itself (a nullable start: origin None) or in a later set (origin the root)
         start = grammar.start_production
         self.accepting = (start, 1, None) in items or (start, 1, getattr(grammar, "root", None)) in items
-        self._scans: dict[int, EarleySet] = {}
+        # made on first use; ``_starts`` is the table shared by the sets expecting the same terminals (fewer
+        # containers per set for the cycle collector to visit)
+        self._scans: dict[int, EarleySet] | None = None
         self._epoch = grammar.epoch
-        self._starts: dict[str, tuple[tuple[int, int], ...]] = {}
+        self._starts: dict[str, tuple[tuple[int, int], ...]] | None = None
         self._start_chars: CharSet | None = None
 
     def waiting(self, nonterminal: int) -> list[Item]:
@@ -296,9 +308,11 @@ class EarleySet:
     def scan(self, lexer: int) -> EarleySet:
         """The set after a lexeme of ``lexer`` read here (itself for an %ignore terminal)."""
         grammar = self.grammar
-        if self._epoch != grammar.epoch:
-            self._scans, self._epoch = {}, grammar.epoch
-        found = self._scans.get(lexer)
+        scans = self._scans
+        if scans is None or self._epoch != grammar.epoch:
+            scans = self._scans = {}
+            self._epoch = grammar.epoch
+        found = scans.get(lexer)
         if found is None:
             if lexer >= grammar.terminal_count:
                 found = self
@@ -310,7 +324,7 @@ class EarleySet:
                 dynamic, predicted = grammar._closure_parts(seeds)
                 static, scanning = grammar._static(predicted)
                 found = grammar._intern(static.union(dynamic), (dynamic, scanning))
-            self._scans[lexer] = found
+            scans[lexer] = found
         return found
 
     def lexers(self) -> tuple[int, ...]:
@@ -319,19 +333,21 @@ class EarleySet:
 
     def starts(self, ch: str) -> tuple[tuple[int, int], ...]:
         """``(lexer, automaton state)`` for each lexeme that may start here with ``ch``."""
-        found = self._starts.get(ch)
-        if found is None:
+        table = self._starts
+        if table is None:
             shared = self.grammar._starts  # by expected terminals: the same at every set expecting them
-            key = (self.expected, ch)
-            found = shared.get(key)
-            if found is None:
-                dfas = self.grammar.dfas
-                found = tuple((lexer, q) for lexer in self.lexers() if (q := dfas[lexer].step(0, ch)) is not None)
-                if len(shared) >= 1 << 16:
-                    shared.clear()
-                shared[key] = found
-            if len(self._starts) < 4096:
-                self._starts[ch] = found
+            table = shared.get(self.expected)
+            if table is None:
+                if len(shared) >= 1 << 14:
+                    shared.clear()  # (sets keep the tables they hold)
+                table = shared[self.expected] = {}
+            self._starts = table
+        found = table.get(ch)
+        if found is None:
+            dfas = self.grammar.dfas
+            found = tuple((lexer, q) for lexer in self.lexers() if (q := dfas[lexer].step(0, ch)) is not None)
+            if len(table) < 4096:
+                table[ch] = found
         return found
 
     def start_chars(self) -> CharSet:

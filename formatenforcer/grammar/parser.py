@@ -21,6 +21,7 @@ longest-first; otherwise the state is walked whole.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Hashable
 
 from ..core.charset import EMPTY, CharSet, union_memo
@@ -85,6 +86,18 @@ class _Compiled:
             found = self.states[key] = GrammarState(self, active, fresh)
         return found
 
+    def release(self) -> None:
+        """Drops what ties this grammar's states and Earley sets into reference cycles (the intern table,
+        each state's memos, each set's memo of the sets after it), so they are freed as soon as nothing else
+        holds them rather than left to a full pass of the cycle collector. Called when the parser object
+        is gone (``GrammarParser``); states still held elsewhere keep working and rebuild what they need."""
+        states = list(self.states.values())
+        self.states.clear()
+        self.epoch += 1
+        for state in states:
+            state._next, state._run, state._lexeme = None, False, False
+        self.earley.release()
+
 
 class GrammarState(CharacterParser):
     """A state of a grammar's parser (see the module notes). Made by ``GrammarParser`` and its steps."""
@@ -96,17 +109,21 @@ class GrammarState(CharacterParser):
         self._compiled = compiled
         self._active = active
         self._fresh = fresh
-        self._key = ("grammar", id(compiled), active, fresh)
-        self._next: dict[str, GrammarState | None] = {}
+        # made on first use (a state made for a walk is often never stepped nor keyed): fewer containers
+        # for the cycle collector to visit
+        self._key: tuple | None = None
+        self._next: dict[str, GrammarState | None] | None = None
         self._epoch = compiled.epoch
         self._charset: CharSet | None = None
         self._lexeme: Lexeme | None | bool = False
         self._run: FreeRun | None | bool = False
 
     def add_character(self, ch: str) -> GrammarState | None:
-        if self._epoch != self._compiled.epoch:
-            self._next, self._epoch = {}, self._compiled.epoch
-        found = self._next.get(ch, False)
+        memo = self._next
+        if memo is None or self._epoch != self._compiled.epoch:
+            memo = self._next = {}
+            self._epoch = self._compiled.epoch
+        found = memo.get(ch, False)
         if found is not False:
             return found  # type: ignore[return-value]
         earley = self._compiled.earley
@@ -123,8 +140,8 @@ class GrammarState(CharacterParser):
             found = self._compiled.state(frozenset(moved), _ended(earley, moved))
         else:
             found = None
-        if len(self._next) < 256:
-            self._next[ch] = found
+        if len(memo) < 256:
+            memo[ch] = found
         return found
 
     def allowed_characters(self) -> CharSet:
@@ -142,7 +159,10 @@ class GrammarState(CharacterParser):
         return any(s.accepting for s in self._fresh)
 
     def key(self) -> Hashable:
-        return self._key
+        found = self._key
+        if found is None:
+            found = self._key = ("grammar", id(self._compiled), self._active, self._fresh)
+        return found
 
     def alternatives(self) -> tuple[CharacterParser, ...] | None:
         """One state per configuration (see the module notes): a lexeme in progress (with the set after it
@@ -211,15 +231,7 @@ class GrammarState(CharacterParser):
         ends_inside = any(state in finals for state in chain[1:]) or (run.loops and chain[-1] in finals)
         if ends_inside and not run.loops:
             return None  # (see TerminalState.free_run)
-        ended, empty = frozenset((following,)), frozenset()
-
-        def after(n: int) -> CharacterParser:
-            if n == 0:
-                return self
-            state = chain[min(n, len(chain) - 1)]
-            return compiled.state(frozenset(((s, lexer, state),)), ended if state in finals else empty)
-
-        return FreeRun(chars, run.max_length, after, ends_inside)
+        return FreeRun(chars, run.max_length, _RunAfter(self, s, lexer, chain, following), ends_inside)
 
     def lexeme(self) -> Lexeme | None:
         found = self._lexeme
@@ -242,20 +254,11 @@ class GrammarState(CharacterParser):
             return None  # the lexeme may end here: split (``alternatives``), not walked whole past its end
         if earley.final_chars(lexer, max(q, 0)) & after.start_chars() and not _absorbed(earley, s, lexer, q, after):
             return None  # a character could go on with this lexeme or start the next: both are kept
-        compiled = self._compiled
         dfa = earley.dfas[lexer]
-        finals = earley.finals[lexer]
-        empty, ended = frozenset(), frozenset((after,))
-
-        def resume(inner: CharacterParser) -> CharacterParser | None:
-            state = inner._state if inner.__class__ is TerminalState else -1  # type: ignore[attr-defined]
-            if state < 0 or not inner._started:  # type: ignore[attr-defined]
-                return compiled.state(frozenset(((s, lexer, q),)), empty)
-            return compiled.state(frozenset(((s, lexer, state),)), ended if state in finals else empty)
-
         # a lexeme that may end here but has no set after it (the branch of it going on, ``alternatives``)
         # is a terminal that has not read its next character: it may not end before reading one
-        return Lexeme(TerminalState.of(dfa, max(q, 0), q >= 0 and not ending), resume)
+        inner = TerminalState.of(dfa, max(q, 0), q >= 0 and not ending)
+        return Lexeme(inner, _Resume(self._compiled, s, lexer, q, after))
 
     def _json_lexeme(self, s: EarleySet, lexer: int, q: int) -> Lexeme | None:
         """Inside a ``%json`` value that cannot end yet: the JSON state's own lexeme (a string or number
@@ -281,6 +284,49 @@ class GrammarState(CharacterParser):
         names = self._compiled.earley.terminal_names
         active = ", ".join(f"{names[lexer]}@{q}" for _, lexer, q in self._active)
         return f"GrammarState(active=[{active}], fresh={len(self._fresh)}, can_end={self.can_end()})"
+
+
+_NOTHING: frozenset = frozenset()
+
+
+class _RunAfter:
+    """``FreeRun.after`` of a grammar state whose one lexeme (of ``lexer``, started after set ``s``) runs
+    along ``chain``: the state after ``n`` run characters, with ``after`` (the set after the lexeme) fresh
+    where it may end. A small object rather than a closure: one container for the cycle collector to
+    visit instead of a function, its cells and their tuple."""
+
+    __slots__ = ("start", "s", "lexer", "chain", "after")
+
+    def __init__(self, start: GrammarState, s: EarleySet, lexer: int, chain: tuple, after: EarleySet) -> None:
+        self.start, self.s, self.lexer, self.chain, self.after = start, s, lexer, chain, after
+
+    def __call__(self, n: int) -> CharacterParser:
+        if n == 0:
+            return self.start
+        chain, compiled = self.chain, self.start._compiled
+        state = chain[min(n, len(chain) - 1)]
+        ended = frozenset((self.after,)) if state in compiled.earley.finals[self.lexer] else _NOTHING
+        return compiled.state(frozenset(((self.s, self.lexer, state),)), ended)
+
+
+class _Resume:
+    """``Lexeme.resume`` of a grammar state whose one lexeme (of ``lexer``, after set ``s``, automaton state
+    ``q``) is walked as its terminal alone: the grammar state once that terminal has read on, with ``after``
+    (the set after the lexeme) fresh where it may end (a small object rather than a closure, like
+    ``_RunAfter``)."""
+
+    __slots__ = ("compiled", "s", "lexer", "q", "after")
+
+    def __init__(self, compiled: _Compiled, s: EarleySet, lexer: int, q: int, after: EarleySet) -> None:
+        self.compiled, self.s, self.lexer, self.q, self.after = compiled, s, lexer, q, after
+
+    def __call__(self, inner: CharacterParser) -> CharacterParser | None:
+        s, lexer, compiled = self.s, self.lexer, self.compiled
+        state = inner._state if inner.__class__ is TerminalState else -1  # type: ignore[attr-defined]
+        if state < 0 or not inner._started:  # type: ignore[attr-defined]
+            return compiled.state(frozenset(((s, lexer, self.q),)), _NOTHING)
+        ended = frozenset((self.after,)) if state in compiled.earley.finals[lexer] else _NOTHING
+        return compiled.state(frozenset(((s, lexer, state),)), ended)
 
 
 def _by_intervals(charset: CharSet) -> tuple:
@@ -426,6 +472,8 @@ class GrammarParser(GrammarState):
         neutral = read_grammar(grammar, syntax)
         compiled = _Compiled(CompiledGrammar(neutral))
         super().__init__(compiled, frozenset(), frozenset((compiled.earley.root,)))
+        # (the parser holds no cycle of its own, so it dies at once; at interpreter exit there is nothing to do)
+        weakref.finalize(self, compiled.release).atexit = False
         self.grammar = grammar
         self.syntax = neutral.syntax
 

@@ -31,12 +31,24 @@ class FiniteCheck:
         self._has_start = has_start
         self._known: dict[int, bool] = {}
         self._keep: list[Node] = []
+        self._need_memo: dict[int, tuple[Node, tuple[str, list[Node]]]] = {}
+        """id(node) -> (node, its needs): asked by ``finite`` and again by ``min_depth`` (holds the node, so
+        its id stays unique)."""
 
     def finite(self, node: Node) -> bool:
         root = _concrete(node)
         known = self._known.get(id(root))
         if known is not None:
             return known
+        # most nodes need nothing, or only nodes already settled or needing nothing (a flat object of
+        # scalars): decided here, without the fixpoint below
+        rule, children = self._needs(root)
+        settled = [self._settled(child) for child in children]
+        if None not in settled:
+            value = any(settled) if rule == "any" else all(settled)
+            self._known[id(root)] = value
+            self._keep.append(root)
+            return value
         # the nodes a value of ``root`` must contain, found without recursion (schemas may nest deeply)
         needs: dict[int, tuple[str, list[Node]]] = {}
         nodes: dict[int, Node] = {}
@@ -89,6 +101,19 @@ class FiniteCheck:
             self._known[key] = ok
             self._keep.append(nodes[key])
         return self._known[id(root)]
+
+    def _settled(self, node: Node) -> bool | None:
+        """Whether ``node`` has a finite value when that is known or it needs no other node; else None."""
+        known = self._known.get(id(node))
+        if known is not None:
+            return known
+        rule, children = self._needs(node)
+        if children:
+            return None
+        value = rule == "all"  # all of nothing holds, one of nothing does not
+        self._known[id(node)] = value
+        self._keep.append(node)
+        return value
 
     def culprit(self, node: Node) -> Node:
         """Where a node without a finite value fails: followed down what its value must contain to the
@@ -154,7 +179,15 @@ class FiniteCheck:
         return done.get(id(root))
 
     def _needs(self, node: Node) -> tuple[str, list[Node]]:
-        """("all" | "any", the concrete nodes a value of ``node`` must contain all or one of)."""
+        """("all" | "any", the concrete nodes a value of ``node`` must contain all or one of), memoised."""
+        hit = self._need_memo.get(id(node))
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        found = self._find_needs(node)
+        self._need_memo[id(node)] = (node, found)
+        return found
+
+    def _find_needs(self, node: Node) -> tuple[str, list[Node]]:
         if isinstance(node, Never):
             return "any", []  # none: never finite
         if isinstance(node, Union):

@@ -124,11 +124,22 @@ class ObjectNames:
         return False
 
 
+def object_names(node: Object, merger: Merger) -> ObjectNames:
+    """The ``ObjectNames`` of ``node``, computed once per schema (kept in ``merger.facts``)."""
+    key = ("names", id(node))
+    hit = merger.facts.get(key)
+    if hit is not None and hit[0] is node:
+        return hit[1]  # type: ignore[return-value]
+    facts = ObjectNames(node, merger)
+    merger.facts[key] = (node, facts)
+    return facts
+
+
 def no_object(node: Object, merger: Merger) -> bool:
     """Whether the object rules of ``node`` leave no object at all, whatever the values hold (as
     ``ObjectContext.start`` finds). Cheap unless ``minProperties`` makes it count the extra keys."""
     if not node.required and not node.min_properties:
         return False
-    facts = ObjectNames(node, merger)
+    facts = object_names(node, merger)
     extras = extra_keys(node, merger, facts.key_rule) if node.min_properties > 0 else None
     return facts.impossible(extras)

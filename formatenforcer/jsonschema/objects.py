@@ -22,7 +22,7 @@ from ..parsers.choice import CharTrie
 from .formats.content import LengthContent
 from .key_content import KeyContent, PartialText
 from .keys import extra_keys
-from .object_names import ObjectNames
+from .object_names import ObjectNames, object_names
 from .object_phases import AFTER, BEFORE, COLON, DONE, FIRST, KEY, NEXT, OPEN, VALUE
 from .object_walk import ObjectWalkHooks
 from .schema.ir import AnyValue, Node, Object, Ref
@@ -51,7 +51,9 @@ class ObjectContext(ObjectNames):
     """Compiled facts of one Object node, shared by all its states."""
 
     def __init__(self, node: Object, compiler: Compiler) -> None:
-        super().__init__(node, compiler.merger)
+        # the named keys as the finiteness check already read them (object_names: once per node); their
+        # fields are never changed after they are made
+        self.__dict__.update(vars(object_names(node, compiler.merger)))
         self.compiler, self.ws = compiler, compiler.ws
         self.schema_order = compiler.config.property_order == "schema"
         compiler.named_values.extend(v for v in self.values if isinstance(v, Ref))  # merged: checked at build

@@ -47,6 +47,9 @@ class Merger:
         self._lazy: dict[tuple[int, int], Node] = {}
         self._keep: list[Node] = []
         self.negations: dict[int, Ref] = {}
+        self.facts: dict[tuple[str, int], tuple[Node, object]] = {}
+        """(kind, id(node)) -> (node, what a later stage computed of it once for the schema's life: the
+        named keys of an object, asked by the finiteness check and by the object's compiled context)."""
 
     def lazy_and(self, a: Node, b: Node) -> Node:
         """``a`` and ``b`` together, merged when first needed."""

@@ -1,0 +1,75 @@
+"""A digest of every grammar mask over MaskBench's grammar cases: a speed change that keeps it keeps the masks.
+
+Each case of benchmarks/grammar_cases.py (Lark text) is teacher-forced on the Llama 3 tokenizer and every
+mask (the bitmask row before each token and after the last) is hashed, per case and in total; the time of
+the whole loop and the cycle collector's work during it (collections per generation and their time, from
+``gc.callbacks``) are printed after. Run it on two checkouts and compare the digests.
+
+    python benchmarks/grammar_digest.py            # PYTHONPATH=/path/to/other/checkout for the other side
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import maskbench  # noqa: E402
+from grammar_cases import grammar_cases  # noqa: E402
+
+from formatenforcer import GrammarParser, TokenEnforcer, Vocabulary, allocate_bitmask  # noqa: E402
+
+
+class _CollectorClock:
+    """Counts the cycle collector's collections per generation and adds up their time."""
+
+    def __init__(self) -> None:
+        self.counts = [0, 0, 0]
+        self.seconds = [0.0, 0.0, 0.0]
+        self._started = 0.0
+
+    def __call__(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self.counts[info["generation"]] += 1
+            self.seconds[info["generation"]] += time.perf_counter() - self._started
+
+
+def main() -> None:
+    tokenizer = maskbench.llama3_tokenizer()
+    vocabulary = Vocabulary.from_transformers(tokenizer)
+    total = hashlib.sha256()
+    count = 0
+    clock = _CollectorClock()
+    gc.callbacks.append(clock)
+    started, cpu = time.perf_counter(), time.process_time()
+    for case in grammar_cases():
+        digest = hashlib.sha256()
+        ids = tokenizer.encode(case["text"], add_special_tokens=False)
+        matcher = TokenEnforcer(vocabulary, GrammarParser(case["lark"], "lark")).matcher()
+        bitmask = allocate_bitmask(1, vocabulary.size)
+        for token in [*ids, None]:
+            matcher.fill_bitmask(bitmask, 0)
+            digest.update(bitmask.tobytes())
+            count += 1
+            if token is None:
+                break
+            if not matcher.accept_token(token):
+                digest.update(b"refused")
+                break
+        print(case["name"], digest.hexdigest()[:16])
+        total.update(digest.digest())
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    gc.callbacks.remove(clock)
+    print("TOTAL", count, total.hexdigest())
+    collections = ", ".join(f"gen{g} {n} ({s:.2f} s)" for g, (n, s) in enumerate(zip(clock.counts, clock.seconds)))
+    print(f"loop: {wall:.2f} s wall, {cpu:.2f} s CPU; collections: {collections}; tracked now {len(gc.get_objects())}")
+
+
+if __name__ == "__main__":
+    main()

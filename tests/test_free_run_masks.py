@@ -257,14 +257,26 @@ def test_first_mask_with_shortcuts_equals_plain_walk(llama3_vocabulary, schema):
     assert np.array_equal(fast, plain)
 
 
-ALL_PREFIXES = [(p, x) for p, prefixes in CASES for x in prefixes]
-"""Every third (parser, prefix) pair runs in the fast suite, all of them in the full suite."""
+HEAVY = {'[{"phone":"+1'}
+"""Pairs whose plain walk takes over 10 CPU-seconds: in the full suite only."""
 
 
-@pytest.mark.parametrize(
-    "parser, prefix",
-    [pytest.param(p, x, marks=() if i % 3 == 0 else pytest.mark.slow) for i, (p, x) in enumerate(ALL_PREFIXES)],
-)
+def _every_sixth_and_each_case() -> list:
+    """Every sixth (parser, prefix) pair, and the first pair of a case that has none of those, run in the fast
+    suite (HEAVY aside); all of them in the full suite (a plain walk steps every token of Llama 3: a few
+    CPU-seconds)."""
+    out, i = [], 0
+    for p, prefixes in CASES:
+        fast = [j for j in range(len(prefixes)) if (i + j) % 6 == 0 and prefixes[j] not in HEAVY] or [0]
+        out.extend(pytest.param(p, x, marks=() if j in fast else pytest.mark.slow) for j, x in enumerate(prefixes))
+        i += len(prefixes)
+    return out
+
+
+ALL_PREFIXES = _every_sixth_and_each_case()
+
+
+@pytest.mark.parametrize("parser, prefix", ALL_PREFIXES)
 def test_mask_with_free_runs_equals_plain_walk(llama3_vocabulary, parser, prefix):
     """The shortcuts (free runs, and the cached walks of inner strings/numbers) change nothing."""
     state = parser.add_text(prefix)
@@ -283,12 +295,19 @@ UNIQUE_IN_OBJECT = JsonSchemaParser({"type": "object", "properties": {
     "skills": {"type": "array", "items": {"type": "string"}, "uniqueItems": True}}})  # fmt: skip
 
 
+_SLOW = pytest.mark.slow  # (the fast suite keeps a start, a start after items and non-ASCII first letters)
+
+
 @pytest.mark.parametrize("parser, prefix", [
-    (UNIQUE, '["'), (UNIQUE, '["Py'), (UNIQUE, '["Python","'), (UNIQUE, '["Python","SQ'),
+    (UNIQUE, '["'), pytest.param(UNIQUE, '["Py', marks=_SLOW), pytest.param(UNIQUE, '["Python","', marks=_SLOW),
+    pytest.param(UNIQUE, '["Python","SQ', marks=_SLOW),
     # an item start after earlier items: the twin's mask plus walks of the earlier items' first letters
-    (UNIQUE, '["Python","SQL","'), (UNIQUE, '["Python", "Perl", "'), (UNIQUE, '["Python","SQL","S'),
-    (UNIQUE_IN_OBJECT, '{"skills":["Python","SQL","'), (UNIQUE_IN_OBJECT, '{"skills":["a","b","c","'),
-    (UNIQUE, '["标题","作者","'), (UNIQUE, '["标题","标'),  # non-ASCII first letters: lead bytes as exceptions
+    (UNIQUE, '["Python","SQL","'), pytest.param(UNIQUE, '["Python", "Perl", "', marks=_SLOW),
+    pytest.param(UNIQUE, '["Python","SQL","S', marks=_SLOW),
+    pytest.param(UNIQUE_IN_OBJECT, '{"skills":["Python","SQL","', marks=_SLOW),
+    pytest.param(UNIQUE_IN_OBJECT, '{"skills":["a","b","c","', marks=_SLOW),
+    # non-ASCII first letters: lead bytes as exceptions
+    (UNIQUE, '["标题","作者","'), pytest.param(UNIQUE, '["标题","标', marks=_SLOW),
 ])  # fmt: skip
 def test_unique_items_run_equals_the_plain_walk(llama3_vocabulary, parser, prefix):
     """Under uniqueItems the run's stand-in carries the item's text with a gap (jsonschema/partial_item.py),
@@ -344,7 +363,8 @@ def test_unique_number_items_run_equals_the_plain_walk(llama3_vocabulary, prefix
 @pytest.mark.parametrize("schema, prefixes", [
     ({"type": "object", "properties": {"e": {"type": "string", "format": "email"}}},
      ['{"e":"ann@exa', '{"e":"annabelle@exa', '{"e":"a@b', '{"e":"x' + "y" * 120]),
-    ({"type": "array", "items": {"type": "string", "maxLength": 300}}, ['["ab', '["' + "x" * 150, '["' + "x" * 290]),
+    pytest.param({"type": "array", "items": {"type": "string", "maxLength": 300}},
+                 ['["ab', '["' + "x" * 150, '["' + "x" * 290], marks=pytest.mark.slow),  # (8 CPU-seconds)
 ])  # fmt: skip
 def test_lexeme_cache_shared_across_lengths_far_from_max_length(llama3_vocabulary, schema, prefixes):
     """States that differ only in a length far from ``maxLength`` share one cached lexeme walk (see
@@ -441,7 +461,15 @@ def test_union_inside_containers_splits_into_branches():
     assert all(type(branch) is type(state) for branch in branches)
 
 
-@pytest.mark.parametrize("parser, prefix", [(p, x) for p, prefixes in CASES[::3] for x in prefixes[:4]])
+NARROW = [(p, x) for p, prefixes in CASES[::3] for x in prefixes[:4]]
+NARROW_FAST = {"-", '"', '[{"channel":', "[1", '{"x":', '{"id": 1,', '{"name"', "a"}
+"""The fast suite's share of NARROW: a cheap prefix of each case (two plain walks of Llama 3 per pair; those
+inside keys take 10 to 40 CPU-seconds each), all of them in the full suite."""
+
+
+@pytest.mark.parametrize(
+    "parser, prefix", [pytest.param(p, x, marks=() if x in NARROW_FAST else pytest.mark.slow) for p, x in NARROW]
+)
 def test_narrow_lookup_in_wide_nodes_equals_testing_every_child(llama3_vocabulary, parser, prefix, monkeypatch):
     """A wide trie node (the root) is entered through a narrow set's own bytes (``CharSet.narrow``); the
     same plain walk testing every child gives the same mask."""

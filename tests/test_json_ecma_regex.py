@@ -273,8 +273,12 @@ def test_format_regex_char_walks_through_the_json_string_parser():
 REGEX_SCHEMA = JsonSchemaParser({"type": "string", "format": "regex"})
 
 
+_SLOW = pytest.mark.slow  # (a plain walk of Llama 3 each, 3 to 4 CPU-seconds: one exact, one inexact run fast)
+
+
 @pytest.mark.parametrize("prefix, exact", [
-    ('"a|(?:x', True), ('"(a)\\\\1', True), ('"[^a', False), ('"(?<na', False), ('"(a)\\\\k<n', False),
+    ('"a|(?:x', True), pytest.param('"(a)\\\\1', True, marks=_SLOW), ('"[^a', False),
+    pytest.param('"(?<na', False, marks=_SLOW), pytest.param('"(a)\\\\k<n', False, marks=_SLOW),
 ])  # fmt: skip
 def test_format_regex_free_runs_against_the_plain_walk(llama3_vocabulary, prefix, exact):
     """Outside classes the runs are exact; inside a class or a name their stand-in only leaves out tokens
@@ -310,7 +314,7 @@ def test_format_regex_under_max_length_never_dead_ends(high):
         assert ecma.is_valid(value) and min(high, 2) <= len(value) <= high, value
 
 
-@pytest.mark.parametrize("prefix", ['"a', '"[^a', '"(?:x|'])
+@pytest.mark.parametrize("prefix", ['"a', pytest.param('"[^a', marks=_SLOW), pytest.param('"(?:x|', marks=_SLOW)])
 def test_format_regex_runs_under_max_length_match_the_plain_walk(llama3_vocabulary, prefix):
     import numpy as np
 

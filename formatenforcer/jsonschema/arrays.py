@@ -307,6 +307,11 @@ class ArrayContext:
         return "free"
 
     def _build_item(self, position: int, mode: str, seen: frozenset) -> CharacterParser | None:
+        return self.compiler.start(self._item_schema(position, mode, seen))
+
+    def _item_schema(self, position: int, mode: str, seen: frozenset) -> Node:
+        """The schema of an item at ``position`` (prefix or ``items``), narrowed by the contains mode and,
+        for scalar items of a uniqueItems array, by the values ``seen``."""
         node, merger = self.node, self.compiler.merger
         schema = node.prefix[position] if position < len(node.prefix) else node.items
         if mode == "match":
@@ -316,7 +321,7 @@ class ArrayContext:
         scalars = [json.loads(text) for text in seen if text.__class__ is str and text[0] not in "[{"]
         if scalars:
             schema = merger.intersect(schema, merger.negate(union_of([literal_node(v) for v in scalars])))
-        return self.compiler.start(schema)
+        return schema
 
     def duplicate(self, text: str | PartialItem, seen: frozenset) -> bool:
         """Whether the array/object ``text`` equals (as JSON values: 1 == 1.0, any key order) a seen item, or

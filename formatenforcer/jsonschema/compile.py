@@ -60,6 +60,7 @@ class Compiler:
         self._keep: list[object] = []
         self._any_value: CharacterParser | None = None
         self._finite = FiniteCheck(merger, self.string_has_value)
+        self._min_depths: dict[int, int | None] = {}
         # merged value schemas of named keys (a property and the patternProperties its name matches): not
         # sub-schemas of the IR, so check_all compiles them as the object contexts name them
         self.named_values: list[Node] = []
@@ -69,6 +70,16 @@ class Compiler:
     def finite(self, node: Node) -> bool:
         """Whether ``node`` has a finite instance (finite.py)."""
         return self._finite.finite(node)
+
+    def min_depth(self, node: Node) -> int | None:
+        """The fewest arrays and objects open at once in a value of ``node`` (finite.py), memoised: asked
+        by the containers near ``JsonConfig.max_depth`` (depth_room.py) at every key and item."""
+        node = deref(node)
+        hit = self._min_depths.get(id(node), _MISSING)
+        if hit is _MISSING:
+            hit = self._min_depths[id(node)] = self._finite.min_depth(node)
+            self._keep.append(node)
+        return hit  # type: ignore[return-value]
 
     def string_has_value(self, node: Node) -> bool:
         """False only for a string node no text satisfies (its content automaton is empty): for finite.py

@@ -16,7 +16,10 @@ refused by ``add_character`` and left out of ``allowed_characters``, so the mask
 shortcuts pass through (their states put back on the stack) except, within ``_GUARD`` levels of the limit,
 a lexeme whose inner state can open a container (a value's start): that walk is cached without the stack,
 so there the walk steps this state character by character instead. Exact for tokens holding fewer than
-``_GUARD`` opening brackets (the vocabularies here hold at most a few dozen).
+``_GUARD`` opening brackets (the vocabularies here hold at most a few dozen). Within ``_GUARD`` levels of
+the limit, too, the top of the stack is read in the room it has left (``fitted``, depth_room.py): no key,
+item or union branch is offered whose value needs more levels than remain, so no value is started that
+could not close.
 
 An array that is not transparent stays a state of its own, but its item and its ``contains`` trackers
 become stacks of their own, ``base`` levels down (``settle``), so a deep item costs no recursion either. Not
@@ -36,6 +39,7 @@ from ..parsers.combinators import UnionParser
 from . import array_phases as ap
 from . import object_phases as op
 from .arrays import ArrayParser
+from .depth_room import fit
 from .objects import ObjectParser
 
 _GUARD = 128
@@ -169,6 +173,22 @@ class Deep(CharacterParser):
             return self._top, None
         return _plug(frame.template, self._top), frame.up
 
+    def room(self) -> int:
+        """The levels left under the limit for ``top`` and what it holds (``top`` counting as one when it
+        is an open container)."""
+        return self._limit.max_depth - self._base - (0 if self._frame is None else self._frame.depth)
+
+    def fitted(self) -> Deep | None:
+        """This stack with its top read in the room left (depth_room.py), within ``_GUARD`` levels of the
+        limit; None when the top cannot finish there."""
+        room = self.room()
+        if room >= _GUARD:
+            return self
+        top = fit(self._top, room)
+        if top is None:
+            return None
+        return self if top is self._top else Deep(self._limit, top, self._frame, self._base)
+
     def add_character(self, ch: str) -> CharacterParser | None:
         top = self._top.add_character(ch)
         if top is not None:
@@ -176,7 +196,8 @@ class Deep(CharacterParser):
             if kind is ArrayParser or kind is ObjectParser:
                 after = settle(self._limit, top, self._frame, self._base)  # (a container may have begun a value)
             else:
-                return Deep(self._limit, top, self._frame, self._base)  # a transparent frame passes it on
+                after = Deep(self._limit, top, self._frame, self._base)  # a transparent frame passes it on
+                return after.fitted() if kind is UnionParser else after
         elif self._frame is not None and self._top.can_end():
             local, up = self._local()  # the value ends: its container reads the character
             state = local.add_character(ch)
@@ -187,7 +208,7 @@ class Deep(CharacterParser):
             return None
         if (ch == "[" or ch == "{") and _depth_of(after) > self._limit.max_depth:
             return None
-        return after
+        return after.fitted() if type(after) is Deep else after
 
     def allowed_characters(self) -> CharSet:
         allowed = self._allowed
@@ -197,7 +218,7 @@ class Deep(CharacterParser):
                 allowed = self._local()[0].allowed_characters()
             else:
                 allowed = top.allowed_characters()
-            if self.depth() >= self._limit.max_depth and ("[" in allowed or "{" in allowed):
+            if self.depth() + _GUARD > self._limit.max_depth and ("[" in allowed or "{" in allowed):
                 for opener in "[{":
                     if opener in allowed and self.add_character(opener) is None:
                         allowed = allowed - CharSet.of(opener)
@@ -218,7 +239,7 @@ class Deep(CharacterParser):
 
     def _wrap(self):  # noqa: ANN202
         limit, frame, base = self._limit, self._frame, self._base
-        return lambda state: settle(limit, state, frame, base)
+        return lambda state: _fitted(settle(limit, state, frame, base))
 
     def free_run(self) -> FreeRun | None:
         run = self._top.free_run()
@@ -226,7 +247,7 @@ class Deep(CharacterParser):
             return None
         after, limit, frame, base = run.after, self._limit, self._frame, self._base
         ends = run.ends_inside and frame is None
-        return FreeRun(run.chars, run.max_length, lambda n: settle(limit, after(n), frame, base), ends)
+        return FreeRun(run.chars, run.max_length, lambda n: _fitted(settle(limit, after(n), frame, base)), ends)
 
     def lexeme(self) -> Lexeme | None:
         lexeme = nested_lexeme(self._top, self._wrap())
@@ -248,6 +269,15 @@ class Deep(CharacterParser):
 
     def __repr__(self) -> str:
         return f"Deep(depth={self.depth()}, top={self._top!r})"
+
+
+def _fitted(state: CharacterParser) -> CharacterParser:
+    """A state the walk hooks hand out, read in the room left like a stepped one (a free run, a split or a
+    branch never opens a container, so its top fits and ``fitted`` only narrows its context)."""
+    if type(state) is Deep:
+        fitted = state.fitted()
+        return state if fitted is None else fitted
+    return state
 
 
 def _depth_of(state: CharacterParser) -> int:

@@ -114,8 +114,39 @@ def test_entry_that_disagrees_with_the_tokenizer_is_rebuilt(tmp_path):
     cache = tmp_path / "cache"
     Vocabulary.from_transformers(_folder_tokenizer(folder), tf.LLAMA3_EOS, cache_dir=cache)
     key = cache_key(_folder_tokenizer(folder), tf.LLAMA3_EOS, None)[0]
-    data, strip, scheme, trie = disk_cache.load(cache, key)
+    data, strip, scheme, trie, flat = disk_cache.load(cache, key)
     data[0] = b"?"  # id 0 is in the spot-check sample
-    disk_cache.save(cache, key, (data, strip, scheme, trie))
+    disk_cache.save(cache, key, (data, strip, scheme, trie, flat))
     rebuilt = Vocabulary.from_transformers(_folder_tokenizer(folder), tf.LLAMA3_EOS, cache_dir=cache)
     assert rebuilt.text_of(0) == b"!"
+
+
+def test_the_flat_trie_comes_back_from_the_cache(tmp_path):
+    """The compiled walk's flat trie is stored with the index and read back, not rebuilt at the first walk: the
+    same arrays as a build from the token bytes; a damaged copy is refused by the extension's checks and the
+    trie is built as before."""
+    import numpy as np
+    import pytest
+
+    from formatenforcer.core import backend, disk_cache, flat_trie
+    from formatenforcer.core.token_texts import cache_key
+
+    if not backend.active():
+        pytest.skip("the compiled core is not built or is switched off")
+    folder = _llama3_folder(tmp_path)
+    cache = tmp_path / "cache"
+    Vocabulary.from_transformers(_folder_tokenizer(folder), tf.LLAMA3_EOS, cache_dir=cache)
+    loaded = Vocabulary.from_transformers(_folder_tokenizer(folder), tf.LLAMA3_EOS, cache_dir=cache)
+    adopted = flat_trie._TRIES.get(loaded)
+    assert adopted is not None  # there before any walk asked for it
+    built = flat_trie.build_flat_trie(loaded.token_bytes, loaded.size)
+    assert flat_trie.parts_of(adopted) == flat_trie.parts_of(built)
+    key = cache_key(_folder_tokenizer(folder), tf.LLAMA3_EOS, None)[0]
+    data, strip, scheme, trie, flat = disk_cache.load(cache, key)
+    edge_child = np.frombuffer(flat[2], dtype=np.int32).copy()
+    edge_child[0] = 10**8  # a child past the last node
+    damaged = (*flat[:2], edge_child.tobytes(), *flat[3:])
+    disk_cache.save(cache, key, (data, strip, scheme, trie, damaged))
+    again = Vocabulary.from_transformers(_folder_tokenizer(folder), tf.LLAMA3_EOS, cache_dir=cache)
+    assert flat_trie._TRIES.get(again) is None
+    assert flat_trie.parts_of(flat_trie.flat_trie(again)) == flat_trie.parts_of(built)

@@ -25,7 +25,7 @@ from .collector import paused
 
 logger = logging.getLogger("formatenforcer")
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 
 SIZE_CAPS = {".vocab": 512 * 2**20, ".dfa": 64 * 2**20}
 """Bytes each kind of entry may take in one cache folder; older entries are evicted past it. A Llama 3

@@ -49,6 +49,32 @@ def flat_trie(vocabulary: Any) -> Any:
     return trie
 
 
+_PARTS = ("edge_start", "edge_byte", "edge_child", "tok_start", "tok_ids", "subtree_end")
+
+
+def parts_of(trie: Any) -> tuple[bytes, ...]:
+    """The six arrays of a flat trie as bytes, for the vocabulary's disk cache (``from_parts`` reads them)."""
+    return tuple(getattr(trie, name) for name in _PARTS)
+
+
+def from_parts(parts: Any, size: int) -> Any | None:
+    """The ``_native.Trie`` of six cached arrays (``parts_of``), validated by the extension as any other;
+    None when the compiled core is off or the arrays are not a valid trie (a damaged cache entry)."""
+    native = backend.native
+    if native is None or not backend.active() or not isinstance(parts, tuple) or len(parts) != len(_PARTS):
+        return None
+    try:
+        return native.Trie(**dict(zip(_PARTS, parts)), vocab_size=size)
+    except (TypeError, ValueError):
+        return None
+
+
+def adopt(vocabulary: Any, trie: Any) -> None:
+    """Makes ``trie`` the flat trie of ``vocabulary`` (read from its disk cache entry), unless it has one."""
+    with _LOCK:
+        _TRIES.setdefault(vocabulary, trie)
+
+
 def arrays(trie: Any) -> dict[str, np.ndarray]:
     """Read-only numpy views of a flat trie's arrays (no copy)."""
     return {

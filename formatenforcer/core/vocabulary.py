@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from . import backend, disk_cache, pretokens
+from . import backend, disk_cache, flat_trie, pretokens
 from .cache_budget import CacheBudget, approx_bytes
 from .charset import CharSet
 from .collector import freeze_existing, paused
@@ -341,15 +341,22 @@ def _index(tokenizer: Any, eos: tuple[int, ...], size: int | None, cache_dir: An
         payload = disk_cache.load(folder, fingerprint)
         if payload is not None and parts is None and not agrees(tokenizer, payload[0], payload[2], eos):
             payload = None  # same file, different tokenizer in memory: rebuild (and overwrite the entry)
+    flat_parts = None
     if payload is not None:
-        data, strip, scheme, trie = payload
+        data, strip, scheme, trie, flat_parts = payload
     else:
         data, strip, scheme = token_bytes_of(tokenizer, parts)
         trie = None
     name = f"{getattr(tokenizer, 'name_or_path', '') or type(tokenizer).__name__} ({scheme})"
     vocabulary = Vocabulary(data, eos, size=size, strip_leading_space=strip, name=name, trie=trie)
+    if flat_parts is not None:  # the compiled walk's flat trie, read back instead of built at the first walk
+        flat = flat_trie.from_parts(flat_parts, vocabulary.size)
+        if flat is not None:
+            flat_trie.adopt(vocabulary, flat)
     if folder is not None and payload is None:
-        disk_cache.save(folder, fingerprint, (vocabulary.token_bytes, strip, scheme, vocabulary.trie))
+        # the flat trie is built now (the first compiled walk would build it anyway) so the entry holds it
+        flat = flat_trie.parts_of(flat_trie.flat_trie(vocabulary)) if backend.active() else None
+        disk_cache.save(folder, fingerprint, (vocabulary.token_bytes, strip, scheme, vocabulary.trie, flat))
     vocabulary.encode = encoder_of(tokenizer)
     vocabulary.pre_tokens = pretokens.of(tokenizer)
     return vocabulary

@@ -51,9 +51,36 @@ FIXED = {
         "maxItems": 1,
         "contains": {"type": "string", "format": "date"},
     },
+    # found by the 100,000-step token job: the outer contains ({}) needs an item, and the only item schema is
+    # an array that cannot exist (maxItems 0 with a contains of its own); the finiteness check saw only
+    # matches that merge to nothing, so the schema built and dead-ended after "["
+    "contains-item-that-cannot-exist": {
+        "type": "array",
+        "items": {
+            "type": "array",
+            "items": {"type": "boolean"},
+            "minItems": 0,
+            "maxItems": 0,
+            "contains": {"const": -22},
+        },
+        "contains": {},
+    },  # fmt: skip
+    # its neighbour that no_array already refused (the only position's match merges to nothing): still refused
+    "contains-tuple-without-a-match": {
+        "type": "array",
+        "prefixItems": [{"type": "integer"}],
+        "items": False,
+        "contains": {"type": "string"},
+    },
 }
 
 FIXED_WALKS = {
+    # an item array that needs a match of its own, which it can hold: built, and walks finish
+    "contains-item-with-its-own-contains": {
+        "type": "array",
+        "items": {"type": "array", "contains": {"const": 1}, "maxItems": 2},
+        "contains": {},
+    },
     # the tuple's first position can match contains (""), the later items (dates) cannot: after a first
     # item that did not match, the second was forced to match and had no value
     "contains-only-in-the-tuple": {

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from .arrays import no_array
 from .object_names import _named_values, no_object
-from .schema.ir import Array, CycleError, Never, Node, Object, String, Union, deref
+from .schema.ir import Array, CycleError, Never, Node, Object, String, Union, Unsupported, deref, union_of
 
 if TYPE_CHECKING:
     from .schema.merge import Merger
@@ -198,7 +198,11 @@ class FiniteCheck:
             if self._no_array(node):
                 return "any", []
             positions = [*node.prefix, *[node.items] * max(0, node.min_items - len(node.prefix))][: node.min_items]
-            return "all", [_concrete(p) for p in positions]
+            needs = [_concrete(p) for p in positions]
+            match = self._contains_match(node)
+            if match is not None:
+                needs.append(match)
+            return "all", needs
         if isinstance(node, Object) and self._no_object(node):
             return "any", []
         if isinstance(node, Object) and node.required:
@@ -212,6 +216,26 @@ class FiniteCheck:
             ordered = tuple(sorted(names))
             return "all", [_concrete(v) for v in _named_values(node, ordered, self._merger)]
         return "all", []
+
+    def _contains_match(self, node: Array) -> Node | None:
+        """For an array that must hold a ``contains`` match: a node whose values are the matches its positions
+        can hold (the union, over the tuple's positions and the rest, of the position's schema with
+        ``contains``), so that the array has a finite value only if some match has one. ``no_array`` sees
+        only matches that merge to nothing (or to a string no text satisfies): an item array that cannot
+        exist (``maxItems: 0`` with a ``contains`` of its own) passed it, and the outer array then built
+        and dead-ended after ``[``. None when no match is required, or with several ``contains`` (counted
+        jointly, see arrays.py)."""
+        if node.contains is None or node.min_contains <= 0 or node.also_contains:
+            return None
+        positions = len(node.prefix) + 1
+        if node.max_items is not None:
+            positions = min(positions, node.max_items)
+        try:
+            match = union_of([self._merger.intersect(s, node.contains) for s in [*node.prefix, node.items][:positions]])
+        except Unsupported:  # an unsupported merge: reported where ArrayContext builds the match
+            return None
+        self._keep.append(match)
+        return _concrete(match)
 
     def _no_object(self, node: Object) -> bool:
         """The object rules that leave no object at all, whatever the values (``object_names.no_object``,

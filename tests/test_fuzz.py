@@ -268,6 +268,7 @@ def test_token_walks_100k_steps(llama3_vocabulary) -> None:
 
     for round_ in range(10_000):  # rounds of 100 schemas, each round seeded: the same schemas on every run
         hypothesis.seed(round_)(walk)()
+        print(f"round {round_}: {steps[0]} tokens over {schemas[0]} schemas", flush=True)  # (progress, with -s)
         if steps[0] >= target:
             break
     print(f"{steps[0]} tokens walked over {schemas[0]} schemas")

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from formatenforcer import FormatEnforcerError, JsonConfig, JsonSchemaParser, TokenEnforcer
+from formatenforcer import FormatEnforcerError, JsonConfig, JsonSchemaParser, SchemaError, TokenEnforcer
 from formatenforcer.core.bitmask import ids_of
 
 from .format_oracle import valid
@@ -204,3 +204,13 @@ def test_fuzzed_schemas_under_a_small_limit_walk_without_dead_ends(schema, seed:
     if finished:
         assert valid(schema, text), f"{json.dumps(schema)}: {text!r}"
         assert _depth(json.loads(text)) <= max_depth
+
+
+def test_a_required_contains_match_counts_towards_the_smallest_depth() -> None:
+    """The smallest value of an array that must hold a ``contains`` match nests that match: here an array of
+    arrays inside the array, three levels, so a limit of 2 refuses the schema at construction (it used to
+    build, and no document fitted)."""
+    schema = {"type": "array", "contains": {"type": "array", "minItems": 1, "items": {"type": "array"}}}
+    with pytest.raises(SchemaError, match="nests 3 arrays or objects"):
+        JsonSchemaParser(schema, config=JsonConfig(max_depth=2))
+    assert JsonSchemaParser(schema, config=JsonConfig(max_depth=3)).accepts("[[[]]]")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ..core.hooks import FreeRun, Lexeme, nested_alternatives, nested_first_char_split, nested_lexeme
 from ..core.protocol import CharacterParser
+from .after_value import after_value_lexeme
 from .array_phases import AFTER, FIRST, NEXT, VALUE
 from .partial_item import PartialItem, first_char
 from .spaced import SpacedValue
@@ -69,10 +70,18 @@ class ArrayWalkHooks:
         # not when a contains tracker or a unique item's text must see every character
         if self._phase == NEXT and self._ctx._tracker is None and not self._ctx.unique:
             return self._item_start_lexeme()
-        if self._phase != VALUE or self._tracker is not None or self._ctx.unique:
+        if self._phase == AFTER:
+            return self._after_value_lexeme(self, self._ws)
+        if self._phase != VALUE:
+            return None
+        child = self._child
+        if child.can_end() and not child.allowed_characters():  # a closed string or container
+            after = self._finish_item()
+            return None if after is None else self._after_value_lexeme(after, 0)
+        if self._tracker is not None or self._ctx.unique:
             return None
         ctx, index, extra = self._ctx, self._index, self._extra
-        return nested_lexeme(self._child, lambda c: state(ctx, VALUE, index, 0, c, extra))
+        return nested_lexeme(child, lambda c: state(ctx, VALUE, index, 0, c, extra))
 
     def alternatives(self) -> tuple[CharacterParser, ...] | None:
         state = type(self)
@@ -93,6 +102,14 @@ class ArrayWalkHooks:
             return None
         ctx, index, extra, text = self._ctx, self._index, self._extra, self._text
         return nested_first_char_split(self._child, lambda c: state(ctx, VALUE, index, 0, c, extra, None, text))
+
+    def _after_value_lexeme(self, after: CharacterParser, run: int) -> Lexeme:
+        """After an item (``after``: the state in AFTER), whitespace then ``,`` or ``]`` alone (after_value.py)."""
+        state = type(self)
+        ctx, index, extra = after._ctx, after._index, after._extra
+        comma = after._item(index) is not None
+        closer = "]" if after._closable(index) else None
+        return after_value_lexeme(ctx.ws, run, comma, closer, lambda n: state(ctx, AFTER, index, n, None, extra))
 
     def _item_start_lexeme(self) -> Lexeme | None:
         """After ``,``, the whitespace and the next item's start alone (see spaced.py)."""

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from ..core.hooks import FreeRun, Lexeme, nested_alternatives, nested_first_char_split, nested_lexeme
 from ..core.protocol import CharacterParser
-from .object_phases import BEFORE, COLON, DONE, KEY, NEXT, OPEN, VALUE
+from .after_value import after_value_lexeme
+from .object_phases import AFTER, BEFORE, COLON, DONE, KEY, NEXT, OPEN, VALUE
 from .spaced import SpacedMember, SpacedValue
 from .whitespace import JSON_WHITESPACE
 
@@ -68,10 +69,23 @@ class ObjectWalkHooks:
             return self._member_lexeme()
         if phase == NEXT:
             return self._key_start_lexeme()
+        if phase == AFTER:
+            return self._after_value_lexeme(self, self._ws)
         if phase != VALUE:
             return None
+        child = self._child
+        if child.can_end() and not child.allowed_characters():  # a closed string or container
+            return self._after_value_lexeme(self._finish_value(), 0)
         ctx, seen, extras, pending = self._ctx, self._seen, self._extras, self._pending
-        return nested_lexeme(self._child, lambda c: state(ctx, VALUE, seen, extras, 0, c, pending))
+        return nested_lexeme(child, lambda c: state(ctx, VALUE, seen, extras, 0, c, pending))
+
+    def _after_value_lexeme(self, after: CharacterParser, run: int) -> Lexeme:
+        """After a value (``after``: the state in AFTER), whitespace then ``,`` or ``}`` alone (after_value.py)."""
+        state = type(self)
+        ctx, seen, extras = after._ctx, after._seen, after._extras
+        comma = after._key_start() is not None
+        closer = "}" if after._closable() else None
+        return after_value_lexeme(ctx.ws, run, comma, closer, lambda n: state(ctx, AFTER, seen, extras, n, None, None))
 
     def alternatives(self) -> tuple[CharacterParser, ...] | None:
         state = type(self)

@@ -57,6 +57,11 @@ class Lexeme:
     checked_ends: bool = False
     """True when ``resume`` may refuse a state where ``inner`` ends (returns None): then the tokens that end
     exactly where ``inner`` may end are kept out of the cached inner mask and decided by ``resume``."""
+    finish: Callable[[CharacterParser], CharacterParser | None] | None = None
+    """Optional: for a state ``s`` of ``inner`` that may end, the full state once the inner value has ended
+    there (None: the full state refuses that ending), which reads every text whose first character ``s``
+    refuses as the full state does. The walk below a point where a number ended then starts from it, so the
+    container's own lexeme (the punctuation after a value) takes over instead of the full state."""
 
 
 class LexemeTables:
@@ -180,21 +185,33 @@ def _same_state(state: CharacterParser) -> CharacterParser:
     return state
 
 
-def nested_lexeme(child: CharacterParser, wrap: Callable[[CharacterParser], CharacterParser]) -> Lexeme | None:
+def nested_lexeme(
+    child: CharacterParser,
+    wrap: Callable[[CharacterParser], CharacterParser],
+    finished: Callable[[CharacterParser], CharacterParser | None] | None = None,
+) -> Lexeme | None:
     """The lexeme of a container whose next characters all go to ``child``: the child's own lexeme with
     ``wrap`` (put the child back in the container) added to its resume, or the child itself when it is a
-    scalar (``SCALAR_LEXEME``)."""
+    scalar (``SCALAR_LEXEME``). ``finished(c)``, when given, is the container once its value ``c`` has ended
+    (see ``Lexeme.finish``): the finish of a scalar child; a nested lexeme's own finish is wrapped."""
     inner = child.lexeme()
     if inner is not None:
-        resume = inner.resume
+        resume, finish = inner.resume, inner.finish
 
         def resumed(state: CharacterParser) -> CharacterParser | None:
             back = resume(state)  # None: the child refuses its inner value ending here (a key not allowed)
             return None if back is None else wrap(back)
 
-        return Lexeme(inner.inner, resumed, checked_ends=inner.checked_ends)
+        wrapped = None
+        if finish is not None:
+
+            def wrapped(state: CharacterParser) -> CharacterParser | None:
+                back = finish(state)
+                return None if back is None else wrap(back)
+
+        return Lexeme(inner.inner, resumed, checked_ends=inner.checked_ends, finish=wrapped)
     if child.SCALAR_LEXEME:
-        return Lexeme(child, wrap)
+        return Lexeme(child, wrap, finish=finished)
     return None
 
 

@@ -539,6 +539,10 @@ def _walk_below(
     whatever keys the object has seen and whatever containers surround it. (The inner state must read a
     character before it may end, so each resumption is below a deeper node: the recursion ends.)"""
     lexeme = state.lexeme()
+    if lexeme is not None and lexeme.finish is not None and lexeme.inner.can_end() and _refuses(lexeme.inner, node):
+        # the inner value (a number) has ended: every token below goes on from the finished full state
+        finished = lexeme.finish(lexeme.inner)
+        return ([], []) if finished is None else _walk_below(vocabulary, node, finished, lexemes)
     sub = _Walk(vocabulary)
     if lexeme is None or lexeme.inner.can_end():
         branches = state.alternatives() if len(node) > _WIDE else None
@@ -572,6 +576,15 @@ def _walk_below(
     sub.masks.extend(hit[2])
     _resume_groups(sub, lexeme, hit[3], lexemes)
     return sub.out, sub.masks
+
+
+def _refuses(state: CharacterParser, node: Trie) -> bool:
+    """Whether ``state`` refuses the first byte of every token below ``node`` (a lead byte of a multi-byte
+    character when it allows no character beyond ASCII)."""
+    allowed = state.allowed_characters()
+    ascii_ok = allowed.ascii
+    wide = allowed.intervals and allowed.intervals[-1][1] >= 128
+    return not any((wide if byte >= 128 else ascii_ok[byte]) for byte in node if byte != IDS)
 
 
 def allowed_mask(

@@ -81,7 +81,11 @@ class ArrayWalkHooks:
         if self._tracker is not None or self._ctx.unique:
             return None
         ctx, index, extra = self._ctx, self._index, self._extra
-        return nested_lexeme(child, lambda c: state(ctx, VALUE, index, 0, c, extra))
+        return nested_lexeme(
+            child,
+            lambda c: state(ctx, VALUE, index, 0, c, extra),
+            lambda c: state(ctx, VALUE, index, 0, c, extra)._finish_item(),
+        )
 
     def alternatives(self) -> tuple[CharacterParser, ...] | None:
         state = type(self)

@@ -250,7 +250,15 @@ class Deep(CharacterParser):
         return FreeRun(run.chars, run.max_length, lambda n: _fitted(settle(limit, after(n), frame, base)), ends)
 
     def lexeme(self) -> Lexeme | None:
-        lexeme = nested_lexeme(self._top, self._wrap())
+        top, frame = self._top, self._frame
+        if frame is not None and top.can_end():
+            # the value may end: its container's lexeme (the punctuation after a finished value, or the
+            # value's own with how the container goes on once it ends), put back on the frames around it
+            local, up = self._local()
+            limit, base = self._limit, self._base
+            lexeme = nested_lexeme(local, lambda state: _fitted(settle(limit, state, up, base)))
+        else:
+            lexeme = nested_lexeme(top, self._wrap())
         if lexeme is not None and not lexeme.inner.SCALAR_LEXEME and self.depth() + _GUARD > self._limit.max_depth:
             return None  # the inner walk could open containers past the limit unseen: step this state instead
         return lexeme

@@ -77,7 +77,11 @@ class ObjectWalkHooks:
         if child.can_end() and not child.allowed_characters():  # a closed string or container
             return self._after_value_lexeme(self._finish_value(), 0)
         ctx, seen, extras, pending = self._ctx, self._seen, self._extras, self._pending
-        return nested_lexeme(child, lambda c: state(ctx, VALUE, seen, extras, 0, c, pending))
+        return nested_lexeme(
+            child,
+            lambda c: state(ctx, VALUE, seen, extras, 0, c, pending),
+            lambda c: state(ctx, VALUE, seen, extras, 0, c, pending)._finish_value(),
+        )
 
     def _after_value_lexeme(self, after: CharacterParser, run: int) -> Lexeme:
         """After a value (``after``: the state in AFTER), whitespace then ``,`` or ``}`` alone (after_value.py)."""

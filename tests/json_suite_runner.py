@@ -231,7 +231,6 @@ Refused elsewhere, by the same rule (none in the suite's required files):
   checking, more than 64 pattern combinations across closed `allOf` parts; and several `contains` on one
   array under `maxItems`, `uniqueItems` or a closed tuple, or two with `maxContains` (the joint room check
   is not implemented).
-- draft 2019-09 `$recursiveRef`/`$recursiveAnchor`.
 
 ## Known approximations
 

@@ -16,7 +16,7 @@ from .json_checks import accepts_tokens
 CASES = [
     # (schema, pointer, keyword, words of the reason)
     ({"not": {"uniqueItems": True}}, "#/not", "not", "uniqueItems"),
-    ({"properties": {"a": {"$recursiveRef": "#"}}}, "#/properties/a/$recursiveRef", "$recursiveRef", "2019-09"),
+    ({"items": {"type": "string", "pattern": "a\\bb"}}, "#/items/pattern", "pattern", "word-boundary"),
     ({"type": "string", "pattern": "(?=a)b"}, "#/pattern", "pattern", "look"),
     ({"$ref": "https://example.com/absent.json"}, "#/$ref", "$ref", "not supplied"),
     ({"not": {"anyOf": [{"required": [f"a{i}", f"b{i}"]} for i in range(12)]}}, "#/not", "not", "256"),

@@ -100,18 +100,30 @@ class Compiler:
             return hit  # type: ignore[return-value]
         self._starts[id(node)] = None  # a value cannot contain itself at its own first character
         try:
-            if not isinstance(node, String) and not self.finite(node):  # (a string contains no value)
-                self._keep.append(node)
-                return None  # every instance would contain another: none can be written (finite.py)
             try:
+                if not isinstance(node, String) and not self.finite(node):  # (a string contains no value)
+                    self._keep.append(node)
+                    return None  # every instance would contain another: none can be written (finite.py)
+                refused = self._finite.timed_out.get(id(node))
+                if refused is not None:
+                    raise refused  # its finiteness check ran out of time: refused alike here (finite.py)
                 state = self._build(node)
             except Unsupported as problem:
+                checked = getattr(problem, "node", node)  # a TimedOut names the node whose check ran out of time
                 if not self.lenient:
-                    found = Problem(self.origin(node), problem.keyword, problem.reason)
+                    found = Problem(self.origin(checked), problem.keyword, problem.reason)
                     raise UnsupportedSchemaError([found]) from None
+                if checked is not node:  # another node, now answered "possible" and relaxed at its own start
+                    self._starts.pop(id(node), None)
+                    return self.start(node)
                 relaxed = relax(node)
                 self._keep.append(relaxed)
-                state = self._build(relaxed)
+                try:
+                    state = self._build(relaxed)
+                except Unsupported:  # its key patterns refused again (an automaton out of time): dropped too
+                    relaxed = relax(relaxed, patterns=False)
+                    self._keep.append(relaxed)
+                    state = self._build(relaxed)
         except BaseException:
             # not "no value" (an error, a build deadline, also inside the finiteness check): the lenient retry
             # (check_all) and any later ask must build this node again, not read the placeholder's None
@@ -198,14 +210,15 @@ def _literal_trie(words: tuple[str, ...]) -> CharTrie:
     return hit
 
 
-def relax(node: Node) -> Node:
-    """``node`` without the constraints that made it unsupported (lenient mode)."""
+def relax(node: Node, patterns: bool = True) -> Node:
+    """``node`` without the constraints that made it unsupported (lenient mode); ``patterns=False`` also
+    drops an object's ``patternProperties``."""
     if isinstance(node, String):
         return String(node.min_length, node.max_length)
     if isinstance(node, Array):
         return Array(node.prefix, node.items, node.min_items, node.max_items)
     if isinstance(node, Object):
-        sides = tuple(Side(s.properties, s.patterns, AnyValue()) for s in node.sides)
+        sides = tuple(Side(s.properties, s.patterns if patterns else (), AnyValue()) for s in node.sides)
         return Object(sides, node.required, None, node.min_properties, node.max_properties, node.dependent_required)
     return AnyValue()
 

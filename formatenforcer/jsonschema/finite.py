@@ -5,6 +5,15 @@ array its first ``minItems`` items, a union one of its options. A schema whose e
 an instance of itself (``{"properties": {"a": {"$ref": "#"}}, "required": ["a"]}``) has none: generation
 could only stop early. The check reads the schema's nodes, builds no state, and follows only what a value
 must contain, so optional recursion (trees, linked lists) costs one visit per node.
+
+Whether an object or array node leaves any value at all (``no_object``/``no_array``) may need a merge or a
+key automaton the parsers cannot enforce (``Unsupported``, refused where the node is built) or a reference
+that needs itself (``CycleError``, reported by the normalizer): then the check cannot decide and answers
+"possible". An automaton that ran out of the build's time limit is different: the node's own build may
+finish next time and find no value, so the answer would depend on the machine's load. That node is refused
+(``TimedOut``: the compiler reports it as the node's UnsupportedSchemaError, or relaxes it when lenient), and
+asked again it answers "possible" without building anything (``timed_out`` keeps it: the compiler refuses
+it at its own start, so the two agree).
 """
 
 from __future__ import annotations
@@ -13,12 +22,21 @@ import heapq
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from ..parsers.regex import timed_out
 from .arrays import no_array
 from .object_names import _named_values, no_object
 from .schema.ir import Array, CycleError, Never, Node, Object, String, Union, Unsupported, deref, union_of
 
 if TYPE_CHECKING:
     from .schema.merge import Merger
+
+
+class TimedOut(Unsupported):
+    """The check of ``node`` ran out of the build's time limit (``parsers.regex.COMPILE_SECONDS``)."""
+
+    def __init__(self, problem: Unsupported, node: Node) -> None:
+        super().__init__(problem.keyword, problem.reason)
+        self.node = node
 
 
 class FiniteCheck:
@@ -34,6 +52,8 @@ class FiniteCheck:
         self._need_memo: dict[int, tuple[Node, tuple[str, list[Node]]]] = {}
         """id(node) -> (node, its needs): asked by ``finite`` and again by ``min_depth`` (holds the node, so
         its id stays unique)."""
+        self.timed_out: dict[int, TimedOut] = {}
+        """id(node) -> the refusal of a node whose check ran out of time (holds the node): see the module notes."""
 
     def finite(self, node: Node) -> bool:
         root = _concrete(node)
@@ -240,18 +260,30 @@ class FiniteCheck:
     def _no_object(self, node: Object) -> bool:
         """The object rules that leave no object at all, whatever the values (``object_names.no_object``,
         as ``ObjectContext.start`` decides)."""
+        if id(node) in self.timed_out:
+            return False
         try:
             return no_object(node, self._merger)
-        except Exception:  # noqa: BLE001 - an unsupported merge or key automaton: reported where it is built
-            return False
+        except (Unsupported, CycleError) as problem:  # reported where the node is built (or normalized)
+            return self._undecided(node, problem)
 
     def _no_array(self, node: Array) -> bool:
         """The array rules that leave no array at all, whatever the items (``arrays.no_array``, which
         ``ArrayContext.start`` reads too, so the two never disagree)."""
+        if id(node) in self.timed_out:
+            return False
         try:
             return no_array(node, self._merger, self._has_start)
-        except Exception:  # noqa: BLE001 - an unsupported merge: ArrayContext reports it where it is built
+        except (Unsupported, CycleError) as problem:  # reported where the node is built (or normalized)
+            return self._undecided(node, problem)
+
+    def _undecided(self, node: Node, problem: Exception) -> bool:
+        """Answers "possible" for a check that cannot be decided here; raises ``TimedOut`` the first time it is
+        for lack of time (see the module notes)."""
+        if not isinstance(problem, Unsupported) or not timed_out(problem):
             return False
+        refusal = self.timed_out[id(node)] = TimedOut(problem, node)
+        raise refusal
 
 
 def _concrete(node: Node) -> Node:

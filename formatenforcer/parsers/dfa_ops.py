@@ -16,7 +16,7 @@ from collections.abc import Hashable, Iterable, Mapping
 
 from ..core.cache_release import register_memo
 from ..core.errors import RegexError
-from .regex import COMPILE_SECONDS, CompiledRegex, compile_boolean, compile_regex, live_states
+from .regex import COMPILE_SECONDS, CompiledRegex, compile_boolean, compile_regex, live_states, time_limit_error
 
 Item = "str | CompiledRegex"
 ELSE = "\x00else"
@@ -134,7 +134,7 @@ def _product(label: str, clauses: list[tuple[list[CompiledRegex], list[CompiledR
     seen = {start}
     while todo:
         if time.monotonic() > deadline:
-            raise RegexError(f"the combination {label!r} did not finish building within {COMPILE_SECONDS:g} s")
+            raise time_limit_error(f"the combination {label!r} did not finish building within {COMPILE_SECONDS:g} s")
         state = todo.pop()
         edges: dict[str, tuple] = {}
         for sig in sigs:

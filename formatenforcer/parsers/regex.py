@@ -51,8 +51,30 @@ _UNSUPPORTED = [
 ]
 
 
+def time_limit_error(message: str) -> RegexError:
+    """A RegexError for an automaton that did not finish building within ``COMPILE_SECONDS``, marked so
+    (``timed_out``): unlike the other RegexErrors it depends on the machine's speed and load, so a caller
+    that answers a question from a failed build must not assume the next build fails too."""
+    error = RegexError(message)
+    error.time_limit = True  # type: ignore[attr-defined]
+    return error
+
+
+def timed_out(error: BaseException) -> bool:
+    """Whether ``error``, or an error it was raised from or while handling (``raise X from None`` keeps the
+    latter), is a build that ran out of ``COMPILE_SECONDS`` (errors converted to Unsupported stay known)."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if getattr(current, "time_limit", False):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
 def _too_complex(label: str) -> RegexError:
-    return RegexError(
+    return time_limit_error(
         f"regular expression {label!r} is too complex: its automaton did not finish "
         f"building within {COMPILE_SECONDS:g} s (nested or large counted repetitions?)"
     )

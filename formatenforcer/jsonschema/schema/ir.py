@@ -15,7 +15,7 @@ from fractions import Fraction
 IMPLEMENTED_KEYWORDS = frozenset(
     {
         # applicators and references
-        "$ref", "$dynamicRef", "$defs", "definitions", "$anchor", "allOf", "anyOf", "oneOf", "not",
+        "$ref", "$dynamicRef", "$recursiveRef", "$defs", "definitions", "$anchor", "allOf", "anyOf", "oneOf", "not",
         "if", "then", "else", "dependentRequired", "dependentSchemas", "dependencies",
         # any kind
         "type", "enum", "const", "nullable",
@@ -39,6 +39,7 @@ ANNOTATIONS = frozenset(
         "title", "description", "default", "examples", "$comment", "deprecated", "readOnly", "writeOnly",
         "$schema", "$id", "id", "contentMediaType", "contentEncoding", "contentSchema", "$vocabulary",
         "discriminator", "example", "x-nullable", "externalDocs", "xml", "$dynamicAnchor",
+        "$recursiveAnchor",
     }
 )  # fmt: skip
 """Keywords that carry no constraint: accepted and ignored (``discriminator`` only names a property)."""

@@ -50,9 +50,6 @@ from .openapi_formats import FORMAT_ALIASES, NUMBER_FORMATS, format_known
 from .references import CYCLE, References, Scope, _escape, _join
 from .validate import accepts, to_fraction
 
-KNOWN_UNSUPPORTED = frozenset({"$recursiveRef", "$recursiveAnchor"})
-"""Standard keywords that formatenforcer does not enforce (they need to look back at the whole value)."""
-
 _TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
 _COUNTS = ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties",
            "minContains", "maxContains")  # fmt: skip
@@ -81,25 +78,25 @@ _KIND_KEYWORDS = frozenset(
      "dependencies"}
 )  # fmt: skip
 
-_CHECKED = KNOWN_UNSUPPORTED | frozenset(
+_CHECKED = frozenset(
     (*_COUNTS, *_NUMBERS, *_SCHEMAS, *_SCHEMA_LISTS, *_SCHEMA_MAPS, "type", "required", "enum", "pattern", "format",
      "items", "dependentRequired")
 )  # fmt: skip
 """The keywords whose values ``Normalizer._check_keywords`` checks."""
-_UNSUPPORTED, _COUNT, _NUMBER, _SCHEMA, _SCHEMA_LIST, _SCHEMA_MAP, _OTHER = (object() for _ in range(7))
-_BOOLEAN_KEYWORDS = frozenset({"uniqueItems", "nullable"})
+_COUNT, _NUMBER, _SCHEMA, _SCHEMA_LIST, _SCHEMA_MAP, _OTHER = (object() for _ in range(6))
+_BOOLEAN_KEYWORDS = frozenset({"uniqueItems", "nullable", "$recursiveAnchor"})
 _STRING_KEYWORDS = frozenset({"$id", "$schema", "$anchor", "$dynamicAnchor", "$comment"})
 _CHECK_OF: dict[str, object] = {
     **{key: _OTHER for key in _CHECKED}, **{key: _SCHEMA_MAP for key in _SCHEMA_MAPS},
     **{key: _SCHEMA_LIST for key in _SCHEMA_LISTS}, **{key: _SCHEMA for key in _SCHEMAS},
     **{key: _NUMBER for key in _NUMBERS}, **{key: _COUNT for key in _COUNTS},
-    **{key: _UNSUPPORTED for key in KNOWN_UNSUPPORTED},
     **{key: _OTHER for key in _BOOLEAN_KEYWORDS | _STRING_KEYWORDS},
 }  # fmt: skip
 """Which check ``_check_keywords`` applies to each keyword of ``_CHECKED`` (the first group it belongs to)."""
 _STEPS = (
-    ("allOf", "_all_of"), ("$ref", "_ref_sibling"), ("$dynamicRef", "_dynamic_ref"), ("anyOf", "_any_of"),
-    ("oneOf", "_one_of"), ("not", "_not"), ("if", "_if"), ("dependentSchemas", "_dependent_schemas"),
+    ("allOf", "_all_of"), ("$ref", "_ref_sibling"), ("$dynamicRef", "_dynamic_ref"),
+    ("$recursiveRef", "_recursive_ref"), ("anyOf", "_any_of"), ("oneOf", "_one_of"), ("not", "_not"),
+    ("if", "_if"), ("dependentSchemas", "_dependent_schemas"),
     ("dependencies", "_dependent_schemas"),
 )  # fmt: skip
 """The keywords ``Normalizer._read`` applies after the per-kind split, in order, with the method for each."""
@@ -237,6 +234,10 @@ class Normalizer(References):
         target = self._dynamic_reference(schema["$dynamicRef"], base, f"{pointer}/$dynamicRef")
         return self.merger.lazy_and(node, target)
 
+    def _recursive_ref(self, node: Node, schema: dict, pointer: str, base: str) -> Node:
+        target = self._recursive_reference(schema["$recursiveRef"], base, f"{pointer}/$recursiveRef")
+        return self.merger.lazy_and(node, target)
+
     def _any_of(self, node: Node, schema: dict, pointer: str, base: str) -> Node:
         subs = self._subs(schema, "anyOf", pointer, base)
         if self.track:  # a `true` branch must not hide the annotations of the others
@@ -321,14 +322,7 @@ class Normalizer(References):
             check = _CHECK_OF.get(key)
             if check is None:
                 continue  # most keys of a schema (titles, descriptions, "type"-free annotations) need no check
-            if check is _UNSUPPORTED:
-                self.report(
-                    f"{pointer}/{key}",
-                    key,
-                    "draft 2019-09's recursive references are not implemented; "
-                    "2020-12's $dynamicRef/$dynamicAnchor are",
-                )
-            elif check is _COUNT:
+            if check is _COUNT:
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or value != int(value):
                     raise SchemaError(f"'{key}' must be a non-negative integer", f"{pointer}/{key}")
             elif check is _NUMBER:

@@ -9,8 +9,9 @@ was not supplied is reported as an unsupported ``$ref`` whose message names the 
 
 Pointers of schemas inside a supplied document are written ``<uri>#/json/pointer`` so errors say where.
 
-``$dynamicRef`` depends on the path taken: the normalizer carries the dynamic scope (``Scope``: which resource
-binds each ``$dynamicAnchor`` name) and reads a node once per (location, scope).
+``$dynamicRef`` (and draft 2019-09's ``$recursiveRef``) depend on the path taken: the normalizer carries the
+dynamic scope (``Scope``: which resource binds each ``$dynamicAnchor`` name, and where a ``$recursiveRef``
+to a ``$recursiveAnchor`` lands) and reads a node once per (location, scope).
 """
 
 from __future__ import annotations
@@ -46,13 +47,18 @@ _NAME_MAPS = frozenset({"$defs", "definitions", "properties", "patternProperties
 _NOT_SCHEMAS = frozenset({"enum", "const", "examples", "default"})
 
 
-_MARKS = frozenset({"$id", "id", "$anchor", "$dynamicAnchor"})
+_MARKS = frozenset({"$id", "id", "$anchor", "$dynamicAnchor", "$recursiveAnchor"})
 """Keywords by which ``_scan`` records a resource or a location (see ``References._unmarked``)."""
 
 
 Scope = tuple[tuple[str, str], ...]
-"""A dynamic scope, reduced to what ``$dynamicRef`` can observe: sorted (anchor name, outermost resource URI
-declaring it) pairs."""
+"""A dynamic scope, reduced to what ``$dynamicRef`` and ``$recursiveRef`` can observe: sorted (anchor name,
+outermost resource URI declaring it) pairs, and the pair (``RECURSIVE``, URI) while the innermost resource has
+``"$recursiveAnchor": true`` (see ``References.enter``)."""
+
+RECURSIVE = ""
+"""The name under which ``Scope`` binds the target of ``$recursiveRef``: no ``$dynamicRef`` looks up the empty
+name (one with an empty fragment is a plain ``$ref``), so no ``$dynamicAnchor`` binding is shadowed."""
 
 
 CYCLE = "a $ref cycle: the reference is needed to build itself before any value is read"
@@ -91,6 +97,8 @@ class References:
         """``<resource uri>#<name>`` of every ``$dynamicAnchor`` met so far."""
         self._declared: dict[str, set[str]] = {}
         """resource URI -> the names of the ``$dynamicAnchor``s it declares."""
+        self._recursive: set[str] = set()
+        """URIs of the resources whose root holds ``"$recursiveAnchor": true`` (draft 2019-09)."""
         self.plain = self._unmarked(root)
         """Whether no schema of the root document holds an identifier or an anchor (see ``_unmarked``)."""
         if self.plain:
@@ -163,11 +171,13 @@ class References:
         ident = schema.get("$id", schema.get("id") if legacy else None)
         if legacy and "$ref" in schema:
             ident = None  # draft-07: $ref ignores its siblings, $id included
+        root = document
         if isinstance(ident, str):
             uri, _, fragment = _join(base, ident).partition("#")
             if uri and not ident.startswith("#"):  # "#name" (draft-07) is only an anchor, not a new resource
                 base = uri
                 self._resources[uri] = (schema, pointer)
+                root = True
             if fragment and not fragment.startswith("/"):
                 self._anchors[f"{base}#{fragment}"] = (schema, pointer, base)
         if document:
@@ -179,6 +189,8 @@ class References:
                 if keyword == "$dynamicAnchor":
                     self._dynamic.add(f"{base}#{anchor}")
                     self._declared.setdefault(base, set()).add(anchor)
+        if root and schema.get("$recursiveAnchor") is True and "$recursiveAnchor" not in unknown_keywords(dialect):
+            self._recursive.add(base)  # (only a resource root is ever the target of a $recursiveRef "#")
         self._bases[pointer] = base
         self.track = self.track or "unevaluatedProperties" in schema or "unevaluatedItems" in schema
         for key, value in schema.items():
@@ -222,13 +234,28 @@ class References:
         A ``$dynamicRef`` that lands on a ``$dynamicAnchor`` goes to the *outermost* resource of the dynamic
         scope declaring that name, so of the whole path only these bindings matter: name -> the first
         resource entered that declares it. They only grow, and there are finitely many names and resources,
-        so a node read once per (location, bindings) is read finitely often, recursion included."""
+        so a node read once per (location, bindings) is read finitely often, recursion included.
+
+        Draft 2019-09's ``$recursiveRef`` "#" that lands on a resource with ``"$recursiveAnchor": true`` goes to
+        the outermost resource of the unbroken run of such resources at the inner end of the dynamic scope (a
+        resource without the anchor stops the search, as ``$recursiveAnchor`` marks where it "can start, and
+        where it stops"): the binding ``RECURSIVE`` holds that resource while the innermost one has the anchor,
+        and is dropped on entering one without. One more binding with finitely many values: still finite."""
+        if self._recursive:
+            scope = self._enter_recursive(scope, resource)
         names = self._declared.get(resource)
         if not names:
             return scope
         bound = {name for name, _ in scope}
-        added = tuple((name, resource) for name in names if name not in bound)
+        added = tuple((name, resource) for name in names if name not in bound and name != RECURSIVE)
         return tuple(sorted(scope + added)) if added else scope
+
+    def _enter_recursive(self, scope: Scope, resource: str) -> Scope:
+        """``scope`` with the ``RECURSIVE`` binding updated for entering ``resource`` (see ``enter``)."""
+        bound = any(name == RECURSIVE for name, _ in scope)
+        if resource in self._recursive:
+            return scope if bound else tuple(sorted((*scope, (RECURSIVE, resource))))
+        return tuple(pair for pair in scope if pair[0] != RECURSIVE) if bound else scope
 
     def in_scope(self, scope: Scope, build: Callable[[], Node]) -> Node:
         """``build()`` with ``scope`` as the current dynamic scope (a lazy reference resolves later, under the
@@ -293,6 +320,18 @@ class References:
         outermost = dict(self.scope).get(name, uri)
         return self._target(outermost, name, ref, pointer)
 
+    def _recursive_reference(self, ref: Any, base: str, pointer: str) -> Node:
+        """Draft 2019-09's ``$recursiveRef``: like ``$ref`` "#" (the root of the current resource) unless that
+        root has ``"$recursiveAnchor": true``; then the resource ``self.scope`` binds to ``RECURSIVE`` (see
+        ``enter``). The specification defines no other value than "#", so any other is refused."""
+        if ref != "#":
+            raise SchemaError(f"'$recursiveRef' must be \"#\" (draft 2019-09 defines no other value), not {ref!r}",
+                              pointer)  # fmt: skip
+        uri = base.partition("#")[0]
+        if uri in self._recursive:
+            uri = dict(self.scope).get(RECURSIVE, uri)
+        return self._target(uri, "", ref, pointer)
+
     def finish(self) -> None:
         """Resolves every reference met so far (and those they lead to), and the complements left lazy by a
         recursive ``not``/``oneOf``, so all problems are known now."""
@@ -320,4 +359,4 @@ class References:
                         ref.settle(AnyValue())
 
 
-__all__ = ["References", "Scope"]
+__all__ = ["RECURSIVE", "References", "Scope"]

@@ -13,9 +13,8 @@ from difflib import get_close_matches
 from typing import Any
 
 from .ir import ANNOTATIONS, IMPLEMENTED_KEYWORDS
-from .normalize import KNOWN_UNSUPPORTED
 
-KEYWORDS = IMPLEMENTED_KEYWORDS | ANNOTATIONS | KNOWN_UNSUPPORTED
+KEYWORDS = IMPLEMENTED_KEYWORDS | ANNOTATIONS
 """Every keyword formatenforcer reads, enforces or knows as an annotation."""
 _LOWER = {keyword.lower(): keyword for keyword in KEYWORDS}
 _SCHEMA_VALUES = ("additionalProperties", "propertyNames", "not", "if", "then", "else", "contains",

@@ -9,6 +9,15 @@ with its own batch entry point where it has one (llguidance's ``fill_next_token_
 
     python benchmarks/batchbench.py                         # B = 1, 8, 32, 128; three engines
     python benchmarks/batchbench.py --sizes 8,32 --engines formatenforcer,llguidance
+
+``--transformers`` measures formatenforcer's transformers ``LogitsProcessor`` instead: per case, one fresh
+processor (its own parser object, so its masks start unknown) is called as ``generate`` calls it, with B rows
+of the case's instance serialized B ways (separators and indentation, each checked against the format; too
+few valid ways repeat, as beams in one place do), padded with end of sequence once finished. Each call's wall
+and CPU time (``time.process_time``: every thread of the process) is a step; each ``FORMATENFORCER_THREADS``
+setting runs in a fresh process, alternated ``--rounds`` times.
+
+    python benchmarks/batchbench.py --transformers --sizes 8 --threads 1,2 --rounds 2
 """
 
 from __future__ import annotations
@@ -159,6 +168,83 @@ def worker(engine: str, size: int, names: list[str]) -> dict[str, Any]:
     return {"engine": engine, "size": size, "setup_s": setup_s, "steps": steps, "rejected": rejected}
 
 
+def _serializations(tokenizer: Any, instance: Any, matcher_of: Any, eos: int, count: int) -> list[list[int]]:
+    """``count`` token streams of ``instance`` (ending with ``eos``) that the format accepts, each serialized
+    differently where the format allows it."""
+    streams: list[list[int]] = []
+    for indent in (None, 1):
+        for items in (",", ", "):
+            for keys in (":", ": "):
+                text = json.dumps(instance, ensure_ascii=False, indent=indent, separators=(items, keys))
+                ids = tokenizer.encode(text, add_special_tokens=False) + [eos]
+                if ids not in streams and matcher_of().accept_tokens(ids):
+                    streams.append(ids)
+    if not streams:
+        return []
+    return [streams[i % len(streams)] for i in range(count)]
+
+
+def transformers_worker(size: int, names: list[str]) -> dict[str, Any]:
+    """formatenforcer's transformers LogitsProcessor over every case, B rows a step, in this process."""
+    import torch
+
+    from formatenforcer import JsonSchemaParser, TokenEnforcer, Vocabulary
+    from formatenforcer.integrations.transformers import FormatEnforcerLogitsProcessor
+
+    torch.set_num_threads(1)
+    tokenizer = llama3_tokenizer()
+    vocabulary = Vocabulary.from_transformers(tokenizer)
+    eos = vocabulary.eos_token_ids[0]
+    prompt = tokenizer.encode("JSON:", add_special_tokens=False)
+    by_name = {case["name"]: case for case in load_cases()}
+    wall: list[float] = []
+    cpu: list[float] = []
+    distinct: list[int] = []
+    for name in names:
+        case = by_name[name]
+        checker = JsonSchemaParser(case["schema"])
+        streams = _serializations(tokenizer, case["instance"], TokenEnforcer(vocabulary, checker).matcher, eos, size)
+        if not streams:
+            continue
+        distinct.append(len({tuple(s) for s in streams}))
+        processor = FormatEnforcerLogitsProcessor(tokenizer, JsonSchemaParser(case["schema"]), vocabulary=vocabulary)
+        length = max(map(len, streams))
+        rows = [stream + [eos] * (length - len(stream)) for stream in streams]
+        scores = torch.zeros(size, vocabulary.size)
+        for t in range(length):
+            input_ids = torch.tensor([prompt + row[:t] for row in rows])
+            cpu_start, wall_start = time.process_time(), time.perf_counter()
+            processor(input_ids, scores)
+            wall.append(time.perf_counter() - wall_start)
+            cpu.append(time.process_time() - cpu_start)
+    return {"size": size, "wall": wall, "cpu": cpu, "cases": len(distinct), "distinct": distinct}
+
+
+def transformers_main(sizes: list[int], threads: list[str], rounds: int) -> None:
+    import os
+
+    names = [c["name"] for c in load_cases() if compiles("formatenforcer", c["schema"])]
+    print("| B | FORMATENFORCER_THREADS | round | cases | distinct rows (mean) | steps | wall mean | CPU mean | "
+          "wall total | CPU total |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for size in sizes:
+        for round_ in range(1, rounds + 1):
+            for setting in threads:
+                code = (f"import sys, json; sys.path.insert(0, {str(Path(__file__).parent)!r}); import batchbench; "
+                        f"print(json.dumps(batchbench.transformers_worker({size}, {names!r})))")  # fmt: skip
+                env = dict(os.environ, FORMATENFORCER_THREADS=setting, OMP_NUM_THREADS="1")
+                out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
+                if out.returncode != 0:
+                    raise SystemExit(f"transformers B={size} threads={setting} failed:\n{out.stderr[-2000:]}")
+                r = json.loads(out.stdout.strip().splitlines()[-1])
+                wall, cpu = r["wall"], r["cpu"]
+                cells = [size, setting, round_, r["cases"], f"{statistics.fmean(r['distinct']):.1f}", len(wall),
+                         f"{statistics.fmean(wall) * 1e3:.2f} ms", f"{statistics.fmean(cpu) * 1e3:.2f} ms",
+                         f"{sum(wall):.2f} s", f"{sum(cpu):.2f} s"]  # fmt: skip
+                print("| " + " | ".join(str(c) for c in cells) + " |")
+                sys.stdout.flush()
+
+
 def run(engine: str, size: int, names: list[str]) -> dict[str, Any]:
     code = (f"import sys, json; sys.path.insert(0, {str(Path(__file__).parent)!r}); import batchbench; "
             f"print(json.dumps(batchbench.worker({engine!r}, {size}, {names!r})))")  # fmt: skip
@@ -177,7 +263,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1,8,32,128")
     parser.add_argument("--engines", default=",".join(ENGINES))
+    parser.add_argument("--transformers", action="store_true", help="the transformers LogitsProcessor (above)")
+    parser.add_argument("--threads", default="1,2", help="FORMATENFORCER_THREADS settings (--transformers)")
+    parser.add_argument("--rounds", type=int, default=1, help="alternations of the settings (--transformers)")
     args = parser.parse_args()
+    if args.transformers:
+        transformers_main([int(s) for s in args.sizes.split(",")], args.threads.split(","), args.rounds)
+        return
     engines = args.engines.split(",")
     sizes = [int(s) for s in args.sizes.split(",")]
     cases = load_cases()

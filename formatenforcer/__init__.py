@@ -19,7 +19,7 @@ Importing this package loads no engine (no torch, transformers or vLLM); integra
 """
 
 from .core.backend import core_backend
-from .core.batch import fill_bitmasks
+from .core.batch import fill_bitmasks, fill_position_bitmasks
 from .core.bitmask import allocate_bitmask, apply_bitmask
 from .core.bitmask import ids_of as mask_token_ids
 from .core.bitmask import write_row as write_mask_row
@@ -74,6 +74,7 @@ __all__ = [
     "allocate_bitmask",
     "apply_bitmask",
     "fill_bitmasks",
+    "fill_position_bitmasks",
     "mask_token_ids",
     "token_bytes_from_pieces",
     "write_mask_row",

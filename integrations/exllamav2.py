@@ -16,6 +16,10 @@ sampled token, ``next() -> (pass_tokens, end_tokens)`` before each sample; the s
 sets of all filters, unions their end sets, asserts that something passes, and stops the job when the
 sampled token is an end token. ``clone()`` copies the filter for another job. Here a filter's state is one
 immutable ``Position`` over a shared TokenEnforcer, so ``clone`` is a pointer copy and clones never interfere.
+There is no batch to fill (``fill_bitmasks``): a filter belongs to one job and answers for one sequence (the
+sampler refuses filters on a batch of more than one); the dynamic generator already runs the filters of its
+jobs together, calling each one's ``next()`` on its own thread pool during the forward pass
+(``use_background_worker``), where the compiled walks overlap as they do on the library's pool.
 
 Token bytes come from the exllamav2 tokenizer itself (its ``tokenizer.json`` model, via the ``tokenizers``
 library it wraps): byte-level BPE pieces are mapped back through the byte-to-character table, SentencePiece

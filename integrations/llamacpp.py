@@ -14,7 +14,9 @@ llama-cpp-python calls each processor as ``processor(input_ids, scores) -> score
 with ``input_ids`` the whole sequence so far (prompt included) and ``scores`` the ``(n_vocab,)`` float32 logits.
 The processor learns the prompt from its first call and feeds only later tokens to the format. A call whose
 sequence is not the previous one plus one token starts a new generation, so one processor may serve
-successive calls (one processor per concurrent call: it holds one sequence's state).
+successive calls (one processor per concurrent call: it holds one sequence's state). There is no batch to
+fill (``fill_bitmasks``): llama-cpp-python calls a logits processor with one sequence's ids and ``(n_vocab,)``
+scores, so each call needs exactly one mask.
 
 Token bytes come from llama.cpp itself (``llama_token_to_piece`` on the model's vocabulary, without the
 special-token rendering), so no transformers tokenizer is needed; control tokens add no text and are never

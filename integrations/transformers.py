@@ -6,6 +6,11 @@ reordered or dropped, and finished rows padded with pad tokens all find their ow
 row index. The prompt length is learned from the first call; a call that cannot belong to the same
 generation (shorter rows, a jump in length, an unseen prompt) starts a new one, so one object can serve
 successive ``generate`` calls.
+
+The ``LogitsProcessor`` fills a step's rows as one batch (``fill_position_bitmasks``): each row's position is
+found through the prefix memo on the calling thread, then the masks not yet known, one per distinct position,
+are computed together on the library's thread pool (``FORMATENFORCER_THREADS``), where the compiled walks
+overlap. ``prefix_allowed_tokens_fn`` cannot batch: ``generate`` calls it once per row.
 """
 
 from __future__ import annotations
@@ -14,7 +19,14 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from formatenforcer import CharacterParser, TokenEnforcer, Vocabulary, allocate_bitmask
+from formatenforcer import (
+    CharacterParser,
+    TokenEnforcer,
+    Vocabulary,
+    allocate_bitmask,
+    apply_bitmask,
+    fill_position_bitmasks,
+)
 
 try:
     from transformers import LogitsProcessor
@@ -83,7 +95,10 @@ def build_prefix_allowed_tokens_fn(
 
 
 class FormatEnforcerLogitsProcessor(LogitsProcessor):
-    """A ``LogitsProcessor`` that masks, in one tensor operation per step, every token the format refuses."""
+    """A ``LogitsProcessor`` that masks, in one tensor operation per step, every token the format refuses.
+
+    A step's rows are filled as one batch: the masks not yet known are computed together on the library's
+    thread pool (see the module docstring)."""
 
     def __init__(
         self,
@@ -97,18 +112,23 @@ class FormatEnforcerLogitsProcessor(LogitsProcessor):
         self._tracker = _GenerationTracker(self.enforcer)
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
-        from formatenforcer import apply_bitmask
-
         enforcer = self.enforcer
         rows = input_ids.tolist()
-        bitmask = allocate_bitmask(len(rows), enforcer.vocabulary.size)
-        for row, ids in enumerate(rows):
-            position = enforcer.position_after(self._tracker.generated(ids))
-            if position is None:
-                logger.warning("formatenforcer: row %d left the format; allowing only end-of-sequence", row)
-                bitmask[row] = enforcer.vocabulary.eos_mask
+        positions = []
+        for row, ids in enumerate(rows):  # in row order: the tracker notices a new generation on the first row
+            generated = self._tracker.generated(ids)
+            try:
+                position = enforcer.position_after(generated)
+            except Exception as error:  # noqa: BLE001 - a parser's internal error never reaches generate
+                logger.error("formatenforcer: internal error in row %d, allowing only end-of-sequence: %r", row,
+                             error, exc_info=error)  # fmt: skip
+                position = None
             else:
-                bitmask[row] = enforcer.mask(position)
+                if position is None:
+                    logger.warning("formatenforcer: row %d left the format; allowing only end-of-sequence", row)
+            positions.append(position)
+        bitmask = allocate_bitmask(len(rows), enforcer.vocabulary.size)
+        fill_position_bitmasks(enforcer, positions, bitmask)
         return apply_bitmask(scores, bitmask)
 
 

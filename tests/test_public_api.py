@@ -27,7 +27,7 @@ CORE = {
     "apply_bitmask",
     "fill_bitmasks",
 }
-ENGINES = {"mask_token_ids", "token_bytes_from_pieces", "write_mask_row"}
+ENGINES = {"fill_position_bitmasks", "mask_token_ids", "token_bytes_from_pieces", "write_mask_row"}
 """What the engine adapters (integrations/) use beyond the core: they import nothing else."""
 JSON = {"JsonConfig", "JsonParser", "JsonSchemaParser"}
 GRAMMAR = {"GrammarError", "GrammarParser", "ToolCallParser"}

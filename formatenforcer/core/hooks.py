@@ -62,10 +62,6 @@ class Lexeme:
     there (None: the full state refuses that ending), which reads every text whose first character ``s``
     refuses as the full state does. The walk below a point where a number ended then starts from it, so the
     container's own lexeme (the punctuation after a value) takes over instead of the full state."""
-    fresh_ends: bool = False
-    """True when ``resume`` of a state where ``inner`` may end gives only what may *start* there (the next
-    lexemes of a grammar), not ``inner`` going on: ``inner`` is walked on past its ends as usual, and every
-    continuation below an end is also walked from the resumed state, whichever character it starts with."""
 
 
 class LexemeTables:
@@ -132,14 +128,6 @@ class WalkHooks:
         continuations of up to ``horizon`` characters (a token's length), e.g. a string far from its
         ``maxLength`` whatever its exact length. Defaults to ``key()``."""
         return self.key()
-
-    def below_lexeme(self) -> Lexeme | None:
-        """Optional, for the walk below a point where an inner value ended (``lexeme`` offers none here):
-        a lexeme with ``fresh_ends`` whose inner state reads every configuration of this state side by side
-        (a grammar's lexemes in progress and those that may start), keyed by value, so that walk is cached
-        and shared by every position whose next lexemes are alike; the full state is resumed only where one
-        of them ends."""
-        return None
 
     def first_char_split(self) -> tuple[CharacterParser, bytes] | None:
         """Optional: ``(twin, exceptions)`` such that for every first character whose UTF-8 lead byte is not

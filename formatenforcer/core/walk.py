@@ -429,34 +429,6 @@ def _end_groups(walker: _LexemeWalk, checked: bool) -> list[tuple[CharacterParse
     return out
 
 
-def _fresh_end_groups(walker: _LexemeWalk) -> list[tuple]:
-    """``_end_groups`` for a lexeme with ``fresh_ends``: per end state, (that state, no ids, the merged
-    continuations it refuses, the end nodes with the ASCII bytes it reads, a memo of the tries made from
-    those in ``_resume_fresh_groups``). (Grouping the states that resume alike, by which automata may end,
-    made fewer groups but bigger merged tries, and was slower.)"""
-    groups: dict = {}
-    for node, state in walker.ends:
-        key = state.key()
-        group = groups.get(key)
-        if group is None:
-            group = groups[key] = (state, [])
-        group[1].append((as_dict(node), state.allowed_characters().ascii))
-    out = []
-    for state, pairs in groups.values():
-        if len(pairs) == 1 and pairs[0][0].__class__ is dict:
-            node, skip = pairs[0]
-            if not any(byte < 128 and skip[byte] for byte in node if byte != IDS):
-                out.append((state, [], node, pairs, {}))
-                continue
-        merged, owned = _MergedNode(), set()
-        for node, skip in pairs:
-            for byte, child in node.items():
-                if byte != IDS and (byte >= 128 or not skip[byte]):  # what the inner value reads was walked
-                    _merge_child(merged, byte, child, owned)
-        out.append((state, [], merged, pairs, {}))
-    return out
-
-
 class _MergedNode(dict):
     """A trie node copied where two merged subtrees meet (see ``_merge_child``). It lives only as long as its
     lexeme result, so it never gets a subtree table: those are keyed by node id, and a freed copy's id
@@ -514,10 +486,8 @@ def _groups_bytes(groups: list[tuple[CharacterParser, list[int], Trie]]) -> int:
     """About the bytes of a lexeme walk's end groups, counted as the budget counts them: a parser state
     each, the ids, and the merged copies of trie nodes (the vocabulary's own nodes are shared)."""
     total = 56 + 8 * len(groups)
-    for group in groups:
-        total += 64 + STATE_BYTES + 56 + 36 * len(group[1]) + _merged_bytes(group[2])
-        if len(group) > 3:  # (fresh ends: the end nodes, and the overlap tries made for them)
-            total += 56 + 8 * len(group[3]) + sum(_merged_bytes(t) for t in group[4].values())
+    for _, ids, merged in groups:
+        total += 64 + STATE_BYTES + 56 + 36 * len(ids) + _merged_bytes(merged)
     return total
 
 
@@ -575,8 +545,6 @@ def _walk_below(
         return ([], []) if finished is None else _walk_below(vocabulary, node, finished, lexemes)
     sub = _Walk(vocabulary)
     if lexeme is None or lexeme.inner.can_end():
-        lexeme = state.below_lexeme()
-    if lexeme is None:
         branches = state.alternatives() if len(node) > _WIDE else None
         if branches is not None:  # the union of the branches' walks, each from its own cached lexeme walks
             for branch in branches:
@@ -588,64 +556,26 @@ def _walk_below(
             return sub.out, sub.masks
         sub.walk(node, state, b"")
         return sub.out, sub.masks
-    inner, checked, fresh = lexeme.inner, lexeme.checked_ends, lexeme.fresh_ends
+    inner, checked = lexeme.inner, lexeme.checked_ends
     horizon = vocabulary.longest_token
     # with an inner state alike across formats (a grammar's terminal, a plain string): shared by all; a merged
     # copy too (the entry holds it, so its id stays unique), as the copies of a shared lexeme result are shared
     shared = inner.shared_lexeme_key(horizon)
     cache = lexemes if shared is None else vocabulary.lexeme_cache
-    key = ("below", id(node), inner.lexeme_key(horizon) if shared is None else shared, checked, fresh)
+    key = ("below", id(node), inner.lexeme_key(horizon) if shared is None else shared, checked)
     hit = cache.get(key)
     if hit is None or hit[0] is not node:  # (holds ``node``: its id stays unique while cached)
         walker = _LexemeWalk(vocabulary, checked)
         walker.walk(node, inner, b"")
         if len(cache) >= _LEXEME_CACHE_SIZE:
             cache.clear()
-        hit = (node, walker.out, walker.masks, _fresh_end_groups(walker) if fresh else _end_groups(walker, checked))
+        hit = (node, walker.out, walker.masks, _end_groups(walker, checked))
         size = 64 + 36 * len(walker.out) + sum(120 + m.nbytes for m in walker.masks) + _groups_bytes(hit[3])
         _store(cache, key, hit, size)
     sub.out.extend(hit[1])
     sub.masks.extend(hit[2])
-    if fresh:
-        _resume_fresh_groups(sub, lexeme, hit[3], lexemes)
-    else:
-        _resume_groups(sub, lexeme, hit[3], lexemes)
+    _resume_groups(sub, lexeme, hit[3], lexemes)
     return sub.out, sub.masks
-
-
-def _resume_fresh_groups(walker: _Walk, lexeme: Lexeme, groups: list, memo: dict) -> None:
-    """``_resume_groups`` for a lexeme with ``fresh_ends``: the resumed state (what may start at the end)
-    walks the continuations the inner state refuses, as usual, and also those it reads whose first
-    character the resumed state may read as well (a keyword right after a name: ``namefrom``), from a trie
-    of the end nodes' children on those bytes, made once per group and set of bytes."""
-    vocabulary = walker.vocabulary
-    for inner, ids, merged, pairs, overlaps in groups:
-        outer = lexeme.resume(inner)
-        if outer is None:
-            continue
-        walker.out.extend(ids)
-        tries = [merged] if len(merged) > (1 if IDS in merged else 0) else []
-        reads, starts = inner.allowed_characters().ascii, outer.allowed_characters().ascii
-        both = bytes(byte for byte in range(128) if reads[byte] and starts[byte])
-        if both:
-            over = overlaps.get(both)
-            if over is None:
-                over, owned = _MergedNode(), set()
-                for node, _ in pairs:
-                    for byte in both:
-                        child = node.get(byte)
-                        if child is not None:
-                            _merge_child(over, byte, child, owned)
-                overlaps[both] = over
-            if over:
-                tries.append(over)
-        for trie in tries:
-            key = ("resumed", id(trie), outer.key())
-            hit = memo.get(key)
-            if hit is None or hit[0] is not trie:
-                hit = memo[key] = (trie, *_walk_below(vocabulary, trie, outer, memo))
-            walker.out.extend(hit[1])
-            walker.masks.extend(hit[2])
 
 
 def _refuses(state: CharacterParser, node: Trie) -> bool:

@@ -34,7 +34,6 @@ from .gbnf_text import read_gbnf
 from .ir import Grammar
 from .json_lexer import ParserLexer
 from .lark_text import read_lark
-from .lexers import lexers_start
 
 SYNTAXES = ("lark", "gbnf", "ebnf")
 _INTERNED = 1 << 16
@@ -96,7 +95,7 @@ class _Compiled:
         self.states.clear()
         self.epoch += 1
         for state in states:
-            state._next, state._run, state._lexeme, state._below = None, False, False, False
+            state._next, state._run, state._lexeme = None, False, False
         self.earley.release()
 
 
@@ -104,7 +103,7 @@ class GrammarState(CharacterParser):
     """A state of a grammar's parser (see the module notes). Made by ``GrammarParser`` and its steps."""
 
     __slots__ = ("_compiled", "_active", "_fresh", "_key", "_next", "_epoch", "_charset", "_lexeme", "_run",
-                 "_below", "__weakref__")  # fmt: skip
+                 "__weakref__")  # fmt: skip
 
     def __init__(self, compiled: _Compiled, active: frozenset, fresh: frozenset) -> None:
         self._compiled = compiled
@@ -118,7 +117,6 @@ class GrammarState(CharacterParser):
         self._charset: CharSet | None = None
         self._lexeme: Lexeme | None | bool = False
         self._run: FreeRun | None | bool = False
-        self._below: Lexeme | None | bool = False
 
     def add_character(self, ch: str) -> GrammarState | None:
         memo = self._next
@@ -262,30 +260,6 @@ class GrammarState(CharacterParser):
         inner = TerminalState.of(dfa, max(q, 0), q >= 0 and not ending)
         return Lexeme(inner, _Resume(self._compiled, s, lexer, q, after))
 
-    def below_lexeme(self) -> Lexeme | None:
-        """Every lexeme this state may read next (those in progress, those its fresh sets may start) side by
-        side (grammar/lexers.py), the grammar state resumed only where one of them ends, with what may
-        start there. None when one of them is a ``%json`` value."""
-        found = self._below
-        if found is False:
-            found = self._below = self._find_below()
-        return found  # type: ignore[return-value]
-
-    def _find_below(self) -> Lexeme | None:
-        dfas = self._compiled.earley.dfas
-        components = []
-        for s, lexer, q in self._active:
-            if isinstance(dfas[lexer], ParserLexer):
-                return None
-            components.append((dfas[lexer], max(q, 0), (s, lexer)))
-        for s in self._fresh:
-            for lexer in s.lexers():
-                if isinstance(dfas[lexer], ParserLexer):
-                    return None
-                components.append((dfas[lexer], 0, (s, lexer)))
-        inner, origins = lexers_start(components)  # type: ignore[arg-type]
-        return Lexeme(inner, _FreshResume(self._compiled, origins), fresh_ends=True)
-
     def _json_lexeme(self, s: EarleySet, lexer: int, q: int) -> Lexeme | None:
         """Inside a ``%json`` value that cannot end yet: the JSON state's own lexeme (a string or number
         nested in its containers), put back into this grammar state. Not offered where the value may end
@@ -353,26 +327,6 @@ class _Resume:
             return compiled.state(frozenset(((s, lexer, self.q),)), _NOTHING)
         ended = frozenset((self.after,)) if state in compiled.earley.finals[lexer] else _NOTHING
         return compiled.state(frozenset(((s, lexer, state),)), ended)
-
-
-class _FreshResume:
-    """``Lexeme.resume`` of ``GrammarState.below_lexeme``: where one of the lexemes read side by side may
-    end, the grammar state with only the lexemes that may start there (``Lexeme.fresh_ends``); ``origins``
-    holds, per automaton of the ``LexersState``, the (Earley set, lexer) pairs it stands for."""
-
-    __slots__ = ("compiled", "origins")
-
-    def __init__(self, compiled: _Compiled, origins: tuple[tuple, ...]) -> None:
-        self.compiled, self.origins = compiled, origins
-
-    def __call__(self, inner: CharacterParser) -> CharacterParser | None:
-        moved = set()
-        for q, origins in zip(inner.states, self.origins):  # type: ignore[attr-defined]
-            if q >= 0:
-                for s, lexer in origins:
-                    moved.add((s, lexer, q))
-        ended = _ended(self.compiled.earley, moved)
-        return self.compiled.state(_NOTHING, ended) if ended else None
 
 
 def _by_intervals(charset: CharSet) -> tuple:

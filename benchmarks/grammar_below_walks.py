@@ -5,7 +5,8 @@ call of core/walk.py's ``_walk_below`` is classified by the branch it takes — 
 cached walk below the node: hit or miss), it is split into ``alternatives`` (a node with more than ``_WIDE``
 children), it is walked whole (the plain branch), or a number finishes — and the resumptions' memo
 (``("resumed", id(node), full state key)``) is counted as hits and misses. The plain walks are timed per first
-byte of the tokens below (each child walked apart), so the bytes whose subtrees cost most show.
+byte of the tokens below (each child walked apart), so the bytes whose subtrees cost most show. (JSON's
+counterpart: benchmarks/below_walks.py.)
 
     python benchmarks/grammar_below_walks.py        # PYTHONPATH=/path/to/other/checkout for the other side
 """

@@ -7,6 +7,7 @@ and after they are dropped (``keep``). Prints figures and asserts nothing.
     python benchmarks/memory_many_schemas.py                    # N = 10,000, both modes
     python benchmarks/memory_many_schemas.py --n 1000 --mode keep --budget-mb 64
     python benchmarks/memory_many_schemas.py --mode overlap     # at most 2 alive, each made before the last goes
+    python benchmarks/memory_many_schemas.py --mode overlap --retired 0   # no sweep by retirements (as before)
 
 A quarter of the schemas are the benchmark cases' schemas, each copy with its own title (its own parser
 and caches, the same language); the rest are small integer, pattern and object schemas with distinct
@@ -96,7 +97,17 @@ def main() -> None:
         "one takes the rest of its masks and is dropped (at most two alive)",
     )
     parser.add_argument("--budget-mb", type=float, default=None, help="the vocabulary's cache budget (MiB)")
+    parser.add_argument(
+        "--retired",
+        type=int,
+        default=None,
+        help="a sweep every this many dropped enforcers (cache_release.RETIRED; 0: never, as before it existed)",
+    )
     args = parser.parse_args()
+    if args.retired is not None:
+        from formatenforcer.core import cache_release
+
+        cache_release.RETIRED = args.retired if args.retired > 0 else 1 << 62
     tokenizer = maskbench.llama3_tokenizer()
     cache_bytes = None if args.budget_mb is None else int(args.budget_mb * (1 << 20))
     vocabulary = Vocabulary.from_transformers(tokenizer, cache_bytes=cache_bytes)
@@ -166,7 +177,7 @@ def overlap(vocabulary: Vocabulary, tokenizer, n: int, masks: int, step: int, re
         if (i + 1) % step == 0:
             report(
                 f"overlap: {i + 1} schemas made and dropped, {cache_release.live_count()} alive, "
-                f"{cache_release.sweeps() - sweeps0} sweeps ({time.perf_counter() - start:.0f} s)"
+                f"{cache_release.sweeps() - sweeps0} sweeps ({time.perf_counter() - start:.1f} s)"
             )
     deque(previous or (), maxlen=0)
     del previous, current

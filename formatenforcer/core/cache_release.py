@@ -64,7 +64,7 @@ _tokens = itertools.count()
 _recent: deque[int] = deque(maxlen=RECENT)  # the births of the latest enforcers
 _budgets: weakref.WeakSet[Any] = weakref.WeakSet()
 _memos: list[Callable[[], object]] = []
-_state: dict[str, Any] = {"high": 0, "draining": False, "sweeps": 0, "retired": 0}
+_state: dict[str, Any] = {"high": 0, "draining": False, "sweeps": 0, "retired": 0, "cut": 0}
 _MISSING = object()
 
 
@@ -118,13 +118,18 @@ def sweep(keep_recent: bool = False) -> None:
     """Drops, from every budget, the entries last used before the oldest live enforcer was born (all of them
     when none is alive), empties every registered module memo and ``lru_cache``, and trims the heap.
     ``keep_recent`` (a sweep made by ``RETIRED``): keeps too the entries used since the birth of the
-    ``RECENT``-th latest enforcer (the schemas a server meets all the time), and leaves the memos."""
+    ``RECENT``-th latest enforcer (the schemas a server meets all the time), and leaves the memos; it is
+    skipped when its cut-off is no later than the last sweep's (nothing left to drop)."""
     births = _live.copy().values()  # (one C call: another thread or a finalizer may change _live)
     if not births:
         _live.clear()  # gives back the table the burst grew (a dict keeps it when emptied one key at a time)
     oldest = min(births) if births else next(CLOCK)
     if keep_recent and _recent:
         oldest = min(oldest, _recent[0])
+        if oldest <= _state["cut"]:  # nothing new to drop (a burst draining: its oldest still lives)
+            _state["retired"] = 0
+            return
+    _state["cut"] = oldest
     _state["sweeps"] += 1
     _state["retired"] = 0
     for budget in list(_budgets):

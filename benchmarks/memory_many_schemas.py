@@ -6,6 +6,8 @@ and after they are dropped (``keep``). Prints figures and asserts nothing.
 
     python benchmarks/memory_many_schemas.py                    # N = 10,000, both modes
     python benchmarks/memory_many_schemas.py --n 1000 --mode keep --budget-mb 64
+    python benchmarks/memory_many_schemas.py --mode overlap     # at most 2 alive, each made before the last goes
+    python benchmarks/memory_many_schemas.py --mode overlap --retired 0   # no sweep by retirements (as before)
 
 A quarter of the schemas are the benchmark cases' schemas, each copy with its own title (its own parser
 and caches, the same language); the rest are small integer, pattern and object schemas with distinct
@@ -19,6 +21,7 @@ import gc
 import json
 import sys
 import time
+from collections import deque
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -55,6 +58,20 @@ def schemas(n: int):  # noqa: ANN201
             )
 
 
+def steps(vocabulary: Vocabulary, tokenizer, schema: object, instance: object, masks: int):  # noqa: ANN001, ANN201
+    """A generator that makes a parser and enforcer for ``schema`` and yields it after each of ``masks``
+    masks taken along ``instance``."""
+    enforcer = TokenEnforcer(vocabulary, JsonSchemaParser(schema))
+    position = enforcer.start
+    ids = tokenizer.encode(json.dumps(instance), add_special_tokens=False)
+    for token in [*ids[: masks - 1], None]:
+        enforcer.mask(position)
+        yield enforcer
+        if token is None:
+            return
+        position = enforcer.step(position, token)
+
+
 def walk(vocabulary: Vocabulary, tokenizer, schema: object, instance: object, masks: int) -> TokenEnforcer:  # noqa: ANN001
     """A parser and enforcer for ``schema``, with ``masks`` masks taken along ``instance``."""
     enforcer = TokenEnforcer(vocabulary, JsonSchemaParser(schema))
@@ -73,12 +90,24 @@ def main() -> None:
     parser.add_argument("--masks", type=int, default=4, help="masks per schema (start and after each token)")
     parser.add_argument(
         "--mode",
-        choices=("stream", "keep", "both"),
+        choices=("stream", "keep", "both", "overlap"),
         default="both",
-        help="stream: each schema dropped after its masks; keep: all alive, then dropped",
+        help="stream: each schema dropped after its masks; keep: all alive, then dropped (both: stream, then "
+        "keep); overlap: each schema's enforcer made and its first half of masks taken before the previous "
+        "one takes the rest of its masks and is dropped (at most two alive)",
     )
     parser.add_argument("--budget-mb", type=float, default=None, help="the vocabulary's cache budget (MiB)")
+    parser.add_argument(
+        "--retired",
+        type=int,
+        default=None,
+        help="a sweep every this many dropped enforcers (cache_release.RETIRED; 0: never, as before it existed)",
+    )
     args = parser.parse_args()
+    if args.retired is not None:
+        from formatenforcer.core import cache_release
+
+        cache_release.RETIRED = args.retired if args.retired > 0 else 1 << 62
     tokenizer = maskbench.llama3_tokenizer()
     cache_bytes = None if args.budget_mb is None else int(args.budget_mb * (1 << 20))
     vocabulary = Vocabulary.from_transformers(tokenizer, cache_bytes=cache_bytes)
@@ -112,6 +141,8 @@ def main() -> None:
         print(f"stream: peak {peak:.0f} MB (+{peak - base:.0f})")
         if _malloc_trim():
             report("stream: heap trimmed (malloc_trim)")
+    if args.mode == "overlap":
+        overlap(vocabulary, tokenizer, args.n, args.masks, step, report, base)
     if args.mode in ("keep", "both"):
         alive = []
         start = time.perf_counter()
@@ -127,6 +158,34 @@ def main() -> None:
             report("keep: dropped, heap trimmed (malloc_trim)")
     for name, (entries, used) in budget.usage().items():
         print(f"  {name}: {entries} entries, {used / 2**20:.1f} MiB")
+
+
+def overlap(vocabulary: Vocabulary, tokenizer, n: int, masks: int, step: int, report, base: float) -> None:  # noqa: ANN001
+    """``n`` enforcers whose lifetimes overlap in pairs: each is made and takes its first half of masks while
+    the previous one is alive; then the previous one takes the rest of its masks and is dropped."""
+    from formatenforcer.core import cache_release
+
+    start, peak, sweeps0 = time.perf_counter(), 0.0, cache_release.sweeps()
+    previous = None
+    for i, (schema, instance) in enumerate(schemas(n)):
+        current = steps(vocabulary, tokenizer, schema, instance, masks)
+        for _ in range(max(1, masks // 2)):
+            next(current, None)
+        deque(previous or (), maxlen=0)  # its last masks; then it goes (the generator returns)
+        previous = current
+        peak = max(peak, rss_mb())
+        if (i + 1) % step == 0:
+            report(
+                f"overlap: {i + 1} schemas made and dropped, {cache_release.live_count()} alive, "
+                f"{cache_release.sweeps() - sweeps0} sweeps ({time.perf_counter() - start:.1f} s)"
+            )
+    deque(previous or (), maxlen=0)
+    del previous, current
+    gc.collect()
+    print(f"overlap: peak {peak:.0f} MB (+{peak - base:.0f})")
+    report(f"overlap: all dropped, gc.collect(), {cache_release.sweeps() - sweeps0} sweeps (no trim by the caller)")
+    if _malloc_trim():
+        report("overlap: heap trimmed (malloc_trim)")
 
 
 def _malloc_trim() -> bool:

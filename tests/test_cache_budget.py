@@ -299,12 +299,17 @@ def test_the_end_of_a_burst_frees_what_only_dropped_enforcers_used() -> None:
     assert found["same_masks"]
 
 
-def test_enforcers_made_and_dropped_one_at_a_time_keep_the_shared_caches(llama3_vocabulary, cases_and_ids) -> None:  # noqa: ANN001
+def test_enforcers_made_and_dropped_one_at_a_time_keep_the_shared_caches(
+    llama3_vocabulary, cases_and_ids, monkeypatch
+) -> None:  # noqa: ANN001
+    """Fewer than ``RETIRED`` enforcers made and dropped one at a time make no sweep."""
     from formatenforcer.core import cache_release
 
     vocabulary = _fresh(llama3_vocabulary, 1 << 40)
     budget = vocabulary.cache_budget
     gc.collect()
+    monkeypatch.setitem(cache_release._state, "retired", 0)  # (other tests' dropped enforcers count too)
+    assert cache_release.BURST + 16 < cache_release.RETIRED
     sweeps = cache_release.sweeps()
     for i in range(cache_release.BURST + 16):
         schema, ids = cases_and_ids[i % len(cases_and_ids)]
@@ -312,6 +317,88 @@ def test_enforcers_made_and_dropped_one_at_a_time_keep_the_shared_caches(llama3_
     gc.collect()
     assert cache_release.sweeps() == sweeps
     assert budget.released == 0 and budget.used > 1 << 20
+
+
+_OVERLAP_SCRIPT = """
+import gc, json, sys
+from collections import deque
+sys.path.insert(0, sys.argv[1])
+from formatenforcer import Vocabulary
+from formatenforcer.core import cache_release, enforcer as enforcer_module
+from formatenforcer.core.position import Position
+from formatenforcer.core.walk import allowed_mask
+from tests import tokenizers_fixtures as tf
+from tests.test_cache_budget import _cases, _walked, _within
+
+cache_release.RETIRED, cache_release._recent = 10**9, deque(maxlen=8)  # (RECENT = 8)
+tokenizer = tf.llama3_tokenizer()
+vocabulary = Vocabulary.from_transformers(tokenizer, tf.LLAMA3_EOS, cache_bytes=1 << 40)
+budget = vocabulary.cache_budget
+cases = [(schema, tokenizer.encode(json.dumps(inst), add_special_tokens=False)) for schema, inst in _cases()]
+expected = [_walked(vocabulary, schema, ids)[1] for schema, ids in cases]  # no sweep: RETIRED out of reach
+gc.collect()
+cache_release.sweep()
+cache_release.RETIRED = 32
+checks = []
+original = cache_release.sweep
+
+def checked(keep_recent=False):
+    births = sorted(cache_release._live.values())
+    cut = min(births[0], cache_release._recent[0])
+    kept = {(c.name, k) for c in budget._caches for k, e in c._data.items() if e[2] >= cut}
+    original(keep_recent)
+    left = {(c.name, k) for c in budget._caches for k in c._data}
+    checks.append({"keep_recent": keep_recent, "live": len(births), "kept": kept <= left})
+
+cache_release.sweep = checked
+calls = [0]
+
+def counted(*args):
+    calls[0] += 1
+    return allowed_mask(*args)
+
+sweeps, released, most_live, same, recomputed = cache_release.sweeps(), budget.released, 0, True, []
+previous = None
+for i in range(4 * cache_release.RETIRED + 5):
+    schema, ids = cases[i % len(cases)]
+    current, masks = _walked(vocabulary, schema, ids)  # made while the previous one lives
+    same = same and masks == expected[i % len(cases)]
+    most_live = max(most_live, cache_release.live_count())
+    swept = cache_release.sweeps()
+    previous = current  # the previous one goes: a sweep may come now, the current one alive
+    if cache_release.sweeps() > swept:  # its masks stay its parser's: a fresh start position recomputes none
+        enforcer_module.allowed_mask = counted
+        current.mask(Position(current.parser))
+        enforcer_module.allowed_mask = allowed_mask
+        recomputed.append(calls[0])
+del previous, current
+gc.collect()
+_within(budget)
+print(json.dumps({
+    "sweeps": cache_release.sweeps() - sweeps, "checks": checks, "released": budget.released - released,
+    "most_live": most_live, "same_masks": same, "recomputed": recomputed,
+}))
+"""
+
+
+def test_overlapping_enforcers_sweep_every_retired_and_keep_what_live_and_recent_ones_use() -> None:
+    """In a fresh interpreter: enforcers made each while the previous one lives (never more than two alive,
+    so no burst ever ends) make a sweep every ``RETIRED`` dropped ones; each keeps every entry used since the
+    oldest live enforcer's birth or the ``RECENT``-th latest one's, drops the rest, and the masks are those of
+    a run without sweeps; a live enforcer's masks stay its parser's own (after a sweep, its start mask from a
+    fresh position is a cache hit: no walk)."""
+    import subprocess
+    import sys
+
+    root = str(Path(__file__).resolve().parent.parent)
+    done = subprocess.run([sys.executable, "-c", _OVERLAP_SCRIPT, root], capture_output=True, text=True, timeout=600,
+                          cwd=root, env={**__import__("os").environ, "HF_HUB_OFFLINE": "1"})  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["most_live"] <= 2
+    assert found["sweeps"] == 4 and all(c["keep_recent"] and c["kept"] for c in found["checks"])
+    assert found["released"] > 0 and found["same_masks"]
+    assert found["recomputed"] == [0] * found["sweeps"]
 
 
 def test_a_sweep_that_finds_the_lock_taken_waits_for_the_next_insert() -> None:

@@ -105,3 +105,58 @@ def test_a_check_that_cannot_be_decided_still_answers_possible() -> None:
     with pytest.raises(UnsupportedSchemaError) as raised:
         JsonSchemaParser(schema)
     assert [p.pointer for p in raised.value.problems] == ["#/properties/o"]
+
+
+def _contains_schema(a: str) -> tuple[dict, dict, dict]:
+    """An optional "tags" array of strings matching ``^a(a|b){12}z$`` that must hold one matching
+    ``^(a|b)*ba{3}`` too: whether any string matches both (so whether "tags" can be written) needs the product
+    of the two automata. Returns the schema and the two string schemas."""
+    items = {"type": "string", "pattern": f"^{a}(?:{a}|b){{12}}z$"}
+    contains = {"type": "string", "pattern": f"^(?:{a}|b)*b{a}{{3}}"}
+    tags = {"type": "array", "items": items, "contains": contains, "minItems": 1}
+    return {"type": "object", "properties": {"tags": tags}}, items, contains
+
+
+def test_a_contains_match_out_of_time_is_refused_naming_contains(tiny_budget) -> None:
+    # the array check used to answer "has a value" for the match whose build ran out of time (a guess: on a
+    # quieter machine it could find none); now it refuses, naming the contains schema, not the array (#...)
+    schema, items, contains = _contains_schema("k")
+    tiny_budget.undo()
+    JsonSchemaParser(items), JsonSchemaParser(contains)  # their own automata, cached: only the product runs out
+    tiny_budget.setattr(regex, "COMPILE_SECONDS", 0.0)
+    with pytest.raises(UnsupportedSchemaError) as raised:
+        JsonSchemaParser(schema)
+    assert raised.value.problems == [("#/properties/tags/contains", "pattern")]
+    assert "too complex" in str(raised.value)
+    tiny_budget.undo()  # with time, the same schema builds and enforces both patterns
+    parser = JsonSchemaParser(schema)
+    assert parser.accepts('{"tags": ["kbbbkkkbbbbbbz"]}') and not parser.accepts('{"tags": ["kkkkkkkkkkkkkz"]}')
+
+
+def test_lenient_relaxes_an_out_of_time_contains_match_and_never_dead_ends(tiny_budget) -> None:
+    schema, items, contains = _contains_schema("m")
+    tiny_budget.undo()
+    JsonSchemaParser(items), JsonSchemaParser(contains)
+    tiny_budget.setattr(regex, "COMPILE_SECONDS", 0.0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        parser = JsonSchemaParser(schema, lenient=True)
+    assert any("#/properties/tags/contains" in str(w.message) for w in caught)
+    assert parser.accepts('{"tags": ["mbbbmmmbbbbbbz"]}')
+    finished = 0
+    for seed in range(30):
+        text, done = char_walk(parser, random.Random(seed), max_chars=200, end_bias=0.4)  # asserts no dead end
+        if done:
+            finished += 1
+            json.loads(text)
+    assert finished >= 10
+
+
+def test_a_required_string_out_of_time_is_refused_at_its_own_pointer(tiny_budget) -> None:
+    # the finiteness check asks whether the required string has a value; its build running out of time is
+    # refused at the string's pointer (as its own build would), not at the object that asked
+    key = {"type": "string", "pattern": "^w(?:w|b){12}z$", "not": {"pattern": "www"}}
+    schema = {"type": "object", "properties": {"s": key}, "required": ["s"]}
+    with pytest.raises(UnsupportedSchemaError) as raised:
+        JsonSchemaParser(schema)
+    assert raised.value.problems == [("#/properties/s", "pattern")]

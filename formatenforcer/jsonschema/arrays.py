@@ -161,7 +161,9 @@ def no_array(node: Array, merger: Merger, has_value: Callable[[Node], bool] | No
     ``maxItems`` or the tuple allow, more distinct items than ``uniqueItems`` can find, or no position where
     a ``contains`` match fits. Read from the node alone (no start state is built), so the finiteness check
     (finite.py) and ``ArrayContext.start`` decide alike; may raise Unsupported from a merge. ``has_value``
-    (both pass the compiler's string check) rules out a match that is a string no text satisfies."""
+    (both pass the compiler's string check) rules out a match that is a string no text satisfies; when it
+    cannot tell (the match's automaton ran out of build time) it raises Unsupported, ``named`` by the
+    ``contains`` schema (the merged match has no pointer of its own)."""
     max_items = node.max_items
     tracked = node.contains is not None and (node.min_contains > 0 or node.max_contains is not None)
     if tracked and node.max_contains is not None and node.max_contains < node.min_contains:
@@ -185,8 +187,13 @@ def no_array(node: Array, merger: Merger, has_value: Callable[[Node], bool] | No
             return True
     if tracked and node.min_contains > 0 and not node.also_contains:
         matching = [merger.intersect(s, node.contains) for s in schemas[: min(len(schemas), possible)]]
-        if all(isinstance(deref(m), Never) or (has_value is not None and not has_value(m)) for m in matching):
-            return True
+        try:
+            if all(isinstance(deref(m), Never) or (has_value is not None and not has_value(m)) for m in matching):
+                return True
+        except Unsupported as problem:  # a match's build ran out of time: refused, named by ``contains``
+            if getattr(problem, "named", None) is None:
+                problem.named = node.contains  # type: ignore[attr-defined]
+            raise
     return False
 
 

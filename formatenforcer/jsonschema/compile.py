@@ -15,6 +15,7 @@ from ..core.errors import Problem, SchemaError, UnsupportedSchemaError
 from ..core.protocol import CharacterParser
 from ..parsers.choice import CharTrie, ChoiceParser
 from ..parsers.combinators import UnionParser
+from ..parsers.regex import timed_out
 from .arrays import ArrayContext
 from .config import JsonConfig
 from .finite import FiniteCheck
@@ -83,13 +84,20 @@ class Compiler:
 
     def string_has_value(self, node: Node) -> bool:
         """False only for a string node no text satisfies (its content automaton is empty): for finite.py
-        and ``arrays.no_array``. Other nodes answer True; a refusal is reported where it is built."""
+        and ``arrays.no_array``. Other nodes answer True; a refusal is reported where it is built. A build
+        that ran out of time (``regex.timed_out``) answers nothing: on a quieter machine it may find no text,
+        so it raises Unsupported (``arrays.no_array`` names it by its ``contains`` schema)."""
         node = deref(node)
         if not isinstance(node, String):
             return True
         try:
             return self.start(node) is not None
-        except (UnsupportedSchemaError, SchemaError):
+        except UnsupportedSchemaError as error:
+            if timed_out(error) and error.problems:
+                problem = error.problems[0]
+                raise Unsupported(problem.keyword, problem.reason) from error
+            return True
+        except SchemaError:
             return True
 
     def start(self, node: Node) -> CharacterParser | None:
@@ -111,7 +119,8 @@ class Compiler:
             except Unsupported as problem:
                 checked = getattr(problem, "node", node)  # a TimedOut names the node whose check ran out of time
                 if not self.lenient:
-                    found = Problem(self.origin(checked), problem.keyword, problem.reason)
+                    named = getattr(problem, "named", None) or checked  # (a contains match: its contains)
+                    found = Problem(self.origin(named), problem.keyword, problem.reason)
                     raise UnsupportedSchemaError([found]) from None
                 if checked is not node:  # another node, now answered "possible" and relaxed at its own start
                     self._starts.pop(id(node), None)

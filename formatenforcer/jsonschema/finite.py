@@ -37,6 +37,8 @@ class TimedOut(Unsupported):
     def __init__(self, problem: Unsupported, node: Node) -> None:
         super().__init__(problem.keyword, problem.reason)
         self.node = node
+        self.named = getattr(problem, "named", None)
+        """The node the refusal names when not ``node`` (a ``contains`` schema: ``arrays.no_array``)."""
 
 
 class FiniteCheck:
@@ -212,7 +214,7 @@ class FiniteCheck:
             return "any", []  # none: never finite
         if isinstance(node, Union):
             return "any", [_concrete(o) for o in node.options]
-        if isinstance(node, String) and self._has_start is not None and not self._has_start(node):
+        if isinstance(node, String) and not self._has_value(node):
             return "any", []
         if isinstance(node, Array):
             if self._no_array(node):
@@ -266,6 +268,16 @@ class FiniteCheck:
             return no_object(node, self._merger)
         except (Unsupported, CycleError) as problem:  # reported where the node is built (or normalized)
             return self._undecided(node, problem)
+
+    def _has_value(self, node: String) -> bool:
+        """Whether some text satisfies the string ``node`` (the compiler's ``string_has_value``); a build out of
+        time is refused like a key automaton's (``TimedOut`` naming ``node``), then answered "possible"."""
+        if self._has_start is None or id(node) in self.timed_out:
+            return True
+        try:
+            return self._has_start(node)
+        except Unsupported as problem:
+            return not self._undecided(node, problem)
 
     def _no_array(self, node: Array) -> bool:
         """The array rules that leave no array at all, whatever the items (``arrays.no_array``, which

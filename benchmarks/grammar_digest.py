@@ -20,8 +20,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import maskbench  # noqa: E402
 from grammar_cases import grammar_cases  # noqa: E402
+from mask_digest import digest_masks  # noqa: E402
 
-from formatenforcer import GrammarParser, TokenEnforcer, Vocabulary, allocate_bitmask  # noqa: E402
+from formatenforcer import GrammarParser, TokenEnforcer, Vocabulary  # noqa: E402
 
 
 class _CollectorClock:
@@ -52,16 +53,7 @@ def main() -> None:
         digest = hashlib.sha256()
         ids = tokenizer.encode(case["text"], add_special_tokens=False)
         matcher = TokenEnforcer(vocabulary, GrammarParser(case["lark"], "lark")).matcher()
-        bitmask = allocate_bitmask(1, vocabulary.size)
-        for token in [*ids, None]:
-            matcher.fill_bitmask(bitmask, 0)
-            digest.update(bitmask.tobytes())
-            count += 1
-            if token is None:
-                break
-            if not matcher.accept_token(token):
-                digest.update(b"refused")
-                break
+        count += digest_masks(matcher, ids, vocabulary.size, digest)
         print(case["name"], digest.hexdigest()[:16])
         total.update(digest.digest())
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu

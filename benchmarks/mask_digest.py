@@ -13,12 +13,30 @@ import hashlib
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import maskbench  # noqa: E402
 
-from formatenforcer import JsonSchemaParser, TokenEnforcer, Vocabulary, allocate_bitmask  # noqa: E402
+from formatenforcer import JsonSchemaParser, Matcher, TokenEnforcer, Vocabulary, allocate_bitmask  # noqa: E402
+
+
+def digest_masks(matcher: Matcher, ids: list[int], vocabulary_size: int, digest: Any) -> int:
+    """Teacher-forces ``ids`` through ``matcher``, hashing into ``digest`` the bitmask row before each token and
+    after the last (and ``refused`` where a token is refused, which stops the run); returns how many rows."""
+    bitmask = allocate_bitmask(1, vocabulary_size)
+    rows = 0
+    for token in [*ids, None]:
+        matcher.fill_bitmask(bitmask, 0)
+        digest.update(bitmask.tobytes())
+        rows += 1
+        if token is None:
+            break
+        if not matcher.accept_token(token):
+            digest.update(b"refused")
+            break
+    return rows
 
 
 def main() -> None:
@@ -32,16 +50,7 @@ def main() -> None:
             text = json.dumps(case["instance"], indent=indent, ensure_ascii=False)
             ids = tokenizer.encode(text, add_special_tokens=False)
             matcher = TokenEnforcer(vocabulary, JsonSchemaParser(case["schema"])).matcher()
-            bitmask = allocate_bitmask(1, vocabulary.size)
-            for token in [*ids, None]:
-                matcher.fill_bitmask(bitmask, 0)
-                digest.update(bitmask.tobytes())
-                count += 1
-                if token is None:
-                    break
-                if not matcher.accept_token(token):
-                    digest.update(b"refused")
-                    break
+            count += digest_masks(matcher, ids, vocabulary.size, digest)
         print(case["name"], digest.hexdigest()[:16])
         total.update(digest.digest())
     print("TOTAL", count, total.hexdigest())

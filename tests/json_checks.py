@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from formatenforcer import TokenEnforcer
+from formatenforcer.core.bitmask import ids_of
 
 
 def accepts_tokens(enforcer: TokenEnforcer, tokenizer: Any, text: str) -> tuple[bool, str]:
@@ -23,6 +24,24 @@ def accepts_tokens(enforcer: TokenEnforcer, tokenizer: Any, text: str) -> tuple[
     if not (int(matcher.mask()[eos >> 5]) >> (eos & 31)) & 1 or not matcher.accept_token(eos):
         return False, "end-of-sequence refused at the end"
     return True, ""
+
+
+def mask_and_step_at(enforcer: TokenEnforcer, position: Any) -> tuple[set[int], set[int]]:
+    """The ids in the mask at ``position`` and the ids the step accepts there, over the whole vocabulary: a
+    test of mask = step compares the two."""
+    mask = set(ids_of(enforcer.mask(position)))
+    step = {token for token in range(enforcer.vocabulary.size) if enforcer.step(position, token) is not None}
+    return mask, step
+
+
+def mask_and_step(enforcer: TokenEnforcer, tokenizer: Any, prefix: str) -> tuple[set[int], set[int]]:
+    """``mask_and_step_at`` after stepping ``prefix``'s natural tokenization from the start (asserting each
+    token is taken)."""
+    position = enforcer.start
+    for token in tokenizer.encode(prefix, add_special_tokens=False):
+        position = enforcer.step(position, token)
+        assert position is not None, prefix
+    return mask_and_step_at(enforcer, position)
 
 
 def char_walk(parser: Any, rng: Any, max_chars: int = 400, end_bias: float = 0.3) -> tuple[str, bool]:

@@ -16,7 +16,8 @@ from formatenforcer import (
     TokenEnforcer,
     UnsupportedSchemaError,
 )
-from formatenforcer.core.bitmask import ids_of
+
+from .json_checks import mask_and_step_at
 
 DEEP = 5_000
 
@@ -42,12 +43,6 @@ def _opens(text: str) -> int:
         elif ch in "]}":
             depth -= 1
     return deepest
-
-
-def _mask_and_step(enforcer: TokenEnforcer, position) -> tuple[set[int], set[int]]:  # noqa: ANN001
-    mask = set(ids_of(enforcer.mask(position)))
-    step = {t for t in range(enforcer.vocabulary.size) if enforcer.step(position, t) is not None}
-    return mask, step
 
 
 def _walk(enforcer: TokenEnforcer, tokens: list[int]):  # noqa: ANN202
@@ -95,7 +90,7 @@ def test_mask_equals_step_at_the_limit(llama3_tokenizer, llama3_vocabulary, dept
     assert 0 < most < 128
     enforcer = TokenEnforcer(llama3_vocabulary, JsonParser())
     position = _walk(enforcer, [_token(llama3_tokenizer, "[")] * depth)
-    mask, step = _mask_and_step(enforcer, position)
+    mask, step = mask_and_step_at(enforcer, position)
     assert mask == step
     texts = {llama3_tokenizer.decode([t]) for t in mask}
     assert ("[" in texts) == (depth < 1000) and ("[[" in texts) == (depth < 999)
@@ -116,7 +111,7 @@ def test_raised_limit_ten_thousand_levels(llama3_tokenizer, llama3_vocabulary) -
     assert matcher.error is None
     assert llama3_vocabulary.eos_token_ids[0] in matcher.allowed_token_ids()
     position = _walk(enforcer, half)
-    mask, step = _mask_and_step(enforcer, position)
+    mask, step = mask_and_step_at(enforcer, position)
     assert mask == step and _token(llama3_tokenizer, "[") in mask
     assert not matcher.accept_token(_token(llama3_tokenizer, "]"))  # (the document is closed)
 

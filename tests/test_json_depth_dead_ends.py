@@ -18,11 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from formatenforcer import FormatEnforcerError, JsonConfig, JsonSchemaParser, SchemaError, TokenEnforcer
-from formatenforcer.core.bitmask import ids_of
 
 from .format_oracle import valid
 from .fuzz_strategies import fuzz_schemas
-from .json_checks import char_walk
+from .json_checks import char_walk, mask_and_step
 
 # an optional key whose value is the object itself: at the limit "a" cannot be written, "b" can
 OPTIONAL_KEY = {
@@ -178,12 +177,7 @@ def test_mask_equals_step_one_level_below_the_limit(
     """Token by token on Llama 3: the mask holds exactly what the step takes, and neither takes the token
     that would open (or name) a value the remaining levels cannot hold."""
     enforcer = TokenEnforcer(llama3_vocabulary, JsonSchemaParser(schema, config=JsonConfig(max_depth=max_depth)))
-    position = enforcer.start
-    for token in llama3_tokenizer.encode(prefix, add_special_tokens=False):
-        position = enforcer.step(position, token)
-        assert position is not None, prefix
-    mask = set(ids_of(enforcer.mask(position)))
-    step = {t for t in range(llama3_vocabulary.size) if enforcer.step(position, t) is not None}
+    mask, step = mask_and_step(enforcer, llama3_tokenizer, prefix)
     assert mask == step
     (token,) = llama3_tokenizer.encode(refused, add_special_tokens=False)
     assert token not in mask

@@ -13,7 +13,8 @@ from __future__ import annotations
 import pytest
 
 from formatenforcer import JsonSchemaParser, TokenEnforcer
-from formatenforcer.core.bitmask import ids_of
+
+from .json_checks import mask_and_step
 
 MIN1 = {"type": "object", "minProperties": 1}
 NAMED = {"type": "object", "properties": {"name": {"type": "string"}}, "minProperties": 3, "maxProperties": 4}
@@ -33,20 +34,8 @@ SLOW = [
 ]
 
 
-def mask_and_step(tokenizer, vocabulary, schema, prefix: str) -> tuple[set[int], set[int]]:
-    """The ids in the mask after ``prefix`` and the ids the step accepts there, over the whole vocabulary."""
-    enforcer = TokenEnforcer(vocabulary, JsonSchemaParser(schema))
-    position = enforcer.start
-    for token in tokenizer.encode(prefix, add_special_tokens=False):
-        position = enforcer.step(position, token)
-        assert position is not None, prefix
-    mask = set(ids_of(enforcer.mask(position)))
-    step = {token for token in range(vocabulary.size) if enforcer.step(position, token) is not None}
-    return mask, step
-
-
 def _check(tokenizer, vocabulary, schema, prefix: str) -> None:
-    mask, step = mask_and_step(tokenizer, vocabulary, schema, prefix)
+    mask, step = mask_and_step(TokenEnforcer(vocabulary, JsonSchemaParser(schema)), tokenizer, prefix)
     assert len(step) > 1000  # inside a free key: most of the vocabulary continues it
     assert not mask - step, [tokenizer.decode([t]) for t in sorted(mask - step)[:10]]
     assert not step - mask, [tokenizer.decode([t]) for t in sorted(step - mask)[:10]]
@@ -83,7 +72,7 @@ def test_pattern_keys_leave_out_only_tokens_that_close_the_key_after_a_run(
 ) -> None:
     """The documented stand-in (key_content.KeyContent.free): where patternProperties choose the value by
     the key's text, a token that closes the key after a free run is left to the next step."""
-    mask, step = mask_and_step(llama3_tokenizer, llama3_vocabulary, schema, prefix)
+    mask, step = mask_and_step(TokenEnforcer(llama3_vocabulary, JsonSchemaParser(schema)), llama3_tokenizer, prefix)
     assert not mask - step
     missing = [llama3_tokenizer.decode([t]) for t in step - mask]
     assert all('"' in text and text[0] != '"' for text in missing), missing[:10]
@@ -95,7 +84,9 @@ def test_a_pattern_key_run_never_spells_a_key_already_seen(llama3_tokenizer, lla
     was offered even where it could spell a key already seen, so the mask took ``"The`` after
     ``{"The":1,`` though the key then has no way to close (it is at its maximum length and taken)."""
     schema = {"type": "object", "propertyNames": {"maxLength": 3}, "patternProperties": {"^p_": {}}}
-    mask, step = mask_and_step(llama3_tokenizer, llama3_vocabulary, schema, '{"The":1,')
+    mask, step = mask_and_step(
+        TokenEnforcer(llama3_vocabulary, JsonSchemaParser(schema)), llama3_tokenizer, '{"The":1,'
+    )
     assert not mask - step, [llama3_tokenizer.decode([t]) for t in sorted(mask - step)[:10]]
     assert llama3_tokenizer.encode('"The', add_special_tokens=False)[0] not in mask
 

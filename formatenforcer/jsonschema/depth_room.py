@@ -19,6 +19,8 @@ are not (they count matches, they refuse nothing).
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from ..core.protocol import CharacterParser
 from ..parsers.combinators import UnionParser
 from . import array_phases as ap
@@ -81,11 +83,21 @@ def narrowed(ctx: ObjectContext | ArrayContext, room: int) -> ObjectContext | Ar
     return out
 
 
-def _narrow_object(base: ObjectContext, room: int) -> RoomObjectContext | None:
-    ctx = object.__new__(RoomObjectContext)
+_Room = TypeVar("_Room", RoomObjectContext, RoomArrayContext)
+
+
+def _room_copy(base: ObjectContext | ArrayContext, kind: type[_Room], room: int) -> _Room:
+    """A ``kind`` sharing ``base``'s attributes (not its memo of rooms), ``room`` levels deep, ``plain`` being
+    ``base``; the caller resets the memos that the room changes."""
+    ctx = object.__new__(kind)
     ctx.__dict__.update(base.__dict__)
     ctx.plain, ctx.room = base, room
     del ctx.__dict__["rooms"]
+    return ctx
+
+
+def _narrow_object(base: ObjectContext, room: int) -> RoomObjectContext | None:
+    ctx = _room_copy(base, RoomObjectContext, room)
     ctx.extras = extra_keys(base.node, base.compiler.merger, base.key_rule, ctx.fits)
     ctx.any_extra_key = (
         not ctx.track_extra_text
@@ -101,10 +113,7 @@ def _narrow_object(base: ObjectContext, room: int) -> RoomObjectContext | None:
 
 
 def _narrow_array(base: ArrayContext, room: int) -> RoomArrayContext | None:
-    ctx = object.__new__(RoomArrayContext)
-    ctx.__dict__.update(base.__dict__)
-    ctx.plain, ctx.room = base, room
-    del ctx.__dict__["rooms"]
+    ctx = _room_copy(base, RoomArrayContext, room)
     ctx._items, ctx.structural = {}, {}
     if ctx.track:  # the "match" items decide how many positions can still match (ArrayContext._matchable)
         node = base.node

@@ -356,7 +356,9 @@ def _packed(walker: _Walk) -> np.ndarray:
 
 
 _LEXEME_CACHE_SIZE = 2048
-"""Lexeme walks kept per cache (each a packed mask, 16 KB for a 128k vocabulary, plus its end points)."""
+"""Lexeme walks kept in an enforcer's own memo (each a packed mask, 16 KB for a 128k vocabulary, plus its end
+points) before it is emptied. The vocabulary's shared cache has no count limit: its memory budget evicts the
+entries used longest ago, so the walks every schema shares (value starts, punctuation, plain strings) stay."""
 
 LexemeResult = tuple[np.ndarray, list[tuple[CharacterParser, list[int], Trie]]]
 
@@ -465,8 +467,8 @@ def _cached_lexeme(
         key, lexemes = (key, checked, first), vocabulary.lexeme_cache
     hit = lexemes.get(key)
     if hit is None:
-        if len(lexemes) >= _LEXEME_CACHE_SIZE:
-            lexemes.clear()  # rare; rebuilt on demand
+        if lexemes.__class__ is dict and len(lexemes) >= _LEXEME_CACHE_SIZE:
+            lexemes.clear()  # rare; rebuilt on demand (the vocabulary's budgeted cache evicts by its budget)
         hit = lexeme_result(vocabulary, inner, checked, first)
         _store(lexemes, key, hit, 120 + hit[0].nbytes + _groups_bytes(hit[1]))
     return hit
@@ -567,7 +569,7 @@ def _walk_below(
     if hit is None or hit[0] is not node:  # (holds ``node``: its id stays unique while cached)
         walker = _LexemeWalk(vocabulary, checked)
         walker.walk(node, inner, b"")
-        if len(cache) >= _LEXEME_CACHE_SIZE:
+        if cache.__class__ is dict and len(cache) >= _LEXEME_CACHE_SIZE:
             cache.clear()
         hit = (node, walker.out, walker.masks, _end_groups(walker, checked))
         size = 64 + 36 * len(walker.out) + sum(120 + m.nbytes for m in walker.masks) + _groups_bytes(hit[3])

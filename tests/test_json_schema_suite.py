@@ -30,8 +30,9 @@ _RESULTS: dict[str, dict] = {}
 
 @pytest.fixture(scope="module")
 def suite_results(llama3_tokenizer, llama3_vocabulary):
-    """draft -> file -> FileResult, each draft run once per process on first use. Under pytest-xdist both
-    drafts are one xdist_group (``DRAFTS`` below), so one worker runs them and writes the doc."""
+    """draft -> file -> FileResult, each draft run once per process on first use. Under pytest-xdist each
+    draft is its own xdist_group (``DRAFTS`` below), so the two drafts run on two workers at once; the doc
+    is written by the process that ran both (``python -m pytest tests/test_json_schema_suite.py``)."""
     enforcers: dict[int, TokenEnforcer] = {}
 
     def accept(parser, text):  # noqa: ANN001, ANN202
@@ -53,11 +54,9 @@ def suite_results(llama3_tokenizer, llama3_vocabulary):
     return Results(_RESULTS)
 
 
-DRAFTS = [pytest.param(d, marks=[pytest.mark.slow, pytest.mark.xdist_group("json-suite")]) for d in MAIN_DRAFTS]
-"""Token by token on Llama 3, so in the full suite only; the fast suite reads every instance character by
-character (below), a couple of seconds a draft. Both drafts run in one process, one after the other: most of
-their instances are the same, so the second draft's walks are mostly found in the vocabulary's shared cache
-(draft7 ~155 CPU-s, then draft2020-12 ~40 CPU-s, against ~155 CPU-s in a process of its own)."""
+DRAFTS = [pytest.param(d, marks=[pytest.mark.slow, pytest.mark.xdist_group(f"json-suite-{d}")]) for d in MAIN_DRAFTS]
+"""Token by token on Llama 3: about 10 CPU-minutes a draft, so in the full suite only; the fast suite reads
+every instance character by character (below), a couple of seconds a draft."""
 
 
 @pytest.mark.parametrize("draft", MAIN_DRAFTS)

@@ -38,18 +38,19 @@ def tokenizers(llama3_tokenizer, smollm2_tokenizer, sp_tokenizer):
 
 
 @pytest.fixture(scope="session")
-def vocabularies(tokenizers):
+def vocabularies(tokenizers, llama3_vocabulary):
     """name -> Vocabulary (Llama 3 with both of its end markers)."""
-    out = {}
+    out = {"llama3": llama3_vocabulary}
     for name, tokenizer in tokenizers.items():
-        eos = tf.LLAMA3_EOS if name == "llama3" else None
-        out[name] = Vocabulary.from_transformers(tokenizer, eos)
+        if name != "llama3":
+            out[name] = Vocabulary.from_transformers(tokenizer)
     return out
 
 
 @pytest.fixture(scope="session")
-def llama3_vocabulary(vocabularies):
-    return vocabularies["llama3"]
+def llama3_vocabulary(llama3_tokenizer):
+    """Built on its own, so a worker that needs only Llama 3 neither loads SmolLM2 nor trains SentencePiece."""
+    return Vocabulary.from_transformers(llama3_tokenizer, tf.LLAMA3_EOS)
 
 
 @pytest.fixture(scope="session")

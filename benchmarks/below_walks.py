@@ -53,6 +53,8 @@ def main() -> None:
     for kind, count in kinds.most_common():
         print(f"{count:7d}  {count / total:6.1%}  {kind}")
     print(f"{total:7d}  walks below end points")
+    cache = vocabulary.lexeme_cache
+    print(f"the vocabulary's shared lexeme cache: {len(cache)} entries, {cache.used / 1e6:.1f} MB")
 
 
 if __name__ == "__main__":

@@ -88,13 +88,7 @@ def test_lenient_relaxes_the_item_and_never_dead_ends(tiny_budget) -> None:
         parser = JsonSchemaParser(_schema("i", "j"), lenient=True)
     assert any("#/properties/list/items" in str(w.message) for w in caught)
     assert parser.accepts("{}")
-    finished = 0
-    for seed in range(30):
-        text, done = char_walk(parser, random.Random(seed), max_chars=200, end_bias=0.4)  # asserts no dead end
-        if done:
-            finished += 1
-            json.loads(text)
-    assert finished >= 10
+    _walks_finish(parser)
 
 
 def test_a_check_that_cannot_be_decided_still_answers_possible() -> None:
@@ -143,13 +137,7 @@ def test_lenient_relaxes_an_out_of_time_contains_match_and_never_dead_ends(tiny_
         parser = JsonSchemaParser(schema, lenient=True)
     assert any("#/properties/tags/contains" in str(w.message) for w in caught)
     assert parser.accepts('{"tags": ["mbbbmmmbbbbbbz"]}')
-    finished = 0
-    for seed in range(30):
-        text, done = char_walk(parser, random.Random(seed), max_chars=200, end_bias=0.4)  # asserts no dead end
-        if done:
-            finished += 1
-            json.loads(text)
-    assert finished >= 10
+    _walks_finish(parser)
 
 
 def test_a_required_string_out_of_time_is_refused_at_its_own_pointer(tiny_budget) -> None:
@@ -160,3 +148,14 @@ def test_a_required_string_out_of_time_is_refused_at_its_own_pointer(tiny_budget
     with pytest.raises(UnsupportedSchemaError) as raised:
         JsonSchemaParser(schema)
     assert raised.value.problems == [("#/properties/s", "pattern")]
+
+
+def _walks_finish(parser: JsonSchemaParser) -> None:
+    """30 random character walks: none dead-ends (``char_walk`` asserts it), at least 10 finish, each as JSON."""
+    finished = 0
+    for seed in range(30):
+        text, done = char_walk(parser, random.Random(seed), max_chars=200, end_bias=0.4)
+        if done:
+            finished += 1
+            json.loads(text)
+    assert finished >= 10

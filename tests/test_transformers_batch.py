@@ -23,6 +23,8 @@ from formatenforcer import (
     fill_position_bitmasks,
 )
 
+from .test_transformers_generate import chat_batch
+
 torch = pytest.importorskip("torch")
 
 SCHEMA = {
@@ -194,14 +196,7 @@ def _generate(model, tokenizer, processor, **kwargs) -> list[str]:  # noqa: ANN0
     from transformers import LogitsProcessorList
 
     questions = ["Name a city and a year as JSON.", "Give a European capital and the year you like best, as JSON."]
-    texts = [
-        tokenizer.apply_chat_template([{"role": "user", "content": q}], tokenize=False, add_generation_prompt=True)
-        for q in questions
-    ]
-    tokenizer.padding_side = "left"
-    if tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token
-    inputs = tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False)
+    inputs = chat_batch(tokenizer, questions)
     outputs = model.generate(
         **inputs,
         max_new_tokens=40,

@@ -65,6 +65,7 @@ def _documents() -> list[str]:
         level = out
     texts = dict.fromkeys(json.dumps(d, separators=(",", ":")) for d in level)
     texts.update(dict.fromkeys(['{"a":[]}', '{"a":[[]],"b":null}', '{"a":1,"b":2,"c":3}', '[{"a":[]}]']))
+    texts.update(dict.fromkeys(["[null]", "[[null]]", "[[null],null]", "[[[null]],[]]", "[null,null,null]"]))
     return list(texts)
 
 
@@ -82,6 +83,11 @@ ENFORCED = {
     "contains-const-empty": {"anyOf": [_recursive({"const": []}), SHORT]},
     "min-contains": {"anyOf": [_recursive({"type": "array"}, minContains=2), SHORT]},
     "max-contains": {"anyOf": [_recursive({"const": []}, maxContains=1), SHORT]},
+    # maxItems: whether an item can match `contains` is read from the item's start, here the union being
+    # built (it was taken for None: no match, so `[null]` was refused)
+    "max-items": {"anyOf": [_recursive({}, maxItems=2), {"type": "null"}]},
+    "max-items-max-contains": {"anyOf": [_recursive({"type": "array"}, maxItems=2, maxContains=1), {"type": "null"}]},
+    "max-items-min-contains": {"anyOf": [_recursive({"type": "array"}, maxItems=2, minContains=2), {"type": "null"}]},
     "objects-all-of": {
         "anyOf": [
             {"type": "object", "additionalProperties": {"$ref": "#"}, "allOf": [{"maxProperties": 2}]},

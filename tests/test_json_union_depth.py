@@ -1,0 +1,151 @@
+"""Nested unions of containers (issue #18, "never stick"): a union whose branches all accept the same bracket
+and all recurse into the union used to hold one nested state per way of choosing a branch at every level,
+2^n at depth n (18 levels of ``[`` took 34 s). Its frames are now shared (jsonschema/depth.py), so a thousand
+levels open in a fraction of a second, in the step and in the mask alike, on the real Llama 3 vocabulary."""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+
+import jsonschema
+import pytest
+
+from formatenforcer import JsonConfig, JsonSchemaParser, TokenEnforcer
+
+from .json_checks import char_walk, mask_and_step
+
+ARRAYS = {
+    "anyOf": [
+        {"type": "array", "items": {"$ref": "#"}},
+        {"type": "array", "items": {"$ref": "#"}, "maxItems": 3},
+    ]
+}
+OBJECTS = {
+    "anyOf": [
+        {"type": "object", "additionalProperties": {"$ref": "#"}},
+        {"type": "object", "additionalProperties": {"$ref": "#"}, "maxProperties": 3},
+    ]
+}
+_TAGGED = [
+    {"type": "object", "properties": {"t": {"const": tag}}, "required": ["t"], "additionalProperties": {"$ref": "#"}}
+    for tag in (1, 2)
+]
+_TAGGED[1]["maxProperties"] = 3
+MIXED = {"oneOf": [*_TAGGED, {"type": "array", "items": {"$ref": "#"}}, {"type": "null"}]}
+"""Two objects that both take ``{"a":`` and recurse (told apart by the tag ``t``, which ``oneOf`` needs: the
+compiler supports only branches it can prove disjoint), an array that recurses, and a scalar."""
+MIXED_ANY = {"anyOf": MIXED["oneOf"]}
+"""The same language (the branches are disjoint): jsonschema checks ``oneOf`` by evaluating every branch, 2^n
+work on a document n levels deep, and ``anyOf`` stops at the first branch that matches."""
+
+LEVELS = 1000
+CASES = {
+    # name: (schema, the text that opens one level, a value at the bottom, the text that closes one level)
+    "arrays": (ARRAYS, "[", "[]", "]"),
+    "objects": (OBJECTS, '{"a":', "{}", "}"),
+    "mixed": (MIXED, '[{"a":', "null", ',"t":1}]'),
+}
+
+
+def _validate(name: str, text: str) -> None:
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 20 * LEVELS))  # (json and jsonschema recurse per level; the parser does not)
+    try:
+        jsonschema.validate(json.loads(text), MIXED_ANY if name == "mixed" else CASES[name][0])
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_thousand_levels_open_and_close_character_by_character(name: str) -> None:
+    """1,000 levels opened one character at a time, then a value and 1,000 closings: every character taken
+    (the mask holds it), the document may end and jsonschema finds it valid. (Before: 2^n states, the
+    20th level out of reach.) The states stay small: a level costs one frame, not one per branch choice."""
+    schema, opener, bottom, closer = CASES[name]
+    parser = JsonSchemaParser(schema, config=JsonConfig(max_depth=2 * LEVELS))
+    state = parser
+    for _ in range(LEVELS):
+        for ch in opener:
+            assert ch in state.allowed_characters()
+            state = state.add_character(ch)
+            assert state is not None
+    assert len(repr(state)) < 500
+    text = opener * LEVELS + bottom + closer * LEVELS
+    state = state.add_text(bottom + closer * LEVELS)
+    assert state is not None and state.can_end()
+    assert parser.accepts(text)
+    _validate(name, text)
+
+
+def test_the_mixed_schema_is_checked_by_one_of_too() -> None:
+    """The ``oneOf`` schema itself, on a document shallow enough for jsonschema's oneOf: the same verdicts
+    as the parser's, on valid documents and on ones that only a ``oneOf`` refuses (tag missing)."""
+    depth = 8
+    good = '[{"a":' * depth + "null" + ',"t":1}]' * depth
+    bad = '[{"a":' * depth + "null" + "}]" * depth
+    parser = JsonSchemaParser(MIXED)
+    assert parser.accepts(good) and not parser.accepts(bad)
+    jsonschema.validate(json.loads(good), MIXED)
+    assert not jsonschema.Draft202012Validator(MIXED).is_valid(json.loads(bad))
+
+
+@pytest.mark.parametrize(
+    ("name", "prefix"),
+    [
+        ("arrays", "[" * 300),
+        ("arrays", "[" * 300 + "[]"),  # the value ended: both containers of the level may read on
+        ("arrays", "[" * 300 + "[[],[],[]"),  # the short branch (maxItems 3) only in the items read
+        ("arrays", "[" * 3 + "[]],"),
+        ("objects", '{"a":' * 200 + '{"b'),  # inside a key
+        ("objects", '{"a":' * 200 + "{}"),
+        ("objects", '{"a":' * 200 + '{"b":{},"c":{},"d":{}'),  # past the short branch's maxProperties
+        ("mixed", '[{"a":' * 150 + "null"),
+        ("mixed", '[{"a":' * 150 + 'null,"t":'),  # which tag decides which branch the object was
+        ("mixed", '[{"a":' * 150 + "[null,"),
+    ],
+    ids=lambda value: value if len(value) < 20 else f"{value[:6]}..{value[-12:]}",
+)
+def test_mask_equals_step_deep_in_the_union(llama3_tokenizer, llama3_vocabulary, name: str, prefix: str) -> None:
+    """Token by token on Llama 3 down to a few hundred levels: the mask holds exactly the tokens the step
+    takes, at a value's start, inside a key, where a value ended under several containers, past a limit
+    one branch has and the other has not."""
+    schema = CASES[name][0]
+    enforcer = TokenEnforcer(llama3_vocabulary, JsonSchemaParser(schema, config=JsonConfig(max_depth=2 * LEVELS)))
+    mask, step = mask_and_step(enforcer, llama3_tokenizer, prefix)
+    assert mask == step and mask
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_thousand_levels_token_by_token(llama3_tokenizer, llama3_vocabulary, name: str) -> None:
+    """The document of the character test, fed as Llama 3 tokens through a matcher: each token taken, and at
+    every 64th token and the last few (a mask costs a vocabulary walk: every one of the ~3,000 would take a
+    minute, union or not) the token is in the mask and end of sequence is not, until the end."""
+    schema, opener, bottom, closer = CASES[name]
+    enforcer = TokenEnforcer(llama3_vocabulary, JsonSchemaParser(schema, config=JsonConfig(max_depth=2 * LEVELS)))
+    matcher = enforcer.matcher()
+    eos = llama3_vocabulary.eos_token_ids[0]
+    tokens = llama3_tokenizer.encode(opener * LEVELS + bottom + closer * LEVELS, add_special_tokens=False)
+    for i, token in enumerate(tokens):
+        if i % 64 == 0 or i > len(tokens) - 4:
+            allowed = set(matcher.allowed_token_ids())
+            assert token in allowed and eos not in allowed
+        assert matcher.accept_token(token)
+    assert eos in matcher.allowed_token_ids() and matcher.error is None
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("seed", range(4))
+def test_random_walks_never_dead_end(name: str, seed: int) -> None:
+    """Random character walks (brackets as likely as anything else) never meet a dead end nor a refused
+    offer, and the finished ones are valid; under a small limit too, where the room left narrows what each
+    container of a level may still offer."""
+    schema = CASES[name][0]
+    rng = random.Random(seed)
+    for max_depth in (3, 40):
+        parser = JsonSchemaParser(schema, config=JsonConfig(max_depth=max_depth))
+        for _ in range(40):
+            text, finished = char_walk(parser, rng, max_chars=300, end_bias=0.05)
+            if finished:
+                _validate(name, text)

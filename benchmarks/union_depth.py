@@ -34,16 +34,20 @@ CASES = {
         },
         '{"a":',
     ),
-    "mixed": (
+    "mixed": (  # two tagged objects that both take {"a": and recurse, an array that recurses, and null
         {
             "oneOf": [
-                {"type": "array", "items": {"$ref": "#"}, "maxItems": 2},
-                {
-                    "type": ["array", "object"],
-                    "items": {"$ref": "#"},
-                    "minItems": 3,
-                    "additionalProperties": {"$ref": "#"},
-                },
+                *(
+                    {
+                        "type": "object",
+                        "properties": {"t": {"const": tag}},
+                        "required": ["t"],
+                        "additionalProperties": {"$ref": "#"},
+                        **extra,
+                    }
+                    for tag, extra in ((1, {}), (2, {"maxProperties": 3}))
+                ),
+                {"type": "array", "items": {"$ref": "#"}},
                 {"type": "null"},
             ]
         },
@@ -56,8 +60,11 @@ def main() -> None:
     options = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     options.add_argument("--levels", type=int, default=1000)
     options.add_argument("--cap", type=float, default=30.0, help="seconds per case before it stops")
+    options.add_argument("--case", choices=sorted(CASES), action="append", help="only these cases")
     args = options.parse_args()
     for name, (schema, opener) in CASES.items():
+        if args.case and name not in args.case:
+            continue
         state = JsonSchemaParser(schema, config=JsonConfig(max_depth=2 * args.levels + 10))
         start = time.perf_counter()
         marks = []

@@ -22,9 +22,28 @@ item or union branch is offered whose value needs more levels than remain, so no
 could not close.
 
 An array that is not transparent stays a state of its own, but its item and its ``contains`` trackers
-become stacks of their own, ``base`` levels down (``settle``), so a deep item costs no recursion either. Not
-split, so still nested (and recursive): a union of containers that are all still open (``anyOf`` of two
-array schemas). The depth it adds still counts.
+become stacks of their own, ``base`` levels down (``settle``), so a deep item costs no recursion either.
+
+Unions of open containers: a union whose branches are transparent containers reading a value (``anyOf`` of
+two array schemas after ``[[``) is taken apart too, into *heads* ``(top, frame)``, one per branch, and heads
+with equal tops become one head over a frame level holding all their frames' edges. A level is thus a set of
+edges ``(template, up)``: the containers that may be open there, each over the level around it (a
+graph-structured stack). Its language is the union, over its edges, of the template holding the value and
+read inside ``up``, so the merge is exact. When the top ends and the next character is refused by it, each
+edge's template reads that character (``_plug``) and the states it gives are taken apart into heads over
+that edge's ``up`` and merged again. At depth ``n`` a union of two recursing arrays has 2^n ways of having
+chosen its branches, but they share one head and ``n`` levels of two edges: a step costs what one level
+costs, whatever the depth. Several heads with distinct tops (the branches read values that differ) are a
+``Stacks``: a character goes to each and the heads they give are merged; the walk takes them one by one
+(``alternatives``), and a head whose level has several edges, once its value may end, one edge at a time,
+each with its own lexemes. A union is taken apart only when one of its branches is such a container, so
+every other state (a union of scalars, of containers before their value) is as before.
+
+Their tops being equal, merged heads are as deep: every branch has read the same text, so it opens the same
+brackets. Heads never outnumber the distinct values the schema's containers can be reading at one point
+(their item and property schemas), so the cost stays linear in depth. Not taken apart, so still nested:
+a union of arrays that are none of them transparent (each with ``uniqueItems`` or ``contains``); their items
+are stacks of their own, but the union holds one per branch at each such level.
 """
 
 from __future__ import annotations

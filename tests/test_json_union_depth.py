@@ -149,3 +149,40 @@ def test_random_walks_never_dead_end(name: str, seed: int) -> None:
             text, finished = char_walk(parser, rng, max_chars=300, end_bias=0.05)
             if finished:
                 _validate(name, text)
+
+
+COUNTED = {
+    "anyOf": [
+        {"type": "array", "items": {"$ref": "#"}, "maxItems": 1},
+        {"type": "array", "items": {"$ref": "#"}, "minItems": 3, "maxItems": 3},
+        {"type": "object", "additionalProperties": {"$ref": "#"}, "minProperties": 2},
+        {"type": "object", "properties": {"t": {"const": 0}}, "required": ["t"], "additionalProperties": {"$ref": "#"}},
+    ]
+}
+"""Which branch a container was decides what it may hold (0, 1 or 3 items; 2 keys or more, or a tag), so a
+level whose containers were merged must still count for each of them."""
+
+
+def _document(rng: random.Random, depth: int) -> object:
+    if depth == 0 or rng.random() < 0.35:
+        return [] if rng.random() < 0.5 else {"t": 0}
+    if rng.random() < 0.5:
+        return [_document(rng, depth - 1) for _ in range(rng.choice((0, 1, 2, 3, 3, 4)))]
+    keys = rng.sample(["a", "b", "t"], rng.choice((1, 2, 2, 3)))
+    return {key: 0 if key == "t" and rng.random() < 0.5 else _document(rng, depth - 1) for key in keys}
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_random_documents_are_judged_as_jsonschema_judges_them(seed: int) -> None:
+    """Random nested documents, valid and not, deep inside a union whose branches count items and keys
+    differently: the parser accepts exactly those jsonschema finds valid."""
+    rng = random.Random(seed)
+    parser = JsonSchemaParser(COUNTED)
+    validator = jsonschema.Draft202012Validator(COUNTED)
+    verdicts = set()
+    for _ in range(120):
+        document = _document(rng, rng.randint(2, 5))  # (jsonschema tries every branch at each level)
+        expected = validator.is_valid(document)
+        assert parser.accepts(json.dumps(document, separators=(",", ":"))) == expected, document
+        verdicts.add(expected)
+    assert verdicts == {True, False}

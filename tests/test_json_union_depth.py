@@ -40,6 +40,20 @@ MIXED_ANY = {"anyOf": MIXED["oneOf"]}
 """The same language (the branches are disjoint): jsonschema checks ``oneOf`` by evaluating every branch, 2^n
 work on a document n levels deep, and ``anyOf`` stops at the first branch that matches."""
 
+STRINGS = {
+    "anyOf": [
+        {"type": "object", "additionalProperties": {"anyOf": [{"$ref": "#"}, {"type": "string"}]}},
+        {
+            "type": "object",
+            "additionalProperties": {"anyOf": [{"$ref": "#"}, {"type": "string", "maxLength": 5}]},
+            "maxProperties": 2,
+        },
+        {"type": "array", "items": {"$ref": "#"}, "maxItems": 2},
+    ]
+}
+"""Objects whose string values differ (one has a ``maxLength``): inside such a value the two containers of
+the level are read as two stacks over the same frames, walked by their shared free run."""
+
 LEVELS = 1000
 CASES = {
     # name: (schema, the text that opens one level, a value at the bottom, the text that closes one level)
@@ -53,7 +67,8 @@ def _validate(name: str, text: str) -> None:
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 20 * LEVELS))  # (json and jsonschema recurse per level; the parser does not)
     try:
-        jsonschema.validate(json.loads(text), MIXED_ANY if name == "mixed" else CASES[name][0])
+        schema = {"mixed": MIXED_ANY, "strings": STRINGS}.get(name) or CASES[name][0]
+        jsonschema.validate(json.loads(text), schema)
     finally:
         sys.setrecursionlimit(limit)
 
@@ -104,6 +119,9 @@ def test_the_mixed_schema_is_checked_by_one_of_too() -> None:
         ("mixed", '[{"a":' * 150 + "null"),
         ("mixed", '[{"a":' * 150 + 'null,"t":'),  # which tag decides which branch the object was
         ("mixed", '[{"a":' * 150 + "[null,"),
+        ("strings", '{"a":[' * 100 + '{"c":"xyzab'),  # one of the strings must close, the other may go on
+        ("strings", '{"a":[' * 100 + '{"c":"xy"'),
+        ("strings", '{"a":[' * 100 + '{"c":{"x":"xyzabcd"},"d":"a","e":'),
     ],
     ids=lambda value: value if len(value) < 20 else f"{value[:6]}..{value[-12:]}",
 )
@@ -111,7 +129,7 @@ def test_mask_equals_step_deep_in_the_union(llama3_tokenizer, llama3_vocabulary,
     """Token by token on Llama 3 down to a few hundred levels: the mask holds exactly the tokens the step
     takes, at a value's start, inside a key, where a value ended under several containers, past a limit
     one branch has and the other has not."""
-    schema = CASES[name][0]
+    schema = STRINGS if name == "strings" else CASES[name][0]
     enforcer = TokenEnforcer(llama3_vocabulary, JsonSchemaParser(schema, config=JsonConfig(max_depth=2 * LEVELS)))
     mask, step = mask_and_step(enforcer, llama3_tokenizer, prefix)
     assert mask == step and mask
@@ -135,13 +153,13 @@ def test_a_thousand_levels_token_by_token(llama3_tokenizer, llama3_vocabulary, n
     assert eos in matcher.allowed_token_ids() and matcher.error is None
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", [*sorted(CASES), "strings"])
 @pytest.mark.parametrize("seed", range(4))
 def test_random_walks_never_dead_end(name: str, seed: int) -> None:
     """Random character walks (brackets as likely as anything else) never meet a dead end nor a refused
     offer, and the finished ones are valid; under a small limit too, where the room left narrows what each
     container of a level may still offer."""
-    schema = CASES[name][0]
+    schema = STRINGS if name == "strings" else CASES[name][0]
     rng = random.Random(seed)
     for max_depth in (3, 40):
         parser = JsonSchemaParser(schema, config=JsonConfig(max_depth=max_depth))

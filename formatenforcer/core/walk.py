@@ -44,7 +44,23 @@ _SHARED_BYTES: dict[tuple, list[bool]] = {}
 register_memo(_SHARED_BYTES.clear)  # emptied when a burst of enforcers ends (core/cache_release.py)
 
 
+_FEW_BELOW: dict[int, bool] = {}
+"""id(node) -> ``_few_below(node, _WALKED_SUBTREE)``. Only a choice of method (a walk or a table: the same
+tokens either way), so an id reused by another node costs at most a table built or skipped."""
+register_memo(_FEW_BELOW.clear)
+
+
 def _few_below(node: Trie, limit: int) -> bool:
+    """Whether at most ``limit`` tokens are in the subtree of ``node`` (memoised for ``_WALKED_SUBTREE``)."""
+    found = _FEW_BELOW.get(id(node))
+    if found is None:
+        if len(_FEW_BELOW) >= 1 << 18:
+            _FEW_BELOW.clear()
+        found = _FEW_BELOW[id(node)] = _count_below(node, limit)
+    return found
+
+
+def _count_below(node: Trie, limit: int) -> bool:
     """Whether at most ``limit`` tokens are in the subtree of ``node`` (stops counting past the limit)."""
     count = 0
     stack = [node]

@@ -234,7 +234,9 @@ class ArrayContext:
         if self.track:  # build the "must match" / "must not match" item schemas now, so problems surface here
             for position in range(len(node.prefix) + 1):
                 for mode in ("match", "avoid"):
-                    self._items[(position, mode, frozenset())] = self._build_item(position, mode, frozenset())
+                    schema = self._item_schema(position, mode, frozenset())
+                    if not compiler.building(schema):  # (else: being built above, read when first needed)
+                        self._items[(position, mode, frozenset())] = compiler.start(schema)
 
     def _joint_count(self) -> None:
         """Several ``contains`` (the first may have a maximum, the others only minimums): each gets its own
@@ -285,21 +287,37 @@ class ArrayContext:
     def item_start(self, index: int, count: int, seen: frozenset) -> tuple[CharacterParser | None, bool]:
         """The start of item ``index`` and whether it still needs the contains tracker."""
         key = (min(index, len(self.node.prefix)), self._mode(index, count), seen)
-        hit = self._items.get(key)
-        if hit is None and key not in self._items:
-            hit = self._items[key] = self._build_item(*key)
-        return hit, self.track and (key[1] == "free" or bool(self.also))
+        return self.item_start_of(key), self.track and (key[1] == "free" or bool(self.also))
 
     def _matchable(self, index: int) -> int:
         """How many positions from ``index`` up to ``maxItems`` can hold a ``contains`` match (its "match"
         item has a start): when the matches still needed exceed those after this one, this one must match."""
         prefix, out = len(self.node.prefix), 0
         for position in range(index, self.max_items or 0):
-            if self._items.get((min(position, prefix), "match", frozenset())) is not None:
+            if self._can_match(min(position, prefix)):
                 out += 1 if position < prefix else self.max_items - position  # type: ignore[operator]
             if position >= prefix:
                 break
         return out
+
+    def _can_match(self, position: int) -> bool:
+        """Whether an item at ``position`` (prefix or ``items``) can match ``contains``: its "match" item has a
+        start. While that item's schema is still being built further up (items that recurse to an array
+        holding this one), its start is not known yet: the finiteness check answers, as the start will."""
+        key = (position, "match", frozenset())
+        if key in self._items:
+            return self._items[key] is not None
+        schema = self._item_schema(position, "match", frozenset())
+        if self.compiler.building(schema):
+            return self.compiler.finite(schema)
+        return self.item_start_of(key) is not None
+
+    def item_start_of(self, key: tuple) -> CharacterParser | None:
+        """The start of the item ``key`` = (position, mode, values seen), built once."""
+        hit = self._items.get(key)
+        if hit is None and key not in self._items:
+            hit = self._items[key] = self._build_item(*key)
+        return hit
 
     def _mode(self, index: int, count: int | tuple[int, ...]) -> str:
         node = self.node

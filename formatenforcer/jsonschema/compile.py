@@ -58,6 +58,8 @@ class Compiler:
         self.merger = merger
         self.origin = origin
         self._starts: dict[int, CharacterParser | None] = {}
+        self._building: set[int] = set()
+        """ids of the nodes whose start is being built (``start`` answers None for them meanwhile)."""
         self._keep: list[object] = []
         self._any_value: CharacterParser | None = None
         self._finite = FiniteCheck(merger, self.string_has_value)
@@ -107,6 +109,7 @@ class Compiler:
         if hit is not _MISSING:
             return hit  # type: ignore[return-value]
         self._starts[id(node)] = None  # a value cannot contain itself at its own first character
+        self._building.add(id(node))
         try:
             try:
                 if not isinstance(node, String) and not self.finite(node):  # (a string contains no value)
@@ -138,9 +141,16 @@ class Compiler:
             # (check_all) and any later ask must build this node again, not read the placeholder's None
             self._starts.pop(id(node), None)
             raise
+        finally:
+            self._building.discard(id(node))
         self._keep.append(node)
         self._starts[id(node)] = state
         return state
+
+    def building(self, node: Node) -> bool:
+        """Whether the start of ``node`` is being built (further up this build): ``start`` answers None for it
+        until then, which says nothing of whether it has a value (an array whose items recurse to itself)."""
+        return id(deref(node)) in self._building
 
     def _build(self, node: Node) -> CharacterParser | None:
         # the most frequent kinds first (the node classes of schema/ir.py have no subclasses, so order is free)

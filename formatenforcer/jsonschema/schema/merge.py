@@ -45,8 +45,15 @@ class Merger:
 
     def __init__(self) -> None:
         self._lazy: dict[tuple[int, int], Node] = {}
+        self._met: dict[tuple[int, int], Node] = {}
+        """(id(a), id(b)) of two concrete nodes -> their intersection: the same pair always gives the same
+        node, so the checks that follow merged sub-schemas (finite.py, the array items that must match
+        ``contains``) meet a node again instead of a fresh copy each time, and a recursive schema stays a
+        finite graph (``items: {"$ref": "#"}`` with ``contains``: each copy's match was a new copy)."""
         self._keep: list[Node] = []
         self.negations: dict[int, Ref] = {}
+        self._complements: dict[int, Node] = {}
+        """id(node) -> its whole complement (``negate`` without ``within``): one node per node, as ``_met``."""
         self.facts: dict[tuple[str, int], tuple[Node, object]] = {}
         """(kind, id(node)) -> (node, what a later stage computed of it once for the schema's life: the
         named keys of an object, asked by the finiteness check and by the object's compiled context)."""
@@ -65,8 +72,16 @@ class Merger:
         return hit
 
     def intersect(self, a: Node, b: Node) -> Node:
-        """The values that are instances of both ``a`` and ``b``."""
+        """The values that are instances of both ``a`` and ``b`` (memoised per pair of concrete nodes)."""
         a, b = deref(a), deref(b)
+        key = (id(a), id(b))
+        hit = self._met.get(key)
+        if hit is None:
+            hit = self._met[key] = self._intersect(a, b)
+            self._keep.extend((a, b, hit))
+        return hit
+
+    def _intersect(self, a: Node, b: Node) -> Node:
         if isinstance(a, AnyValue) or isinstance(b, Never):
             return b
         if isinstance(b, AnyValue) or isinstance(a, Never):
@@ -142,7 +157,13 @@ class Merger:
         """The values that are *not* instances of ``node`` (see schema/complement.py); raises Unsupported where the
         complement cannot be expressed. ``within``: only its kinds matter (the result is intersected with
         it), so a kind it lacks is skipped even when its complement could not be expressed."""
-        return complement(self, node, within)
+        if within is not None:
+            return complement(self, node, within)
+        hit = self._complements.get(id(node))
+        if hit is None:
+            hit = self._complements[id(node)] = complement(self, node)
+            self._keep.extend((node, hit))
+        return hit
 
     def keep(self, node: Node) -> None:
         """Keeps ``node`` alive as long as the merger (memo keys are object ids)."""

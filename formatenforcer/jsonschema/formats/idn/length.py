@@ -65,10 +65,22 @@ def a_length(label: str) -> int:
     return _encoder_end(label)[0]
 
 
+_CHAIN = 128  # (bounds the recursion of _encoder_end)
+
+
 @lru_cache(maxsize=4096)
 def _encoder_end(label: str) -> tuple[int, int, int, int, int]:
     """RFC 3492's encoder state after ``label`` (not ASCII): (octets of its A-label, delta, n, bias, code
-    points handled)."""
+    points handled). A last character above every other code point (the label before it not ASCII, up to
+    ``_CHAIN`` characters) goes on from the state of the label before it, as ``a_length_appended`` does: the
+    masks ask for many labels that are one seen before plus such a character."""
+    if 1 < len(label) <= _CHAIN:
+        cp, rest = ord(label[-1]), label[:-1]
+        if cp >= 128 and not rest.isascii():
+            out, delta, n, bias, handled = _encoder_end(rest)
+            if cp >= n:
+                delta += (cp - n) * (handled + 1) + len(rest)
+                return out + _digits(delta, bias), 1, cp + 1, _adapt(delta, handled + 1, False), handled + 1
     points = [ord(ch) for ch in label]
     basic = sum(cp < 128 for cp in points)
     out = 4 + basic + (1 if basic else 0)

@@ -79,6 +79,16 @@ RIGHT_RECURSIVE = r"""
 start: "(" start ")" start | "x" start |
 """
 
+RIGHT_CHAINS = r"""
+start: a ";" | a
+a: "-" a | "-" a "+" | "!" c | NAME
+c: "!" c | "?" a | NAME
+NAME: /[a-z]+/
+%ignore " "
+"""
+"""Right-recursive chains: ``a: "-" a`` is Leo's shortcut (earley.py, ``chain_base``), ``"-" a "+"`` waits for
+``a`` beside it (no shortcut where both may follow), and ``a``/``c`` recurse through each other."""
+
 REPEATS = r"""
 start: "a"~2..3 B~2 item~0..2
 item: "[" C "]"
@@ -101,6 +111,11 @@ LARK_CASES = {
     "adjacent_names": (ADJACENT_NAMES, ["ab", "abc", "zzzz"], ["a", "", "a b", "ab1"]),
     "ambiguous": (AMBIGUOUS, ["a", "aa", "aaaaaaa"], ["", "b", "ab"]),
     "right_recursive": (RIGHT_RECURSIVE, ["", "x", "(x)", "(())x(x(x))", "xxx"], ["(", ")", "(x", "y"]),
+    "right_chains": (
+        RIGHT_CHAINS,
+        ["x", "--x", "--x+", "-!!?-x+", "---x++;", "!?x", "- - x +", "-----ab"],
+        ["-", "x+", "---x++++", "!!", "-?x", "--x+++", "!?", "-x;;"],
+    ),
     "repeats": (
         REPEATS,
         ["aabb", "aaabbbb", "aabb[123]", "aabbb[000][999]"],

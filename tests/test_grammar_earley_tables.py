@@ -22,8 +22,21 @@ from formatenforcer.core.charset import CharSet  # noqa: E402
 SAMPLES = Path(__file__).resolve().parent.parent / "samples" / "grammars"
 
 
+def _reference_base(earley, origin, nonterminal: int):
+    """Leo's right-recursion shortcut from the set's items themselves: an item of ``nonterminal`` started at
+    ``origin`` names instead the origin of the one item of ``origin`` waiting for ``nonterminal``, when that
+    item is ``nonterminal -> ... . nonterminal`` (at its last symbol) from an earlier set."""
+    waiting = [(p, d, o) for p, d, o in origin.items if d < len(earley.rhs[p]) and earley.rhs[p][d] == nonterminal]
+    if len(waiting) == 1:
+        p, d, o = waiting[0]
+        if o is not None and earley.lhs[p] == nonterminal and d == len(earley.rhs[p]) - 1:
+            return o
+    return origin
+
+
 def _reference_closure(earley, seeds) -> frozenset:
-    """Closure under completion and prediction, one predicted production at a time."""
+    """Closure under completion and prediction, one predicted production at a time, with the origins of the
+    items made by completion taken through Leo's shortcut (``_reference_base``)."""
     items: set = set()
     todo = list(seeds)
     while todo:
@@ -36,7 +49,8 @@ def _reference_closure(earley, seeds) -> frozenset:
         if dot == len(rhs):
             if origin is not None:
                 for waiting, wdot, worigin in origin.waiting(earley.lhs[production]):
-                    todo.append((waiting, wdot + 1, origin if worigin is None else worigin))
+                    base = origin if worigin is None else worigin
+                    todo.append((waiting, wdot + 1, _reference_base(earley, base, earley.lhs[waiting])))
             continue
         symbol = rhs[dot]
         if symbol >= 0:
@@ -94,8 +108,11 @@ def test_sets_are_the_textbook_closure(grammar, syntax, texts):
     for s in sets:
         assert s.grammar is earley
         for lexer in s.expected:
-            seeds = [(p, d + 1, s if origin is None else origin) for p, d, origin in s.items
-                     if d < len(earley.rhs[p]) and earley.rhs[p][d] == -1 - lexer]  # fmt: skip
+            seeds = [
+                (p, d + 1, _reference_base(earley, s if origin is None else origin, earley.lhs[p]))
+                for p, d, origin in s.items
+                if d < len(earley.rhs[p]) and earley.rhs[p][d] == -1 - lexer
+            ]
             assert seeds, f"{s!r} expects terminal {lexer} but no item advances over it"
             assert s.scan(lexer).items == _reference_closure(earley, seeds)
         rhs = earley.rhs

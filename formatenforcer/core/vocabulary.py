@@ -286,6 +286,11 @@ class Vocabulary:
             rows = rows[texts.code_points[texts.starts[rows] + position] == ord(ch)]
         return texts.suffixes(rows, len(chars))
 
+    def built_subtree_run_table(self, node: Trie, chars: CharSet) -> FreeRunTable | None:
+        """The table ``subtree_run_table`` would return, if it is already built; None otherwise."""
+        held = self._subtables.get((id(node), chars))
+        return held[1] if held is not None and held[0] is node else None
+
     def subtree_run_table(self, node: Trie, chars: CharSet) -> FreeRunTable:
         """A free-run table for the tokens below one trie node (say, every token starting with a quote),
         for walks that enter a free-text state part-way through a token. Unbucketed, to bound memory."""

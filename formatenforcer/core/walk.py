@@ -32,6 +32,8 @@ _BYTE = [bytes((b,)) for b in range(256)]
 _LENGTH = [utf8_length(b) for b in range(256)]
 _WIDE = 32
 """Trie nodes with more children than this are entered through a narrow set's own bytes (CharSet.narrow)."""
+_WALKED_SUBTREE = 8
+"""A subtree of at most this many tokens is walked, not given a free-run table (see ``_Walk.enter``)."""
 _SHARED = 4
 """Trie nodes with more children than this look for one state shared by most children (_Walk._shared_step)."""
 _SHARED_GROUPS = 8192
@@ -40,6 +42,39 @@ _SHARED_GROUPS = 8192
 
 _SHARED_BYTES: dict[tuple, list[bool]] = {}
 register_memo(_SHARED_BYTES.clear)  # emptied when a burst of enforcers ends (core/cache_release.py)
+
+
+_FEW_BELOW: dict[int, bool] = {}
+"""id(node) -> ``_few_below(node, _WALKED_SUBTREE)``. Only a choice of method (a walk or a table: the same
+tokens either way), so an id reused by another node costs at most a table built or skipped."""
+register_memo(_FEW_BELOW.clear)
+
+
+def _few_below(node: Trie, limit: int) -> bool:
+    """Whether at most ``limit`` tokens are in the subtree of ``node`` (memoised for ``_WALKED_SUBTREE``)."""
+    found = _FEW_BELOW.get(id(node))
+    if found is None:
+        if len(_FEW_BELOW) >= 1 << 18:
+            _FEW_BELOW.clear()
+        found = _FEW_BELOW[id(node)] = _count_below(node, limit)
+    return found
+
+
+def _count_below(node: Trie, limit: int) -> bool:
+    """Whether at most ``limit`` tokens are in the subtree of ``node`` (stops counting past the limit)."""
+    count = 0
+    stack = [node]
+    while stack:
+        for byte, child in stack.pop().items():
+            if child.__class__ is int:
+                count += 1
+            elif byte == IDS:
+                count += len(child)
+            else:
+                stack.append(child)
+            if count > limit:
+                return False
+    return True
 
 
 def _shared_bytes(chars: CharSet, exceptions: bytes) -> list[bool]:
@@ -167,7 +202,14 @@ class _Walk:
                 # once, so the table would only hand the whole subtree back to a walk from this state
                 self.walk(child, state, b"")
                 return
-            table = self.vocabulary.subtree_run_table(child, run.chars)
+            table = self.vocabulary.built_subtree_run_table(child, run.chars)
+            if table is None:
+                if _few_below(child, _WALKED_SUBTREE):
+                    # building a table (its entries, exits, size, cache entry) costs more than walking a few
+                    # tokens, and most subtrees a first walk enters hold one to three
+                    self.walk(child, state, b"")
+                    return
+                table = self.vocabulary.subtree_run_table(child, run.chars)
             # subtree tables are not bucketed by length: a bounded run below the longest run of the subtree
             # (a counted repeat such as {1,30}) selects its tokens by length (memoised per bound)
             if run.max_length is None or run.max_length >= table.longest_run:

@@ -17,7 +17,9 @@ state holds one set per position, as a character-indexed Earley chart would, how
 Cost: ``scan(t)`` (advance over one lexeme, complete, predict) is computed once per (set, terminal) and
 memoised on the set; a set holds at most (items of the grammar) x (sets it points back to), so the work per
 lexeme is polynomial (cubic over a whole text in the worst case, linear for the usual unambiguous grammars
-written with ``*``, which expand left-recursively). Right recursion keeps one set per nesting depth.
+written with ``*``, which expand left-recursively). Right recursion at a rule's last symbol keeps one set
+however deep it nests (``EarleySet.chain_base``, Leo's shortcut): an item names the base of the chain as its
+origin, so ``atom: "-" atom`` read 96 times makes the same set from the second minus on.
 """
 
 from __future__ import annotations
@@ -146,7 +148,8 @@ class CompiledGrammar:
             if dot == len(rhs):
                 if origin is not None:  # (an empty completion is handled by moving past nullables)
                     for waiting, wdot, worigin in origin.waiting(lhs_of[production]):
-                        todo.append((waiting, wdot + 1, origin if worigin is None else worigin))
+                        worigin = origin if worigin is None else worigin
+                        todo.append((waiting, wdot + 1, worigin.chain_base(lhs_of[waiting])))
                 continue
             symbol = rhs[dot]
             if symbol >= 0:
@@ -297,13 +300,37 @@ class EarleySet:
         """The items of this set whose next symbol is ``nonterminal`` (they advance when it completes)."""
         table = self._waiting
         if table is None:
-            table = self._waiting = {}
-            rhs_of = self.grammar.rhs
-            for item in self.items:
-                rhs = rhs_of[item[0]]
-                if item[1] < len(rhs) and rhs[item[1]] >= 0:
-                    table.setdefault(rhs[item[1]], []).append(item)
+            table = self._waiting_table()
         return table.get(nonterminal, [])
+
+    def _waiting_table(self) -> dict[int, list[Item]]:
+        table: dict[int, list[Item]] = {}
+        rhs_of = self.grammar.rhs
+        for item in self.items:
+            rhs = rhs_of[item[0]]
+            if item[1] < len(rhs) and rhs[item[1]] >= 0:
+                table.setdefault(rhs[item[1]], []).append(item)
+        self._waiting = table
+        return table
+
+    def chain_base(self, nonterminal: int) -> EarleySet:
+        """The set an item of ``nonterminal`` started here may name as its origin instead of this one: where
+        the one item here waiting for ``nonterminal`` is ``nonterminal -> ... . nonterminal`` (a right-recursive
+        rule at its last symbol, ``atom: "-" atom``) from an earlier set ``o``, completing ``nonterminal`` here
+        only completes it again at ``o``, so an item naming ``o`` has the same future (the completed item in
+        between changes nothing after the set is built). Leo's right-recursion shortcut, as origins: a chain
+        of nested minus signs keeps one set, not one per nesting depth, and positions share it."""
+        table = self._waiting
+        if table is None:
+            table = self._waiting_table()
+        found = table.get(nonterminal)
+        if found is None or len(found) != 1:
+            return self
+        production, dot, origin = found[0]
+        grammar = self.grammar
+        if origin is None or grammar.lhs[production] != nonterminal or dot != len(grammar.rhs[production]) - 1:
+            return self
+        return origin
 
     def scan(self, lexer: int) -> EarleySet:
         """The set after a lexeme of ``lexer`` read here (itself for an %ignore terminal)."""
@@ -317,8 +344,9 @@ class EarleySet:
             if lexer >= grammar.terminal_count:
                 found = self
             else:
+                lhs_of = grammar.lhs
                 seeds = [
-                    (p, d + 1, self if origin is None else origin)
+                    (p, d + 1, (self if origin is None else origin).chain_base(lhs_of[p]))
                     for p, d, origin in self._scanning.get(-1 - lexer, ())
                 ]
                 dynamic, predicted = grammar._closure_parts(seeds)

@@ -22,17 +22,36 @@ item or union branch is offered whose value needs more levels than remain, so no
 could not close.
 
 An array that is not transparent stays a state of its own, but its item and its ``contains`` trackers
-become stacks of their own, ``base`` levels down (``settle``), so a deep item costs no recursion either. Not
-split, so still nested (and recursive): a union of containers that are all still open (``anyOf`` of two
-array schemas). The depth it adds still counts.
+become stacks of their own, ``base`` levels down (``settle``), so a deep item costs no recursion either.
+
+Unions of open containers: a union whose branches are transparent containers reading a value (``anyOf`` of
+two array schemas after ``[[``) is taken apart too, into *heads* ``(top, frame)``, one per branch, and heads
+with equal tops become one head over a frame level holding all their frames' edges. A level is thus a set of
+edges ``(template, up)``: the containers that may be open there, each over the level around it (a
+graph-structured stack). Its language is the union, over its edges, of the template holding the value and
+read inside ``up``, so the merge is exact. When the top ends and the next character is refused by it, each
+edge's template reads that character (``_plug``) and the states it gives are taken apart into heads over
+that edge's ``up`` and merged again. At depth ``n`` a union of two recursing arrays has 2^n ways of having
+chosen its branches, but they share one head and ``n`` levels of two edges: a step costs what one level
+costs, whatever the depth. Several heads with distinct tops (the branches read values that differ) are a
+``Stacks``: a character goes to each and the heads they give are merged; the walk takes them one by one
+(``alternatives``), and a head whose level has several edges, once its value may end, one edge at a time,
+each with its own lexemes. A union is taken apart only when one of its branches is such a container, so
+every other state (a union of scalars, of containers before their value) is as before.
+
+Their tops being equal, merged heads are as deep: every branch has read the same text, so it opens the same
+brackets. Heads never outnumber the distinct values the schema's containers can be reading at one point
+(their item and property schemas), so the cost stays linear in depth. Not taken apart, so still nested:
+a union of arrays that are none of them transparent (each with ``uniqueItems`` or ``contains``); their items
+are stacks of their own, but the union holds one per branch at each such level.
 """
 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 
-from ..core.charset import CharSet
+from ..core.charset import EMPTY, CharSet
 from ..core.hooks import FreeRun, Lexeme, nested_alternatives, nested_first_char_split, nested_lexeme
 from ..core.protocol import CharacterParser
 from ..parsers.combinators import UnionParser
@@ -47,14 +66,16 @@ _OPENERS = CharSet.of("[") | CharSet.of("{")
 
 
 class _Frame:
-    """One open transparent container: ``template`` is its state with no value (``_plug`` puts one in),
-    ``up`` the frame around it, ``depth`` the containers open down to and including this one."""
+    """One level of open transparent containers: ``edges`` are the containers that may be open at this level,
+    each ``(template, up)``, its state with no value (``_plug`` puts one in) and the level around it; every
+    edge's ``up`` is as deep, and ``depth`` counts the levels down to and including this one. A level with
+    several edges stands for the union of its containers, each over its own ``up`` (see the module
+    docstring)."""
 
-    __slots__ = ("template", "up", "depth", "__weakref__")
+    __slots__ = ("edges", "depth", "__weakref__")
 
-    def __init__(self, template: CharacterParser, up: _Frame | None) -> None:
-        self.template, self.up = template, up
-        self.depth = 1 if up is None else up.depth + 1
+    def __init__(self, edges: tuple[tuple[CharacterParser, _Frame | None], ...], depth: int) -> None:
+        self.edges, self.depth = edges, depth
 
 
 class DepthLimit:
@@ -63,13 +84,27 @@ class DepthLimit:
 
     def __init__(self, max_depth: int) -> None:
         self.max_depth = max_depth
-        self._frames: weakref.WeakValueDictionary[tuple, _Frame] = weakref.WeakValueDictionary()
+        self._frames: weakref.WeakValueDictionary[Hashable, _Frame] = weakref.WeakValueDictionary()
 
     def frame(self, template: CharacterParser, up: _Frame | None) -> _Frame:
         ident = (template.key(), up)
         hit = self._frames.get(ident)
         if hit is None:
-            hit = self._frames[ident] = _Frame(template, up)
+            hit = self._frames[ident] = _Frame(((template, up),), 1 if up is None else up.depth + 1)
+        return hit
+
+    def merged(self, frames: list[_Frame]) -> _Frame:
+        """The level holding the edges of all ``frames`` (as deep as each other), interned like one edge."""
+        edges: dict[tuple, tuple[CharacterParser, _Frame | None]] = {}
+        for frame in frames:
+            for edge in frame.edges:
+                edges.setdefault((edge[0].key(), edge[1]), edge)
+        if len(edges) == 1:
+            return self.frame(*next(iter(edges.values())))
+        ident = frozenset(edges)
+        hit = self._frames.get(ident)
+        if hit is None:
+            hit = self._frames[ident] = _Frame(tuple(edges.values()), frames[0].depth)
         return hit
 
     def wrap(self, state: CharacterParser) -> CharacterParser:
@@ -117,27 +152,70 @@ def open_depth(state: CharacterParser) -> int:
             state = state._child
         elif kind is UnionParser:
             state = state._alternatives[0]
-        elif kind is Deep:
+        elif kind is Deep or kind is Stacks:
             return depth + state.depth() - state._base
         else:
             return depth
 
 
-def settle(limit: DepthLimit, state: CharacterParser, frame: _Frame | None, base: int = 0) -> CharacterParser:
-    """``state`` (read inside ``frame``, ``base`` levels down) as a stack: every transparent container it
-    opens becomes a frame. An array that is not transparent (``uniqueItems``, a ``contains`` tracker) stays
-    a state of its own, but its item and trackers become stacks of their own, a level further down."""
-    while True:
+def _splits(union: UnionParser) -> bool:
+    """Whether a branch of ``union`` (or of a union inside it) is a transparent container reading a value."""
+    return any(
+        _split(branch) is not None or (type(branch) is UnionParser and _splits(branch))
+        for branch in union._alternatives
+    )
+
+
+def _heads(
+    limit: DepthLimit, state: CharacterParser, frame: _Frame | None, base: int, out: list
+) -> list[tuple[CharacterParser, _Frame | None]]:
+    """Appends to ``out`` the heads ``(top, frame)`` of ``state`` read inside ``frame``: every transparent
+    container it opens becomes a frame, and a union with such a container among its branches is taken
+    apart into its branches' heads (their union is the state). An array that is not transparent
+    (``uniqueItems``, a ``contains`` tracker) stays a state of its own, but its item and trackers become
+    stacks of their own, a level further down."""
+    todo = [(state, frame)]
+    while todo:
+        state, frame = todo.pop()
         split = _split(state)
-        if split is None:
-            break
-        frame = limit.frame(split[0], frame)
-        state = split[1]
-    if type(state) is ArrayParser and state._phase == ap.VALUE and type(state._child) is not Deep:
-        state = _stacked_item(limit, state, base + (0 if frame is None else frame.depth) + 1)
-    if frame is None and state.SCALAR_LEXEME:
-        return state  # a scalar value opens nothing
-    return Deep(limit, state, frame, base)
+        if split is not None:
+            todo.append((split[1], limit.frame(split[0], frame)))
+            continue
+        kind = type(state)
+        if kind is UnionParser and _splits(state):
+            todo.extend((branch, frame) for branch in reversed(state._alternatives))
+            continue
+        if kind is ArrayParser and state._phase == ap.VALUE and type(state._child) not in _STACKS:
+            state = _stacked_item(limit, state, base + (0 if frame is None else frame.depth) + 1)
+        out.append((state, frame))
+    return out
+
+
+def _built(limit: DepthLimit, heads: list[tuple[CharacterParser, _Frame | None]], base: int) -> CharacterParser:
+    """The state whose language is the union of ``heads``: heads with equal tops become one, over the level
+    holding all their frames' edges (so a union of containers whose values are alike costs one head, however
+    many ways it could have been nested); one head is a ``Deep`` (or a bare scalar), several a ``Stacks``."""
+    if len(heads) > 1:
+        groups: dict[Hashable, tuple[CharacterParser, list]] = {}
+        for top, frame in heads:
+            group = groups.get((top.key(), frame is None))
+            if group is None:
+                groups[(top.key(), frame is None)] = (top, [frame])
+            elif frame not in group[1]:
+                group[1].append(frame)
+        heads = [(top, frames[0] if len(frames) == 1 else limit.merged(frames)) for top, frames in groups.values()]
+    if len(heads) == 1:
+        top, frame = heads[0]
+        if frame is None and top.SCALAR_LEXEME:
+            return top  # a scalar value opens nothing
+        return Deep(limit, top, frame, base)
+    return Stacks(limit, tuple(Deep(limit, top, frame, base) for top, frame in heads), base)
+
+
+def settle(limit: DepthLimit, state: CharacterParser, frame: _Frame | None, base: int = 0) -> CharacterParser:
+    """``state`` (read inside ``frame``, ``base`` levels down) as a stack, or as stacks sharing their frames
+    (``_heads``, ``_built``)."""
+    return _built(limit, _heads(limit, state, frame, base, []), base)
 
 
 def _stacked_item(limit: DepthLimit, state: ArrayParser, base: int) -> ArrayParser:
@@ -167,11 +245,9 @@ class Deep(CharacterParser):
         return self._base + (0 if self._frame is None else self._frame.depth) + open_depth(self._top)
 
     def _local(self) -> tuple[CharacterParser, _Frame | None]:
-        """``top`` put back into the innermost frame (one level), and the frames around that."""
-        frame = self._frame
-        if frame is None:
-            return self._top, None
-        return _plug(frame.template, self._top), frame.up
+        """``top`` put back into the innermost frame (one level, of one edge), and the frames around that."""
+        template, up = self._frame.edges[0]  # type: ignore[union-attr]
+        return _plug(template, self._top), up
 
     def room(self) -> int:
         """The levels left under the limit for ``top`` and what it holds (``top`` counting as one when it
@@ -191,31 +267,40 @@ class Deep(CharacterParser):
 
     def add_character(self, ch: str) -> CharacterParser | None:
         top = self._top.add_character(ch)
+        limit, frame, base = self._limit, self._frame, self._base
         if top is not None:
             kind = type(top)
-            if kind is ArrayParser or kind is ObjectParser:
-                after = settle(self._limit, top, self._frame, self._base)  # (a container may have begun a value)
+            if kind is ArrayParser or kind is ObjectParser or (kind is UnionParser and _splits(top)):
+                after = settle(limit, top, frame, base)  # (a container may have begun a value)
             else:
-                after = Deep(self._limit, top, self._frame, self._base)  # a transparent frame passes it on
+                after = Deep(limit, top, frame, base)  # a transparent frame passes it on
                 return after.fitted() if kind is UnionParser else after
-        elif self._frame is not None and self._top.can_end():
-            local, up = self._local()  # the value ends: its container reads the character
-            state = local.add_character(ch)
-            if state is None:
+        elif frame is not None and self._top.can_end():
+            heads: list = []  # the value ends: each container of the level reads the character
+            for template, up in frame.edges:
+                state = _plug(template, self._top).add_character(ch)
+                if state is not None:
+                    _heads(limit, state, up, base, heads)
+            if not heads:
                 return None
-            after = settle(self._limit, state, up, self._base)
+            after = _built(limit, heads, base)
         else:
             return None
-        if (ch == "[" or ch == "{") and _depth_of(after) > self._limit.max_depth:
+        if (ch == "[" or ch == "{") and _depth_of(after) > limit.max_depth:
             return None
-        return after.fitted() if type(after) is Deep else after
+        kind = type(after)
+        return after.fitted() if kind is Deep or kind is Stacks else after
 
     def allowed_characters(self) -> CharSet:
         allowed = self._allowed
         if allowed is None:
             top = self._top
-            if self._frame is not None and top.can_end():
-                allowed = self._local()[0].allowed_characters()
+            frame = self._frame
+            if frame is not None and top.can_end():
+                if len(frame.edges) == 1:
+                    allowed = self._local()[0].allowed_characters()
+                else:
+                    allowed = _allowed_union(_plug(template, top) for template, _ in frame.edges)
             else:
                 allowed = top.allowed_characters()
             if self.depth() + _GUARD > self._limit.max_depth and ("[" in allowed or "{" in allowed):
@@ -252,6 +337,8 @@ class Deep(CharacterParser):
     def lexeme(self) -> Lexeme | None:
         top, frame = self._top, self._frame
         if frame is not None and top.can_end():
+            if len(frame.edges) > 1:
+                return None  # one lexeme per container of the level (``alternatives``)
             # the value may end: its container's lexeme (the punctuation after a finished value, or the
             # value's own with how the container goes on once it ends), put back on the frames around it
             local, up = self._local()
@@ -264,7 +351,12 @@ class Deep(CharacterParser):
         return lexeme
 
     def alternatives(self) -> tuple[CharacterParser, ...] | None:
-        return nested_alternatives(self._top, self._wrap())
+        top, frame = self._top, self._frame
+        if frame is not None and len(frame.edges) > 1 and top.can_end():
+            # the value may end: one stack per container of the level, each with its own lexemes
+            limit, base = self._limit, self._base
+            return tuple(Deep(limit, top, limit.frame(template, up), base) for template, up in frame.edges)
+        return nested_alternatives(top, self._wrap())
 
     def first_char_split(self) -> tuple[CharacterParser, bytes] | None:
         return nested_first_char_split(self._top, self._wrap())
@@ -282,11 +374,103 @@ class Deep(CharacterParser):
 def _fitted(state: CharacterParser) -> CharacterParser:
     """A state the walk hooks hand out, read in the room left like a stepped one (a free run, a split or a
     branch never opens a container, so its top fits and ``fitted`` only narrows its context)."""
-    if type(state) is Deep:
+    if type(state) is Deep or type(state) is Stacks:
         fitted = state.fitted()
         return state if fitted is None else fitted
     return state
 
 
 def _depth_of(state: CharacterParser) -> int:
-    return state.depth() if type(state) is Deep else open_depth(state)
+    return state.depth() if type(state) is Deep or type(state) is Stacks else open_depth(state)
+
+
+class Stacks(CharacterParser):
+    """The union of stacks ``members`` (``Deep`` states with distinct tops, their frames shared below):
+    the heads of a union of containers whose values are not alike (see the module docstring). A character
+    goes to every member and the heads they give are merged again (``_built``); the walk takes the members
+    one by one (``alternatives``), each with its own cached walks."""
+
+    __slots__ = ("_limit", "_members", "_base", "_allowed", "_key")
+
+    def __init__(self, limit: DepthLimit, members: tuple[Deep, ...], base: int) -> None:
+        self._limit, self._members, self._base = limit, members, base
+        self._allowed: CharSet | None = None
+        self._key: Hashable | None = None
+
+    def depth(self) -> int:
+        """Arrays and objects open here (alike in every member: they have read the same text)."""
+        return self._members[0].depth()
+
+    def add_character(self, ch: str) -> CharacterParser | None:
+        heads: list = []
+        for member in self._members:
+            _heads_of(member.add_character(ch), heads)
+        return _built(self._limit, heads, self._base) if heads else None
+
+    def fitted(self) -> CharacterParser | None:
+        """Each member read in the room left (``Deep.fitted``); the members that cannot finish there dropped."""
+        if self._members[0].room() >= _GUARD:
+            return self
+        heads: list = []
+        for member in self._members:
+            _heads_of(member.fitted(), heads)
+        return _built(self._limit, heads, self._base) if heads else None
+
+    def allowed_characters(self) -> CharSet:
+        if self._allowed is None:
+            self._allowed = _allowed_union(self._members)
+        return self._allowed
+
+    def can_end(self) -> bool:
+        return any(member.can_end() for member in self._members)
+
+    def key(self) -> Hashable:
+        if self._key is None:
+            self._key = ("stacks", frozenset(member.key() for member in self._members))
+        return self._key
+
+    def alternatives(self) -> tuple[CharacterParser, ...] | None:
+        return self._members
+
+    def free_run(self) -> FreeRun | None:
+        """A run every member shares (their values all inside strings): as ``UnionParser.free_run``."""
+        runs = [member.free_run() for member in self._members]
+        if any(run is None for run in runs) or len({run.chars for run in runs}) != 1:  # type: ignore[union-attr]
+            return None
+        lengths = [run.max_length for run in runs]  # type: ignore[union-attr]
+        longest = None if None in lengths else max(lengths)  # type: ignore[type-var]
+        limit, base = self._limit, self._base
+
+        def after(n: int) -> CharacterParser:
+            heads: list = []
+            for run in runs:
+                if run.max_length is None or n <= run.max_length:  # type: ignore[union-attr]
+                    _heads_of(run.after(n), heads)  # type: ignore[union-attr]
+            return _built(limit, heads, base)
+
+        ends = any(run.ends_inside for run in runs)  # type: ignore[union-attr]
+        return FreeRun(runs[0].chars, longest, after, ends)  # type: ignore[union-attr]
+
+    def __repr__(self) -> str:
+        return f"Stacks(depth={self.depth()}, members={len(self._members)})"
+
+
+_STACKS = (Deep, Stacks)
+
+
+def _heads_of(state: CharacterParser | None, out: list) -> None:
+    """Appends the heads ``(top, frame)`` of a state a member handed back (None: none)."""
+    kind = type(state)
+    if kind is Deep:
+        out.append((state._top, state._frame))  # type: ignore[union-attr]
+    elif kind is Stacks:
+        out.extend((member._top, member._frame) for member in state._members)  # type: ignore[union-attr]
+    elif state is not None:
+        out.append((state, None))
+
+
+def _allowed_union(states: Iterable[CharacterParser]) -> CharSet:
+    allowed = EMPTY
+    for state in states:
+        allowed = allowed | state.allowed_characters()
+    return allowed

@@ -388,3 +388,19 @@ def test_llama3_tokens(llama3_tokenizer, llama3_vocabulary):
         text = ('"παρά'.encode() + b"".join(pieces)).decode("utf-8", "replace")
         if text.endswith('"') and len(text) > 1:
             assert reference(json.loads(text)), text
+
+
+def test_a_length_from_the_label_without_its_highest_code_point_is_the_codecs():
+    # a label whose highest code point occurs once is measured from the label without it
+    # (length._encoder_end): every prefix of labels with rising runs, then a few lower or basic characters
+    rng = random.Random(14)
+    checked = 0
+    for _ in range(600):
+        head = "".join(rng.choice("ab0\u00e9\u03b1\u05d0\u4e00") for _ in range(rng.randint(0, 8)))
+        rising = "".join(chr(cp) for cp in sorted({rng.randrange(0x80, 0x30000) for _ in range(rng.randint(1, 8))}))
+        text = head + rising + "".join(rng.choice("a0\u00e9\u03b1") for _ in range(rng.randint(0, 3)))
+        for end in range(1, len(text) + 1):
+            if not text[:end].isascii():
+                assert a_length(text[:end]) == 4 + len(text[:end].encode("punycode")), text[:end]
+                checked += 1
+    assert checked > 3000

@@ -19,14 +19,10 @@ import re
 import unicodedata
 from functools import lru_cache
 
-import idna
-from idna.core import check_bidi, check_hyphen_ok, check_initial_combiner, valid_contextj, valid_contexto
-from idna.idnadata import codepoint_classes
-from idna.intranges import intranges_contain
-
 from .a_labels import Budget, can_complete, decoding, valid_a_label_text
+from .label_facts import MAX_INPUT, bidi_ok, contexts_ok, label_facts
 from .length import a_length
-from .tables import DOTS, RTL, tables
+from .tables import DOTS
 
 NAME_MAX = 253
 LABEL_MAX = 63
@@ -39,41 +35,29 @@ Domain = tuple[bool, bool]
 
 
 def _u_rules_ok(label: str, nfc: bool) -> bool:
-    """IDNA2008's rules for a U-label, read with ``idna``'s own checks (as idna.check_label, NFC optional;
-    the code point classes from formats/idn/tables.py, which hold the same ranges)."""
+    """IDNA2008's rules for a U-label, as ``idna.check_label`` judges them (NFC optional; the code point
+    classes from formats/idn/tables.py, which hold the same ranges; the whole-label scans read from the
+    label's memoised facts, formats/idn/label_facts.py)."""
     if nfc and not unicodedata.is_normalized("NFC", label):
         return False
-    t = tables()
-    try:
-        check_hyphen_ok(label)
-        check_initial_combiner(label)
-        for pos, ch in enumerate(label):
-            if ch.isascii():
-                if not ("a" <= ch <= "z" or "0" <= ch <= "9" or ch == "-"):
-                    return False
-            elif ch not in t.allowed:
-                return False
-            elif ch in t.special:
-                cp = ord(ch)
-                if intranges_contain(cp, codepoint_classes["CONTEXTJ"]):
-                    if not valid_contextj(label, pos):
-                        return False
-                elif intranges_contain(cp, codepoint_classes["CONTEXTO"]) and not valid_contexto(label, pos):
-                    return False
-        check_bidi(label)
-    except (idna.IDNAError, ValueError):
+    if len(label) > MAX_INPUT:
+        return False  # every idna check refuses it
+    facts = label_facts(label)
+    if not facts.chars_ok:
         return False
-    return True
+    if label[2:4] == "--" or label[0] == "-" or label[-1] == "-":
+        return False  # idna.core.check_hyphen_ok
+    if unicodedata.category(label[0])[0] == "M":
+        return False  # idna.core.check_initial_combiner
+    return contexts_ok(label, facts) and bidi_ok(facts, False)
 
 
 def _bidi_facts(u_label: str) -> tuple[bool, bool]:
     """(holds an RTL character, satisfies the bidi rule as a label of a bidi domain must)."""
-    is_rtl = any(unicodedata.bidirectional(ch) in RTL for ch in u_label)
-    try:
-        ok = check_bidi(u_label, check_ltr=True)
-    except (idna.IDNAError, ValueError):
-        ok = False
-    return is_rtl, ok
+    if not u_label:
+        return False, False
+    facts = label_facts(u_label)
+    return facts.rtl, bidi_ok(facts, True)
 
 
 @lru_cache(maxsize=65536)
@@ -92,7 +76,7 @@ def label_end(label: str, nfc: bool) -> tuple[int, bool, bool] | None:
         if len(label) > LABEL_MAX or _LDH_LABEL.fullmatch(low) is None or low[2:4] == "--":
             return None
         return len(label), False, low[0].isalpha()
-    if any("A" <= ch <= "Z" for ch in label) or not _u_rules_ok(label, nfc):
+    if not _u_rules_ok(label, nfc):  # (a capital is no lowercase LDH character: refused there)
         return None
     octets = a_length(label)
     return None if octets > LABEL_MAX else (octets, *_bidi_facts(label))

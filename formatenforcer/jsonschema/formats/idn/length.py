@@ -65,10 +65,34 @@ def a_length(label: str) -> int:
     return _encoder_end(label)[0]
 
 
+_CHAIN = 128  # (bounds the recursion of _encoder_end)
+
+
 @lru_cache(maxsize=4096)
 def _encoder_end(label: str) -> tuple[int, int, int, int, int]:
     """RFC 3492's encoder state after ``label`` (not ASCII): (octets of its A-label, delta, n, bias, code
-    points handled)."""
+    points handled). When the highest code point occurs once (the label without it not ASCII, up to ``_CHAIN``
+    characters), the encoder handles every other code point as it does in the label without it (it counts
+    only smaller ones), so that state is read from the label without it and the highest one's delta added:
+    the masks ask for many labels that are one seen before plus a character above its own (``label + c``,
+    ``label + c + "a"`` for each of a class of candidates ``c``)."""
+    if 1 < len(label) <= _CHAIN:
+        top = max(label)
+        cp = ord(top)
+        if cp >= 128 and label.count(top) == 1:
+            at = label.index(top)
+            rest = label[:at] + label[at + 1 :]
+            if not rest.isascii():
+                out, delta, n, bias, handled = _encoder_end(rest)
+                delta += (cp - n) * (handled + 1) + at  # every code point before it is smaller
+                # then the ones after it, all smaller, and the step to cp + 1
+                return (
+                    out + _digits(delta, bias),
+                    len(label) - at,
+                    cp + 1,
+                    _adapt(delta, handled + 1, False),
+                    handled + 1,
+                )
     points = [ord(ch) for ch in label]
     basic = sum(cp < 128 for cp in points)
     out = 4 + basic + (1 if basic else 0)

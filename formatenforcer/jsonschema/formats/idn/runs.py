@@ -57,9 +57,11 @@ def known_part(label: str, vague: bool) -> tuple[str, int]:
     return (label, 0) if at < 0 else (label[:at], len(label) - at)
 
 
+@lru_cache(maxsize=65536)
 def _fits_with(known: str, more: int, room: int) -> bool:
     """Whether ``known`` followed by any ``more`` characters and then a witness surely fits in ``room``
-    octets of A-label (``a_length_bound``)."""
+    octets of A-label (``a_length_bound``). Memoised: ``run_room`` asks it of every prefix of a label (its
+    anchors), again for every label the walk extends by a character."""
     caps = (tables().max_code_point,) * more + (_WITNESS_CAP,)
     return bound_fits(known, caps, room)
 

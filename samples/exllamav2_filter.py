@@ -4,13 +4,19 @@ Run: python samples/exllamav2_filter.py   (needs exllamav2 and a CUDA GPU: pip i
 """
 
 import json
-
-from exllamav2 import ExLlamaV2, ExLlamaV2Cache, ExLlamaV2Config, ExLlamaV2Tokenizer
-from exllamav2.generator import ExLlamaV2DynamicGenerator
+import sys
 
 from formatenforcer import JsonSchemaParser
 from formatenforcer.cli.model import transformers_folder
-from formatenforcer.integrations.exllamav2 import FormatEnforcerFilter
+from formatenforcer.integrations.exllamav2 import INSTALL_HINT
+
+try:
+    from exllamav2 import ExLlamaV2, ExLlamaV2Cache, ExLlamaV2Config, ExLlamaV2Tokenizer
+    from exllamav2.generator import ExLlamaV2DynamicGenerator
+except ImportError:
+    sys.exit(INSTALL_HINT)  # a one-line hint on stderr, exit status 1
+
+from formatenforcer.integrations.exllamav2 import FormatEnforcerFilter  # needs the engine: after it
 
 SCHEMA = {
     "type": "object",

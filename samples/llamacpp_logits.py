@@ -6,12 +6,20 @@ llama.cpp reads the embedded SmolLM2 GGUF file directly: no conversion.
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
-from llama_cpp import Llama, LogitsProcessorList
-
 from formatenforcer import JsonSchemaParser
-from formatenforcer.integrations.llamacpp import FormatEnforcerLogitsProcessor
+from formatenforcer.integrations.llamacpp import INSTALL_HINT
+
+try:
+    from llama_cpp import Llama, LogitsProcessorList
+except ImportError:
+    sys.exit(INSTALL_HINT)  # a one-line hint on stderr, exit status 1
+
+from formatenforcer.integrations.llamacpp import (
+    FormatEnforcerLogitsProcessor,
+)  # needs the engine: after it
 
 SCHEMA = {
     "type": "object",

@@ -6,11 +6,19 @@ and send "vllm_xargs": {"regex": "..."} (or "json": "<schema as a JSON string>")
 """
 
 import json
-
-from vllm import LLM, SamplingParams
+import sys
 
 from formatenforcer.cli.model import transformers_folder
-from formatenforcer.integrations.vllm import FormatEnforcerLogitsProcessor
+from formatenforcer.integrations.vllm import INSTALL_HINT
+
+try:
+    from vllm import LLM, SamplingParams
+except ImportError:
+    sys.exit(INSTALL_HINT)  # a one-line hint on stderr, exit status 1
+
+from formatenforcer.integrations.vllm import (
+    FormatEnforcerLogitsProcessor,
+)  # needs the engine: after it
 
 SCHEMA = {
     "type": "object",

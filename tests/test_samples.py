@@ -5,6 +5,7 @@ is installed (vLLM and llama.cpp on CPU) or are at least compiled (exllamav2 nee
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import json
 import os
@@ -177,3 +178,19 @@ def test_engine_sample_runs_when_its_engine_is_installed(name: str) -> None:
             pytest.skip("exllamav2 needs a CUDA GPU")
     result = run_sample(name, timeout=1500)
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+@pytest.mark.parametrize("name", sorted(ENGINE_SAMPLES))
+def test_engine_sample_without_its_engine_prints_the_install_hint(name: str) -> None:
+    """Where the engine is not installed (here: its import made to fail, as it does where it is absent), the
+    sample exits with the integration's one-line install hint, not a traceback."""
+    module, integration = ENGINE_SAMPLES[name]
+    hint = importlib.import_module(f"formatenforcer.integrations.{integration}").INSTALL_HINT
+    script = str(SAMPLES / name)
+    blocked = f"import runpy, sys; sys.modules[{module!r}] = None; runpy.run_path({script!r}, run_name='__main__')"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    result = subprocess.run(
+        [sys.executable, "-c", blocked], capture_output=True, text=True, cwd=ROOT, env=env, timeout=120
+    )
+    assert result.returncode == 1, result.stderr[-2000:]
+    assert "Traceback" not in result.stderr and result.stderr.strip().splitlines()[-1] == hint, result.stderr

@@ -3,6 +3,7 @@ levels walked without recursion, and schemas 5,000 levels deep built, on the rea
 
 from __future__ import annotations
 
+import itertools
 import sys
 
 import pytest
@@ -155,8 +156,15 @@ def test_schemas_five_thousand_levels_deep_build(llama3_tokenizer, llama3_vocabu
         assert parser.accepts("[" * DEEP + "7" + "]" * DEEP) and not parser.accepts("[" * (DEEP + 1) + "]" * (DEEP + 1))
 
 
-def test_a_union_five_thousand_levels_deep_is_a_documented_refusal() -> None:
-    schema = _nested(lambda s: {"anyOf": [s, {"type": "null"}]}, {"type": "integer"})
+def test_a_union_five_thousand_levels_deep_of_repeated_literals_is_one_branch_each() -> None:
+    """5,000 nested ``anyOf [s, null]`` flatten to an integer and one ``null``: the nulls are one branch."""
+    parser = JsonSchemaParser(_nested(lambda s: {"anyOf": [s, {"type": "null"}]}, {"type": "integer"}))
+    assert parser.accepts("7") and parser.accepts("null") and not parser.accepts('"x"')
+
+
+def test_a_union_five_thousand_levels_deep_of_distinct_branches_is_a_documented_refusal() -> None:
+    lengths = itertools.count()
+    schema = _nested(lambda s: {"anyOf": [s, {"type": "string", "maxLength": next(lengths)}]}, {"type": "integer"})
     with pytest.raises(UnsupportedSchemaError, match="more than 256 alternatives"):
         JsonSchemaParser(schema)
 

@@ -248,9 +248,40 @@ def union_of(options: list[Node] | tuple[Node, ...]) -> Node:
     if not flat:
         reasons = [o.reason for o in options if isinstance(o, Never)]
         return Never(reasons[0] if len(reasons) == 1 else "no alternative can match")
+    if len(flat) > 1:
+        flat = _grouped_literals(flat)
     if len(flat) > MAX_UNION:
         raise Unsupported("anyOf", f"the schema expands into more than {MAX_UNION} alternatives")
     return flat[0] if len(flat) == 1 else Union(tuple(flat))
+
+
+def _grouped_literals(flat: list[Node]) -> list[Node]:
+    """``flat`` with its string enums made one ``String`` (the union of their values), its booleans one
+    ``Boolean`` and its nulls one ``Null``, in the place of the first of each: the same values, as one
+    branch. So ``anyOf`` of hundreds of string ``const``s (a union type written out) is one enum, never
+    hundreds of branches, and stays clear of ``MAX_UNION``."""
+    enums = [o for o in flat if type(o) is String and o.values is not None]
+    booleans = [o for o in flat if type(o) is Boolean]
+    nulls = [o for o in flat if type(o) is Null]
+    if len(enums) < 2 and len(booleans) < 2 and len(nulls) < 2:
+        return flat
+    merged: dict[type, Node] = {}
+    if len(enums) > 1:
+        merged[String] = String(values=frozenset().union(*(o.values for o in enums)))  # type: ignore[attr-defined]
+    if len(booleans) > 1:
+        merged[Boolean] = Boolean(frozenset().union(*(o.values for o in booleans)))  # type: ignore[attr-defined]
+    if len(nulls) > 1:
+        merged[Null] = nulls[0]
+    out: list[Node] = []
+    placed: set[type] = set()
+    for option in flat:
+        kind = type(option)
+        if kind not in merged or (kind is String and option.values is None):  # type: ignore[attr-defined]
+            out.append(option)
+        elif kind not in placed:
+            placed.add(kind)
+            out.append(merged[kind])
+    return out
 
 
 def kinds_of(node: Node) -> set[type] | None:

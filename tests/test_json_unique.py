@@ -22,7 +22,19 @@ SCHEMAS = [
     {"type": "array", "items": {"type": ["array", "object", "integer"]}, "uniqueItems": True},
     {"prefixItems": [{"type": "boolean"}, {"type": "boolean"}], "uniqueItems": True},
     {"type": "array", "items": {"anyOf": [{"type": "object"}, {"type": "string"}]}, "uniqueItems": True, "maxItems": 4},
-]
+    # open objects with constrained properties: a duplicate's bracket refused, a fresh key can always come
+    {"type": "array", "uniqueItems": True, "items": {"anyOf": [
+        {"type": "object", "properties": {"k": {"const": 1}, "v": {"enum": ["x", "y"]}}, "required": ["k", "v"]},
+        {"type": "object", "properties": {"k": {"const": 2}}, "required": ["k"], "patternProperties": {"^z": {}}},
+    ]}},
+]  # fmt: skip
+
+OPEN_OBJECTS = {
+    "type": "array",
+    "items": {"type": "object", "properties": {"a": {"type": "boolean"}, "n": {"type": "number"}}, "required": ["a"]},
+    "uniqueItems": True,
+    "minItems": 3,
+}
 
 
 @pytest.mark.parametrize("schema", SCHEMAS)
@@ -61,7 +73,17 @@ def test_state_key_tells_items_apart():
     assert one.key() != two.key()
 
 
-@pytest.mark.parametrize("items", [{"type": "array", "maxItems": 1}, {"anyOf": [{"type": "object"}, {"const": [1]}]}])
+@pytest.mark.parametrize(
+    "items",
+    [
+        {"type": "array", "maxItems": 1},
+        {"anyOf": [{"type": "object"}, {"const": [1]}]},
+        {"type": "object", "properties": {"a": {"type": "boolean"}}, "additionalProperties": False},
+        {"type": "object", "properties": {"a": {"type": "boolean"}}, "maxProperties": 3},
+        {"type": "object", "properties": {"a": {"type": "boolean"}}, "additionalProperties": {"type": "null"}},
+        {"type": "object", "propertyNames": {"maxLength": 2}},
+    ],
+)
 def test_constrained_compound_items_stay_refused(items):
     # "[1" could be forced to close as a duplicate: no left-to-right check can avoid that without lookahead
     with pytest.raises(SchemaError):
@@ -157,3 +179,58 @@ def test_a_compound_item_read_in_a_run_may_equal_exactly_the_seen_items_it_can_s
     for ch in tail:
         item = item + ch
     assert item.may_equal(seen) is may
+
+
+def test_open_objects_with_constrained_properties_judged_as_the_validator_judges() -> None:
+    """Random arrays drawn from a small pool of objects (so duplicates are frequent, in any key order and
+    with 1 == 1.0), compact and indented: accepted exactly when ``jsonschema`` finds them valid."""
+    parser = JsonSchemaParser(OPEN_OBJECTS)
+    validator = jsonschema.Draft202012Validator(OPEN_OBJECTS)
+    pool = [{"a": True}, {"a": False}, {"n": 1, "a": True}, {"a": True, "n": 1.0}, {"a": False, "z": [1]}, {"n": 2}]
+    rng = random.Random(3)
+    verdicts = set()
+    for _ in range(300):
+        value = [dict(rng.sample(list(o.items()), len(o))) for o in rng.choices(pool, k=rng.randint(0, 5))]
+        for text in (json.dumps(value, separators=(",", ":")), json.dumps(value, indent=2)):
+            valid = validator.is_valid(value)
+            assert parser.accepts(text) == valid, text
+            verdicts.add(valid)
+    assert verdicts == {True, False}
+
+
+@pytest.mark.parametrize("prefix", ['[{"a":true},{"a":true', '[{"n":1,"a":true},{"a":false},{"a":true,"n":1.0 '])
+def test_a_duplicate_s_bracket_is_refused_and_a_fresh_key_finishes_it(prefix: str) -> None:
+    state = JsonSchemaParser(OPEN_OBJECTS)
+    for ch in prefix:
+        state = state.add_character(ch)
+        assert state is not None, prefix
+    allowed = state.allowed_characters()
+    assert "}" not in allowed and state.add_character("}") is None and "," in allowed
+    assert JsonSchemaParser(OPEN_OBJECTS).accepts(prefix + ',"fresh":null},{"a":false,"x":0}]')
+
+
+def test_open_objects_with_constrained_properties_on_tokens(llama3_tokenizer, llama3_vocabulary) -> None:
+    """Llama 3: at a duplicate's closing bracket the mask (= the step) holds no closer, a fresh key can still
+    come, and random token walks end in valid unique arrays."""
+    from .json_checks import mask_and_step
+
+    schema = OPEN_OBJECTS
+    validator = jsonschema.Draft202012Validator(schema)
+    enforcer = TokenEnforcer(llama3_vocabulary, JsonSchemaParser(schema))
+    mask, step = mask_and_step(enforcer, llama3_tokenizer, '[{"a":true},{"b":0,"a":false},{"a":true')
+    assert mask == step
+    texts = {llama3_vocabulary.text_of(token) for token in mask}
+    assert b"," in texts and not any(text.lstrip().startswith(b"}") for text in texts)
+    ok, why = accepts_tokens(enforcer, llama3_tokenizer, '[{"a":true},{"a":false},{"a":true,"c":[1]}]')
+    assert ok, why
+    union = SCHEMAS[-1]  # walks of OPEN_OBJECTS wander in free keys; the union's finish (some as "[]")
+    union_validator = jsonschema.Draft202012Validator(union)
+    union_enforcer = TokenEnforcer(llama3_vocabulary, JsonSchemaParser(union))
+    finished = 0
+    for seed in range(8):
+        for walked, check in ((enforcer, validator), (union_enforcer, union_validator)):
+            text, done = random_walk(walked, seed, max_tokens=120)  # asserts no dead end on the way
+            if done:
+                finished += 1
+                assert check.is_valid(json.loads(text)), text
+    assert finished

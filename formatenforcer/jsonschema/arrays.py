@@ -77,6 +77,25 @@ def _plain_container(node: Node) -> bool:
     return False
 
 
+def _open_object(node: Node) -> bool:
+    """An object schema to which a key can always be added, however far its value has been written: no
+    ``maxProperties`` and no ``propertyNames``, and a key that no side names or matches by a pattern takes
+    any value (``additionalProperties`` absent or true), as do the keys of every pattern. Its named
+    properties may be constrained at will. When the closing bracket would make it equal to an earlier item,
+    a fresh key (there are infinitely many, none of them a ``dependentRequired`` trigger) makes it another
+    value instead, so refusing that bracket never strands the item."""
+    return (
+        isinstance(node, Object)
+        and node.max_properties is None
+        and node.property_names is None
+        and all(
+            isinstance(deref(side.additional), AnyValue)
+            and all(isinstance(deref(schema), AnyValue) for _, schema in side.patterns)
+            for side in node.sides
+        )
+    )
+
+
 def _unique_kind(node: Node) -> str | None:
     """ "scalar" when uniqueness is enforced by excluding seen values, "compound" when (also) by refusing
     the closing bracket of a duplicate array/object, None when neither is exact and dead-end free."""
@@ -88,7 +107,7 @@ def _unique_kind(node: Node) -> str | None:
         return None if None in kinds else "compound" if "compound" in kinds else "scalar"
     if _scalar_only(node) or isinstance(node, Never):
         return "scalar"
-    return "compound" if _plain_container(node) else None
+    return "compound" if _plain_container(node) or _open_object(node) else None
 
 
 def _count_values(node: Node, limit: int = 1 << 16) -> int | None:
@@ -215,7 +234,9 @@ class ArrayContext:
             for i in range(len(node.prefix) + 1):
                 kind = _unique_kind(node.prefix[i] if i < len(node.prefix) else node.items)
                 if kind is None:
-                    raise Unsupported("uniqueItems", "uniqueItems over constrained array or object items")
+                    raise Unsupported(
+                        "uniqueItems", "uniqueItems over constrained arrays or objects that cannot take one more key"
+                    )
                 self.compound = self.compound or kind == "compound"
             self.unique = True
         else:

@@ -190,6 +190,8 @@ class Ref(Node):
                 self._target = self._resolve()
             finally:
                 self._busy = False
+            if isinstance(self._target, Union):
+                self._target = _without_self_loops(self._target)
         return self._target
 
     @property
@@ -203,6 +205,38 @@ class Ref(Node):
 
     def __repr__(self) -> str:
         return f"Ref({self.pointer!r})"
+
+
+def _without_self_loops(union: Union) -> Node:
+    """``union`` with every option that leads back to it through references and unions alone taken out, and
+    the unions reached that way flattened in. ``x = anyOf [{"$ref": x}, S]`` is then ``S``, the smallest
+    set that solves it (a value is never an instance of ``x`` only because it is an instance of ``x``), and
+    code that walks a union's options meets no cycle. Only references already resolved are followed, so
+    nothing is built here that would not be built anyway."""
+    if not any(isinstance(option, Ref) for option in union.options):
+        return union
+    seen = {id(union)}
+    out: list[Node] = []
+    looped = False
+    stack = list(reversed(union.options))
+    while stack:
+        option = stack.pop()
+        target = option
+        while isinstance(target, Ref) and target.resolved is not None:
+            target = target.resolved
+        if isinstance(target, Union):
+            if id(target) in seen:
+                looped = True  # reached again: it adds nothing the first visit does not
+                continue
+            seen.add(id(target))
+            stack.extend(reversed(target.options))
+        else:
+            out.append(option)
+    if not looped:
+        return union
+    if not out:
+        return Never("a union whose every option is itself")
+    return out[0] if len(out) == 1 else Union(tuple(out))
 
 
 def deref(node: Node) -> Node:

@@ -15,6 +15,7 @@ from .ir import (
     AnyValue,
     Array,
     Boolean,
+    CycleError,
     Never,
     Node,
     Null,
@@ -52,6 +53,8 @@ class Merger:
         finite graph (``items: {"$ref": "#"}`` with ``contains``: each copy's match was a new copy)."""
         self._keep: list[Node] = []
         self.negations: dict[int, Ref] = {}
+        self._meeting: set[tuple[int, int]] = set()
+        """The pairs whose intersection is being computed (a pair met again inside its own is a cycle)."""
         self._complements: dict[int, Node] = {}
         """id(node) -> its whole complement (``negate`` without ``within``): one node per node, as ``_met``."""
         self.facts: dict[tuple[str, int], tuple[Node, object]] = {}
@@ -77,7 +80,15 @@ class Merger:
         key = (id(a), id(b))
         hit = self._met.get(key)
         if hit is None:
-            hit = self._met[key] = self._intersect(a, b)
+            if key in self._meeting:
+                # the pair needs itself with no value read in between (a union that names itself through a
+                # $ref, e.g. anyOf [{"$ref": "#/$defs/x"}, ...] inside x): a cycle, refused by the caller
+                raise CycleError("allOf")
+            self._meeting.add(key)
+            try:
+                hit = self._met[key] = self._intersect(a, b)
+            finally:
+                self._meeting.discard(key)
             self._keep.extend((a, b, hit))
         return hit
 

@@ -111,6 +111,15 @@ _RANGES = (("minimum", "maximum"), ("minLength", "maxLength"), ("minItems", "max
            ("minProperties", "maxProperties"))  # fmt: skip
 
 
+def _names_itself(node: Node) -> bool:
+    """Whether resolving ``node`` needs a schema still being built (a reference back to an enclosing one)."""
+    try:
+        deref(node)
+    except CycleError:
+        return True
+    return False
+
+
 def literal_node(value: Any) -> Node:
     """The node whose only instance is the JSON value ``value`` (a ``const``, an ``enum`` member)."""
     if value is None:
@@ -517,6 +526,12 @@ class Normalizer(References):
         contains = self._sub(schema, "contains", pointer, base) if "contains" in schema else None
         max_contains = schema.get("maxContains") if contains is not None else None
         min_contains = int(schema.get("minContains", 1)) if contains is not None else 1
+        if contains is not None and _names_itself(contains):
+            # the array's items would be matched against a schema still being built (``contains: {"$ref":
+            # "#"}``): its count is not tracked exactly, so the keyword is refused rather than misjudged
+            self.report(f"{pointer}/contains", "$ref", CYCLE)
+            contains = max_contains = None
+            min_contains = 1
         whole = (items is not None and not isinstance(items, list)) or (
             isinstance(items, list) and "additionalItems" in schema
         )

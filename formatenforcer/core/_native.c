@@ -820,6 +820,7 @@ static PyTypeObject AutomatonType = {
 /* the walk                                                                                         */
 
 #define STOP_CHECKED 2 /* walk_lexeme: a lexeme end whose tokens the caller decides */
+#define STOP_GOES_ON 3 /* walk_lexeme_below: the lexeme may end here and may also read on */
 
 typedef struct {
     int32_t edge, end, state, pending_count;
@@ -840,6 +841,7 @@ typedef struct {
     const uint8_t *root_only; /* lexeme walks: when set, only the root's edges whose byte is flagged */
     int32_t *ends;
     Py_ssize_t ends_len, ends_cap;
+    int32_t base_depth; /* the depth in bytes of the node the walk starts from (for the end points) */
     int failed; /* out of memory while recording ends */
 } Walk;
 
@@ -919,7 +921,20 @@ static void record_end(Walk *w, int32_t node, int32_t state, int32_t depth) {
     }
     w->ends[w->ends_len++] = node;
     w->ends[w->ends_len++] = state;
-    w->ends[w->ends_len++] = depth;
+    w->ends[w->ends_len++] = depth + w->base_depth;
+}
+
+/* Whether some edge below ``node`` leaves the automaton in ``state``: a non-ASCII byte, or an ASCII byte
+   the state refuses. Such edges are what a full state must read past a point where the lexeme may end (the
+   characters the lexeme reads on it reads alone: the Python walk merges only the others, core/walk.py). */
+static int leaves(const Walk *w, int32_t node, int32_t state) {
+    for (int32_t e = w->es[node]; e < w->es[node + 1]; e++) {
+        uint8_t byte = w->eb[e];
+        if (byte >= 0x80) return 1;
+        int32_t c = w->automaton->ascii_class[byte];
+        if (c < 0 || w->tr[(Py_ssize_t)state * w->classes + c] < 0) return 1;
+    }
+    return 0;
 }
 
 /* Adds every token below ``node`` that the automaton, in ``state`` with ``pending`` bytes of an incomplete
@@ -969,7 +984,12 @@ static void walk_from(const Walk *w, int32_t node, int32_t state, const uint8_t 
             if (utf8_length(byte) < 2 || !prefix_allowed(w, s, data, 1)) continue;
             next = s;
         }
-        if (w->stop != NULL && w->stop[next]) { /* the lexeme ends here: what goes on is the caller's */
+        if (w->stop != NULL && w->stop[next] == STOP_GOES_ON) {
+            /* the lexeme may end here (after a whole character) and may read on: the point is returned
+               where some token goes on with a character it does not read, and the walk goes on below */
+            if (count == 0 && w->es[child] < w->es[child + 1] && leaves(w, child, next))
+                record_end((Walk *)w, child, next, top + 1);
+        } else if (w->stop != NULL && w->stop[next]) { /* the lexeme ends here: what goes on is the caller's */
             if (w->stop[next] == STOP_CHECKED) { /* the caller decides the tokens ending here too */
                 record_end((Walk *)w, child, next, top + 1);
                 continue;
@@ -1109,6 +1129,70 @@ static PyObject *walk_lexeme(PyObject *module, PyObject *args) {
     memset(w.out, 0, (size_t)words * 4);
     uint8_t none[4] = {0};
     if (!w.stop[state]) walk_from(&w, 0, (int32_t)state, none, 0);
+    Py_END_ALLOW_THREADS
+    if (w.failed) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    result = PyBytes_FromStringAndSize((const char *)w.ends, (Py_ssize_t)sizeof(int32_t) * w.ends_len);
+done:
+    free(w.stack);
+    free(w.ends);
+    PyBuffer_Release(&stop);
+    PyBuffer_Release(&out);
+    if (first.buf != NULL) PyBuffer_Release(&first);
+    return result;
+}
+
+/* walk_lexeme_below(trie, automaton, state, stop, out, node, depth, first=None): the walk of a lexeme below
+   trie node ``node`` (at ``depth`` bytes from the root), the tokens at ``node`` itself left out; ``first``,
+   when given, holds the bytes of the node's edges to walk. ``stop`` as for
+   walk_lexeme, plus STOP_GOES_ON (3) where the lexeme may end and read on: the walk goes on below such a
+   state, and returns the point (node, state, depth from the root) where some token below goes on with a
+   character the state does not read. A run is taken whole only where it cannot end in a stop state. */
+static PyObject *walk_lexeme_below(PyObject *module, PyObject *args) {
+    TrieObject *trie;
+    AutomatonObject *automaton;
+    Py_ssize_t state, node, depth;
+    Py_buffer stop, out, first = {0};
+    if (!PyArg_ParseTuple(args, "O!O!ny*w*nn|y*", &TrieType, &trie, &AutomatonType, &automaton, &state, &stop, &out,
+                          &node, &depth, &first))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t words = (trie->vocab_size + 31) / 32;
+    Walk w = {0};
+    uint8_t root_only[256] = {0};
+    if (stop.len != automaton->states) {
+        PyErr_Format(PyExc_ValueError, "walk_lexeme_below: stop needs one byte per state (%zd), it has %zd",
+                     automaton->states, stop.len);
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < stop.len; i++) {
+        if (((const uint8_t *)stop.buf)[i] > STOP_GOES_ON) {
+            PyErr_Format(PyExc_ValueError, "walk_lexeme_below: stop byte %zd is not 0, 1, 2 or 3", i);
+            goto done;
+        }
+    }
+    if (node < 0 || node >= trie->nodes) {
+        PyErr_Format(PyExc_ValueError, "walk_lexeme_below: node %zd is outside the trie's %zd nodes", node,
+                     trie->nodes);
+        goto done;
+    }
+    if (depth < 0 || depth > trie->max_depth) {
+        PyErr_Format(PyExc_ValueError, "walk_lexeme_below: depth %zd is outside 0..%zd", depth, trie->max_depth);
+        goto done;
+    }
+    if (!start_walk(&w, "walk_lexeme_below", trie, automaton, state, &out)) goto done;
+    w.stop = (const uint8_t *)stop.buf;
+    w.base_depth = (int32_t)depth;
+    if (first.buf != NULL) {
+        for (Py_ssize_t i = 0; i < first.len; i++) root_only[((const uint8_t *)first.buf)[i]] = 1;
+        w.root_only = root_only;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    memset(w.out, 0, (size_t)words * 4);
+    uint8_t none[4] = {0};
+    if (w.stop[state] == 0 || w.stop[state] == STOP_GOES_ON) walk_from(&w, (int32_t)node, (int32_t)state, none, 0);
     Py_END_ALLOW_THREADS
     if (w.failed) {
         PyErr_NoMemory();
@@ -1382,6 +1466,9 @@ static PyMethodDef module_methods[] = {
     {"walk_lexeme", walk_lexeme, METH_VARARGS,
      "walk_lexeme(trie, automaton, state, stop, out, first=None): the mask of a lexeme's tokens into ``out`` "
      "and, as int32 triples (node, state, depth), the points where the walk stopped (see the source)."},
+    {"walk_lexeme_below", walk_lexeme_below, METH_VARARGS,
+     "walk_lexeme_below(trie, automaton, state, stop, out, node, depth, first=None): walk_lexeme below a trie node, with "
+     "stop byte 3 for states where the lexeme may end and read on (see the source)."},
     {"decode_tokens", decode_tokens, METH_VARARGS,
      "decode_tokens(blob, offsets): (ids, code points, lengths, tail lengths) of the tokens "
      "blob[offsets[i]:offsets[i+1]] as TokenTexts reads them (see core/run_tables.py)."},

@@ -26,10 +26,11 @@ from typing import Any
 import numpy as np
 
 from . import backend
+from .automaton import native_automaton
 from .cache_release import register_memo
 from .flat_trie import arrays, flat_trie
 from .protocol import CharacterParser
-from .trie import Trie
+from .trie import IDS, Trie
 
 MAX_STATES = 1024
 """Explorations that reach more states than this stay on the Python walk."""
@@ -220,6 +221,16 @@ def _forget_nodes() -> None:
     one at a time during walks, would each keep an arena of the small-object allocator."""
     for _, memo in list(_NODES.values()):
         memo.clear()
+    for memo in list(_FLAT.values()):
+        memo.clear()
+
+
+def _flat_arrays(vocabulary: Any, trie: Any) -> dict[str, np.ndarray]:
+    """The flat trie's arrays of a vocabulary (kept with its node memo)."""
+    held = _NODES.get(vocabulary)
+    if held is None:
+        held = _NODES.setdefault(vocabulary, (arrays(trie), {}))
+    return held[0]
 
 
 def _dict_node(vocabulary: Any, trie: Any, node: int, depth: int) -> Trie:
@@ -273,3 +284,128 @@ def compiled_lexeme(
                 found = states[state] = state_of(state)
             (ends if found.can_end() else frontier).append((_dict_node(vocabulary, trie, node, depth), found))
     return mask, ends, frontier
+
+
+_FLAT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""Per vocabulary: id(dict trie node) -> (the node, its flat trie node, its depth in bytes)."""
+_STOPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""Per regex automaton: ``walk_lexeme_below``'s stop bytes (see ``_dfa_stops``)."""
+_BELOW_MIN_TOKENS = 64
+"""Below a node with fewer tokens than this, the Python walk (a few steps, its ids as a list) is cheaper
+than a compiled walk and a packed mask."""
+
+
+def _flat_node(vocabulary: Any, trie: Any, node: Trie) -> tuple[int, int] | None:
+    """(flat trie node, depth in bytes) of a vocabulary trie node, memoised per vocabulary; None for a node
+    that is not the vocabulary's own (a merged copy of a lexeme result's continuations)."""
+    held = _FLAT.get(vocabulary)
+    if held is None:
+        held = _FLAT.setdefault(vocabulary, {})
+    hit = held.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    found = _locate(vocabulary, trie, node)
+    if len(held) >= _NODES_KEPT:
+        held.clear()
+    held[id(node)] = (node, found)  # holds ``node``: its id stays unique
+    return found
+
+
+def _locate(vocabulary: Any, trie: Any, node: Trie) -> tuple[int, int] | None:
+    """The flat node of ``node``: the bytes leading to it are the first bytes of any token below it."""
+    steps, current = 0, node
+    while True:
+        if current.__class__ is int:
+            token = current
+            break
+        below = current.get(IDS)
+        if below is not None:
+            token = below if below.__class__ is int else below[0]
+            break
+        current = next(child for byte, child in current.items() if byte != IDS)
+        steps += 1
+    data = vocabulary.token_bytes[token]
+    depth = len(data) - steps
+    flat = _flat_arrays(vocabulary, trie)
+    starts, edge_bytes, children = flat["edge_start"], flat["edge_byte"], flat["edge_child"]
+    number = 0
+    for byte in data[:depth]:
+        lo, hi = int(starts[number]), int(starts[number + 1])
+        at = lo + int(np.searchsorted(edge_bytes[lo:hi], byte))
+        if at >= hi or edge_bytes[at] != byte:
+            return None
+        number = int(children[at])
+    if _dict_node(vocabulary, trie, number, depth) is not node:
+        return None  # a trie of its own (the exits of a free-run table), not a node of the vocabulary's
+    return number, depth
+
+
+def _dfa_stops(dfa: Any) -> bytes:
+    """Per automaton state: 3 where it accepts and reads on (the lexeme may end and go on), 1 where it
+    accepts and reads nothing more (the lexeme has ended), 0 elsewhere."""
+    found = _STOPS.get(dfa)
+    if found is None:
+        finals = dfa.finals
+        found = bytes((3 if moves else 1) if state in finals else 0 for state, moves in enumerate(dfa.transitions))
+        _STOPS[dfa] = found
+    return found
+
+
+def compiled_below(vocabulary: Any, inner: CharacterParser, node: Trie) -> tuple[np.ndarray, list] | None:
+    """The walk below trie node ``node`` (its own tokens left out) of a lexeme that is one regex automaton
+    (``lexeme_dfa``), in C: ``node`` is the vocabulary's own, or a merged copy of a lexeme result's
+    continuations that lists the vocabulary nodes and edges it is the union of (``sources``, one walk each).
+    It returns the packed mask of the tokens the lexeme reads, and the end points
+    (dict trie node, inner state there) where it may end and some token below goes on with a character it
+    does not read — the points whose continuations the full state must walk (``walk._end_groups`` merges
+    only those characters). None where the Python walk answers: backend off, no such lexeme, a trie that
+    is not the vocabulary's (the exits of a run table, a copy without sources), a small subtree, or an
+    automaton too big to export."""
+    if not backend.active():
+        return None
+    if node.__class__ is dict:
+        sources: tuple = ((node, None),)
+    else:
+        sources = getattr(node, "sources", None)
+        if sources is None:
+            return None
+    found = inner.lexeme_dfa()
+    if found is None:
+        return None
+    dfa, state, state_of = found
+    trie = flat_trie(vocabulary)
+    flat = _flat_arrays(vocabulary, trie)
+    starts, ends_at = flat["tok_start"], flat["subtree_end"]
+    located = []
+    tokens = 0
+    for source, first in sources:
+        at = _flat_node(vocabulary, trie, source)
+        if at is None:
+            return None
+        located.append((at, first))
+        tokens += int(starts[int(ends_at[at[0]])]) - int(starts[at[0]])
+    if tokens < _BELOW_MIN_TOKENS:
+        return None
+    automaton = native_automaton(dfa)
+    if automaton is None:
+        return None
+    stops = _dfa_stops(dfa)
+    mask = np.empty((vocabulary.size + 31) // 32, dtype=np.int32)
+    part = np.empty_like(mask) if len(located) > 1 else mask
+    ends: list[tuple[Trie, CharacterParser]] = []
+    states: dict[int, CharacterParser] = {}
+    for index, ((number, depth), first) in enumerate(located):
+        out = mask if index == 0 else part
+        if first is None:
+            raw = backend.native.walk_lexeme_below(trie, automaton, state, stops, out, number, depth)  # type: ignore[union-attr]
+        else:
+            raw = backend.native.walk_lexeme_below(trie, automaton, state, stops, out, number, depth, first)  # type: ignore[union-attr]
+        if index:
+            mask |= part
+        if raw:
+            for point, at, point_depth in np.frombuffer(raw, dtype=np.int32).reshape(-1, 3).tolist():
+                made = states.get(at)
+                if made is None:
+                    made = states[at] = state_of(at)
+                ends.append((_dict_node(vocabulary, trie, point, point_depth), made))
+    return mask, ends

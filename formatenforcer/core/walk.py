@@ -21,7 +21,7 @@ from .cache_release import register_memo
 from .charset import ANY, CharSet, utf8_length
 from .compiled_walk import compiled_mask
 from .hooks import FreeRun, Lexeme, walk_lexeme
-from .lexeme_automaton import compiled_lexeme
+from .lexeme_automaton import compiled_below, compiled_lexeme
 from .protocol import CharacterParser
 from .run_tables import FreeRunTable, pack_ids
 from .trie import IDS, Trie, as_dict, ids_at
@@ -424,6 +424,15 @@ def lexeme_result(
                 mask |= _packed(walker)
             mask.flags.writeable = False
             return mask, _end_groups(walker, checked)
+    if first is None and not checked:
+        compiled_terminal = compiled_below(vocabulary, inner, vocabulary.trie)
+        if compiled_terminal is not None:  # a terminal's automaton, walked in C from the root
+            if inner.can_end():
+                walker.ends.append((vocabulary.trie, inner))
+            mask, ends = compiled_terminal
+            walker.ends.extend(ends)
+            mask.flags.writeable = False
+            return mask, _end_groups(walker, checked)
     if first is not None:  # only the tokens starting with these bytes (see CharacterParser.first_char_split)
         trie = vocabulary.trie
         walker.walk({byte: trie[byte] for byte in first if byte in trie}, inner, b"")
@@ -463,10 +472,19 @@ def _end_groups(walker: _LexemeWalk, checked: bool) -> list[tuple[CharacterParse
             merged: Trie = nodes[0]
         else:
             merged, owned = _MergedNode(), set()
+            sources: list | None = []
             for node in nodes:
+                taken = bytearray()
                 for byte, child in node.items():
                     if byte != IDS and (byte >= 128 or not skip[byte]):  # what the inner value reads was walked
                         _merge_child(merged, byte, child, owned)
+                        taken.append(byte)
+                if sources is not None:
+                    if node.__class__ is dict:
+                        sources.append((node, bytes(taken)))
+                    else:
+                        sources = None
+            merged.sources = None if sources is None else tuple(sources)
         # ends with nothing past them (a number's every digit token, say) need no full-state walk: dropped
         if ids or len(merged) > (1 if IDS in merged else 0):
             out.append((state, ids, merged))
@@ -476,9 +494,12 @@ def _end_groups(walker: _LexemeWalk, checked: bool) -> list[tuple[CharacterParse
 class _MergedNode(dict):
     """A trie node copied where two merged subtrees meet (see ``_merge_child``). It lives only as long as its
     lexeme result, so it never gets a subtree table: those are keyed by node id, and a freed copy's id
-    could be reused by another node. The vocabulary's own nodes (plain dicts) live as long as it does."""
+    could be reused by another node. The vocabulary's own nodes (plain dicts) live as long as it does.
+    The top copy of a lexeme result's end group lists, in ``sources``, the nodes it merges and the bytes of
+    their edges it took, so the compiled core can walk it as those nodes (``compiled_below``); None where a
+    merged trie is not a vocabulary node (a free-run table's exits)."""
 
-    __slots__ = ()
+    __slots__ = ("sources",)
 
 
 def _merge_child(into: Trie, byte: int, child: Trie, owned: set[int]) -> None:
@@ -610,7 +631,13 @@ def _walk_below(
     hit = cache.get(key)
     if hit is None or hit[0] is not node:  # (holds ``node``: its id stays unique while cached)
         walker = _LexemeWalk(vocabulary, checked)
-        walker.walk(node, inner, b"")
+        compiled = None if checked else compiled_below(vocabulary, inner, node)
+        if compiled is None:
+            walker.walk(node, inner, b"")
+        else:  # a terminal's automaton walked in C, with the points where it may end and tokens leave it
+            mask, walker.ends = compiled
+            mask.flags.writeable = False
+            walker.masks.append(mask)
         if cache.__class__ is dict and len(cache) >= _LEXEME_CACHE_SIZE:
             cache.clear()
         hit = (node, walker.out, walker.masks, _end_groups(walker, checked))

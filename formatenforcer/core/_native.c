@@ -1144,24 +1144,30 @@ done:
     return result;
 }
 
-/* walk_lexeme_below(trie, automaton, state, stop, out, node, depth, first=None): the walk of a lexeme below
-   trie node ``node`` (at ``depth`` bytes from the root), the tokens at ``node`` itself left out; ``first``,
-   when given, holds the bytes of the node's edges to walk. ``stop`` as for
-   walk_lexeme, plus STOP_GOES_ON (3) where the lexeme may end and read on: the walk goes on below such a
-   state, and returns the point (node, state, depth from the root) where some token below goes on with a
-   character the state does not read. A run is taken whole only where it cannot end in a stop state. */
+/* walk_lexeme_below(trie, automaton, state, stop, out, points, firsts, first_starts): the walk of a lexeme
+   below trie nodes, into one mask. ``points`` holds int32 pairs (node, depth in bytes from the root);
+   ``first_starts`` is empty (every edge of each node is walked) or holds one int32 per point and one more:
+   the bytes of point i's edges to walk are firsts[first_starts[i]:first_starts[i + 1]]. The tokens at the nodes themselves are left out. ``stop`` as for walk_lexeme, plus STOP_GOES_ON
+   (3) where the lexeme may end and read on: the walk goes on below such a state, and returns the point
+   (node, state, depth from the root) where some token below goes on with a character the state does not
+   read. A run is taken whole only where it cannot end in a stop state. */
 static PyObject *walk_lexeme_below(PyObject *module, PyObject *args) {
     TrieObject *trie;
     AutomatonObject *automaton;
-    Py_ssize_t state, node, depth;
-    Py_buffer stop, out, first = {0};
-    if (!PyArg_ParseTuple(args, "O!O!ny*w*nn|y*", &TrieType, &trie, &AutomatonType, &automaton, &state, &stop, &out,
-                          &node, &depth, &first))
+    Py_ssize_t state;
+    Py_buffer stop, out, points, firsts, first_starts;
+    if (!PyArg_ParseTuple(args, "O!O!ny*w*y*y*y*", &TrieType, &trie, &AutomatonType, &automaton, &state, &stop,
+                          &out, &points, &firsts, &first_starts))
         return NULL;
     PyObject *result = NULL;
     Py_ssize_t words = (trie->vocab_size + 31) / 32;
     Walk w = {0};
-    uint8_t root_only[256] = {0};
+    uint8_t root_only[256];
+    Py_ssize_t count = points.len / 8;
+    const int32_t *pairs = (const int32_t *)points.buf;
+    const uint8_t *bytes_of = (const uint8_t *)firsts.buf;
+    const int32_t *starts_of = (const int32_t *)first_starts.buf;
+    int filtered = first_starts.len != 0;
     if (stop.len != automaton->states) {
         PyErr_Format(PyExc_ValueError, "walk_lexeme_below: stop needs one byte per state (%zd), it has %zd",
                      automaton->states, stop.len);
@@ -1173,26 +1179,47 @@ static PyObject *walk_lexeme_below(PyObject *module, PyObject *args) {
             goto done;
         }
     }
-    if (node < 0 || node >= trie->nodes) {
-        PyErr_Format(PyExc_ValueError, "walk_lexeme_below: node %zd is outside the trie's %zd nodes", node,
-                     trie->nodes);
+    if (points.len % 8 != 0 || ((uintptr_t)points.buf % 4) != 0) {
+        PyErr_SetString(PyExc_ValueError, "walk_lexeme_below: points must be aligned int32 pairs (node, depth)");
         goto done;
     }
-    if (depth < 0 || depth > trie->max_depth) {
-        PyErr_Format(PyExc_ValueError, "walk_lexeme_below: depth %zd is outside 0..%zd", depth, trie->max_depth);
-        goto done;
+    if (filtered) {
+        if (first_starts.len != 4 * (count + 1) || ((uintptr_t)first_starts.buf % 4) != 0) {
+            PyErr_Format(PyExc_ValueError, "walk_lexeme_below: first_starts needs %zd aligned int32, it has %zd bytes",
+                         count + 1, first_starts.len);
+            goto done;
+        }
+        for (Py_ssize_t i = 0; i <= count; i++) {
+            if (starts_of[i] < 0 || starts_of[i] > firsts.len || (i > 0 && starts_of[i] < starts_of[i - 1])) {
+                PyErr_Format(PyExc_ValueError, "walk_lexeme_below: first_starts[%zd] is out of order or range", i);
+                goto done;
+            }
+        }
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        if (pairs[2 * i] < 0 || pairs[2 * i] >= trie->nodes || pairs[2 * i + 1] < 0 ||
+            pairs[2 * i + 1] > trie->max_depth) {
+            PyErr_Format(PyExc_ValueError, "walk_lexeme_below: point %zd is outside the trie's %zd nodes or its "
+                         "depth outside 0..%zd", i, trie->nodes, trie->max_depth);
+            goto done;
+        }
     }
     if (!start_walk(&w, "walk_lexeme_below", trie, automaton, state, &out)) goto done;
     w.stop = (const uint8_t *)stop.buf;
-    w.base_depth = (int32_t)depth;
-    if (first.buf != NULL) {
-        for (Py_ssize_t i = 0; i < first.len; i++) root_only[((const uint8_t *)first.buf)[i]] = 1;
-        w.root_only = root_only;
-    }
     Py_BEGIN_ALLOW_THREADS
     memset(w.out, 0, (size_t)words * 4);
     uint8_t none[4] = {0};
-    if (w.stop[state] == 0 || w.stop[state] == STOP_GOES_ON) walk_from(&w, (int32_t)node, (int32_t)state, none, 0);
+    if (w.stop[state] == 0 || w.stop[state] == STOP_GOES_ON) {
+        for (Py_ssize_t i = 0; i < count; i++) {
+            if (filtered) {
+                memset(root_only, 0, sizeof root_only);
+                for (int32_t k = starts_of[i]; k < starts_of[i + 1]; k++) root_only[bytes_of[k]] = 1;
+                w.root_only = root_only;
+            }
+            w.base_depth = pairs[2 * i + 1];
+            walk_from(&w, pairs[2 * i], (int32_t)state, none, 0);
+        }
+    }
     Py_END_ALLOW_THREADS
     if (w.failed) {
         PyErr_NoMemory();
@@ -1204,7 +1231,9 @@ done:
     free(w.ends);
     PyBuffer_Release(&stop);
     PyBuffer_Release(&out);
-    if (first.buf != NULL) PyBuffer_Release(&first);
+    PyBuffer_Release(&points);
+    PyBuffer_Release(&firsts);
+    PyBuffer_Release(&first_starts);
     return result;
 }
 
@@ -1467,7 +1496,7 @@ static PyMethodDef module_methods[] = {
      "walk_lexeme(trie, automaton, state, stop, out, first=None): the mask of a lexeme's tokens into ``out`` "
      "and, as int32 triples (node, state, depth), the points where the walk stopped (see the source)."},
     {"walk_lexeme_below", walk_lexeme_below, METH_VARARGS,
-     "walk_lexeme_below(trie, automaton, state, stop, out, node, depth, first=None): walk_lexeme below a trie node, with "
+     "walk_lexeme_below(trie, automaton, state, stop, out, points, firsts, first_starts): walk_lexeme below trie nodes, with "
      "stop byte 3 for states where the lexeme may end and read on (see the source)."},
     {"decode_tokens", decode_tokens, METH_VARARGS,
      "decode_tokens(blob, offsets): (ids, code points, lengths, tail lengths) of the tokens "

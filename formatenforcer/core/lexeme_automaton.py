@@ -20,7 +20,7 @@ from __future__ import annotations
 import threading
 import weakref
 from bisect import bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -287,24 +287,30 @@ def compiled_lexeme(
 
 
 _FLAT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-"""Per vocabulary: id(dict trie node) -> (the node, its flat trie node, its depth in bytes)."""
+"""Per vocabulary: id(dict trie node) -> (the node, (its flat trie node, its depth in bytes), or None for a
+trie that is not the vocabulary's)."""
 _STOPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 """Per regex automaton: ``walk_lexeme_below``'s stop bytes (see ``_dfa_stops``)."""
 _BELOW_MIN_TOKENS = 64
-"""Below a node with fewer tokens than this, the Python walk (a few steps, its ids as a list) is cheaper
-than a compiled walk and a packed mask."""
+"""Below nodes with fewer tokens than this in all, the Python walk (a few steps, its ids as a list) is
+cheaper than a compiled walk and a packed mask."""
 
 
-def _flat_node(vocabulary: Any, trie: Any, node: Trie) -> tuple[int, int] | None:
-    """(flat trie node, depth in bytes) of a vocabulary trie node, memoised per vocabulary; None for a node
-    that is not the vocabulary's own (a merged copy of a lexeme result's continuations)."""
+def _node_memo(vocabulary: Any) -> dict:
     held = _FLAT.get(vocabulary)
     if held is None:
         held = _FLAT.setdefault(vocabulary, {})
+    return held
+
+
+def _flat_node(vocabulary: Any, trie: Any, node: Trie) -> tuple[int, int] | None:
+    """(flat trie node, depth in bytes) of a vocabulary trie node, memoised per vocabulary; None for a trie
+    that is not the vocabulary's own (the exits of a free-run table, a merged copy)."""
+    held = _node_memo(vocabulary)
     hit = held.get(id(node))
     if hit is not None and hit[0] is node:
         return hit[1]
-    found = _locate(vocabulary, trie, node)
+    found = _locate(vocabulary, trie, node) if node.__class__ is dict else None
     if len(held) >= _NODES_KEPT:
         held.clear()
     held[id(node)] = (node, found)  # holds ``node``: its id stays unique
@@ -326,18 +332,31 @@ def _locate(vocabulary: Any, trie: Any, node: Trie) -> tuple[int, int] | None:
         steps += 1
     data = vocabulary.token_bytes[token]
     depth = len(data) - steps
-    flat = _flat_arrays(vocabulary, trie)
-    starts, edge_bytes, children = flat["edge_start"], flat["edge_byte"], flat["edge_child"]
+    starts, edge_bytes, children = _flat_views(vocabulary, trie)
     number = 0
     for byte in data[:depth]:
-        lo, hi = int(starts[number]), int(starts[number + 1])
-        at = lo + int(np.searchsorted(edge_bytes[lo:hi], byte))
-        if at >= hi or edge_bytes[at] != byte:
+        at = edge_bytes.find(byte, starts[number], starts[number + 1])
+        if at < 0:
             return None
-        number = int(children[at])
+        number = children[at]
     if _dict_node(vocabulary, trie, number, depth) is not node:
         return None  # a trie of its own (the exits of a free-run table), not a node of the vocabulary's
     return number, depth
+
+
+_VIEWS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _flat_views(vocabulary: Any, trie: Any) -> tuple[memoryview, bytes, memoryview]:
+    """Edge starts, edge bytes and edge children of a vocabulary's flat trie, as Python reads them fastest
+    one item at a time."""
+    found = _VIEWS.get(vocabulary)
+    if found is None:
+        found = _VIEWS.setdefault(
+            vocabulary,
+            (memoryview(trie.edge_start).cast("i"), trie.edge_byte, memoryview(trie.edge_child).cast("i")),
+        )
+    return found
 
 
 def _dfa_stops(dfa: Any) -> bytes:
@@ -351,61 +370,60 @@ def _dfa_stops(dfa: Any) -> bytes:
     return found
 
 
-def compiled_below(vocabulary: Any, inner: CharacterParser, node: Trie) -> tuple[np.ndarray, list] | None:
-    """The walk below trie node ``node`` (its own tokens left out) of a lexeme that is one regex automaton
-    (``lexeme_dfa``), in C: ``node`` is the vocabulary's own, or a merged copy of a lexeme result's
-    continuations that lists the vocabulary nodes and edges it is the union of (``sources``, one walk each).
-    It returns the packed mask of the tokens the lexeme reads, and the end points
-    (dict trie node, inner state there) where it may end and some token below goes on with a character it
-    does not read — the points whose continuations the full state must walk (``walk._end_groups`` merges
-    only those characters). None where the Python walk answers: backend off, no such lexeme, a trie that
-    is not the vocabulary's (the exits of a run table, a copy without sources), a small subtree, or an
+def compiled_below(
+    vocabulary: Any, inner: CharacterParser, sources: Sequence[tuple[Trie, bytes | None]]
+) -> tuple[np.ndarray, list] | None:
+    """The walk of a lexeme that is one regex automaton (``lexeme_dfa``) below trie nodes of the vocabulary,
+    in C: ``sources`` holds (node, the bytes of its edges to walk), or one (node, None) to walk every edge;
+    the tokens at the nodes themselves are left out. It returns the packed mask of the tokens the lexeme
+    reads, and the end points (dict trie node, inner state there) where it may end and some token below goes
+    on with a character it does not read: the points whose continuations the full state must walk
+    (``walk._end_groups`` merges only those characters). None where the Python walk answers: backend off,
+    no such lexeme, a trie that is not the vocabulary's (the exits of a run table), few tokens below, or an
     automaton too big to export."""
     if not backend.active():
         return None
-    if node.__class__ is dict:
-        sources: tuple = ((node, None),)
-    else:
-        sources = getattr(node, "sources", None)
-        if sources is None:
-            return None
     found = inner.lexeme_dfa()
     if found is None:
         return None
     dfa, state, state_of = found
     trie = flat_trie(vocabulary)
-    flat = _flat_arrays(vocabulary, trie)
-    starts, ends_at = flat["tok_start"], flat["subtree_end"]
-    located = []
-    tokens = 0
-    for source, first in sources:
-        at = _flat_node(vocabulary, trie, source)
+    held = _node_memo(vocabulary)
+    points: list[int] = []
+    for node, _ in sources:
+        hit = held.get(id(node))
+        at = hit[1] if hit is not None and hit[0] is node else _flat_node(vocabulary, trie, node)
         if at is None:
             return None
-        located.append((at, first))
-        tokens += int(starts[int(ends_at[at[0]])]) - int(starts[at[0]])
-    if tokens < _BELOW_MIN_TOKENS:
+        points.extend(at)
+    pairs = np.array(points, dtype=np.int32)
+    flat = _flat_arrays(vocabulary, trie)
+    nodes = pairs[0::2]
+    if int((flat["tok_start"][flat["subtree_end"][nodes]] - flat["tok_start"][nodes]).sum()) < _BELOW_MIN_TOKENS:
         return None
     automaton = native_automaton(dfa)
     if automaton is None:
         return None
-    stops = _dfa_stops(dfa)
+    if sources[0][1] is None:  # every edge of each node (one node: a walk from the root)
+        firsts, first_starts = b"", b""
+    else:
+        firsts = b"".join([taken for _, taken in sources])  # type: ignore[misc]
+        first_starts = np.zeros(len(sources) + 1, dtype=np.int32)
+        np.cumsum([len(taken) for _, taken in sources], out=first_starts[1:])  # type: ignore[arg-type]
     mask = np.empty((vocabulary.size + 31) // 32, dtype=np.int32)
-    part = np.empty_like(mask) if len(located) > 1 else mask
+    raw = backend.native.walk_lexeme_below(  # type: ignore[union-attr]
+        trie, automaton, state, _dfa_stops(dfa), mask, pairs, firsts, first_starts
+    )
     ends: list[tuple[Trie, CharacterParser]] = []
-    states: dict[int, CharacterParser] = {}
-    for index, ((number, depth), first) in enumerate(located):
-        out = mask if index == 0 else part
-        if first is None:
-            raw = backend.native.walk_lexeme_below(trie, automaton, state, stops, out, number, depth)  # type: ignore[union-attr]
-        else:
-            raw = backend.native.walk_lexeme_below(trie, automaton, state, stops, out, number, depth, first)  # type: ignore[union-attr]
-        if index:
-            mask |= part
-        if raw:
-            for point, at, point_depth in np.frombuffer(raw, dtype=np.int32).reshape(-1, 3).tolist():
-                made = states.get(at)
-                if made is None:
-                    made = states[at] = state_of(at)
-                ends.append((_dict_node(vocabulary, trie, point, point_depth), made))
+    if raw:
+        states: dict[int, CharacterParser] = {}
+        held = _node_memo(vocabulary)
+        for point, at, depth in np.frombuffer(raw, dtype=np.int32).reshape(-1, 3).tolist():
+            made = states.get(at)
+            if made is None:
+                made = states[at] = state_of(at)
+            node = _dict_node(vocabulary, trie, point, depth)
+            if id(node) not in held and len(held) < _NODES_KEPT:
+                held[id(node)] = (node, (point, depth))  # where a walk below this end point starts
+            ends.append((node, made))
     return mask, ends

@@ -6,6 +6,14 @@ the whole loop and the cycle collector's work during it (collections per generat
 ``gc.callbacks``) are printed after. Run it on two checkouts and compare the digests.
 
     python benchmarks/grammar_digest.py            # PYTHONPATH=/path/to/other/checkout for the other side
+
+For instruction counts (callgrind; they do not move with the machine's load), ``--setup-only`` stops after
+loading the tokenizer and the vocabulary, so the loop's own count is the difference of two runs:
+
+    PY=$(python -c 'import sys; print(sys.executable)')
+    valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.grammar $PY benchmarks/grammar_digest.py
+    valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.setup $PY benchmarks/grammar_digest.py --setup-only
+    grep -h Collected /tmp/cg.grammar /tmp/cg.setup
 """
 
 from __future__ import annotations
@@ -44,6 +52,8 @@ class _CollectorClock:
 def main() -> None:
     tokenizer = maskbench.llama3_tokenizer()
     vocabulary = Vocabulary.from_transformers(tokenizer)
+    if "--setup-only" in sys.argv[1:]:
+        return
     total = hashlib.sha256()
     count = 0
     clock = _CollectorClock()

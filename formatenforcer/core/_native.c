@@ -924,13 +924,37 @@ static void record_end(Walk *w, int32_t node, int32_t state, int32_t depth) {
     w->ends[w->ends_len++] = depth + w->base_depth;
 }
 
-/* Whether some edge below ``node`` leaves the automaton in ``state``: a non-ASCII byte, or an ASCII byte
-   the state refuses. Such edges are what a full state must read past a point where the lexeme may end (the
-   characters the lexeme reads on it reads alone: the Python walk merges only the others, core/walk.py). */
+/* Whether ``state`` accepts every character whose UTF-8 encoding starts with the byte ``lead`` (true when
+   no character does: a continuation byte, a bad lead). */
+static int reads_every(const Walk *w, int32_t state, uint8_t lead) {
+    int64_t lo, hi;
+    if (!utf8_prefix_interval(&lead, 1, &lo, &hi)) return 1;
+    if (lo < 0xD800 && hi >= 0xD800 && hi <= 0xDFFF) hi = 0xD7FF; /* (0xED: the surrogates are no characters) */
+    int32_t left = w->as[state], right = w->as[state + 1];
+    while (left < right) { /* the first interval ending at or after lo */
+        int32_t mid = left + (right - left) / 2;
+        if (w->ahi[mid] < lo) left = mid + 1;
+        else right = mid;
+    }
+    int64_t need = lo;
+    for (int32_t k = left; k < w->as[state + 1] && w->alo[k] <= need; k++) {
+        if (w->ahi[k] >= need) need = (int64_t)w->ahi[k] + 1;
+        if (need > hi) return 1;
+    }
+    return 0;
+}
+
+/* Whether some edge below ``node`` leaves the automaton in ``state``: an ASCII byte it refuses, or a lead
+   byte of characters it does not all accept. Only such edges can go on in a full state other than by this
+   lexeme reading on, so only there is a point where the lexeme may end returned (the characters it reads
+   can never start the next lexeme where its parser hands it to the walk alone: grammar/parser.py). */
 static int leaves(const Walk *w, int32_t node, int32_t state) {
     for (int32_t e = w->es[node]; e < w->es[node + 1]; e++) {
         uint8_t byte = w->eb[e];
-        if (byte >= 0x80) return 1;
+        if (byte >= 0x80) {
+            if (!reads_every(w, state, byte)) return 1;
+            continue;
+        }
         int32_t c = w->automaton->ascii_class[byte];
         if (c < 0 || w->tr[(Py_ssize_t)state * w->classes + c] < 0) return 1;
     }

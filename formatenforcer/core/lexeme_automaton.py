@@ -328,7 +328,9 @@ def _locate(vocabulary: Any, trie: Any, node: Trie) -> tuple[int, int] | None:
         if below is not None:
             token = below if below.__class__ is int else below[0]
             break
-        current = next(child for byte, child in current.items() if byte != IDS)
+        current = next((child for byte, child in current.items() if byte != IDS), None)
+        if current is None:
+            return None  # (an empty trie)
         steps += 1
     data = vocabulary.token_bytes[token]
     depth = len(data) - steps

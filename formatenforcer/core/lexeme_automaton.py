@@ -13,6 +13,11 @@ Explored lazily, once per state key (shared by every schema with the same patter
 states are few. A state that offers no ``lexeme_automaton`` (inside a ``\\uXXXX`` escape, whose hex digits would
 make thousands of states) is a frontier: the compiled walk stops there and returns the point, and the
 Python walk goes on below it within the same lexeme walk.
+
+A lexeme that is one regex automaton (a grammar's terminal, ``lexeme_dfa``) needs no exploring: its DFA's
+export (core/automaton.py) is walked as it is, from the root or below the end points of the lexeme before
+(``compiled_below``), and it may end and read on in the same state, so C goes on past those points and
+returns only those where a token leaves the automaton.
 """
 
 from __future__ import annotations

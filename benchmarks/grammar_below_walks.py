@@ -45,7 +45,7 @@ def below(vocabulary: Vocabulary, node, state, lexemes: dict):  # type: ignore[n
         key = ("below", id(node), inner.lexeme_key(horizon) if shared is None else shared, lexeme.checked_ends)
         hit = cache.get(key)
         counts[f"{kind}: lexeme, below-walk {'hit' if hit is not None and hit[0] is node else 'miss'}"] += 1
-    elif len(walk._first_bytes(node)) > walk._WIDE and state.alternatives() is not None:
+    elif walk._width(node) > walk._WIDE and state.alternatives() is not None:
         counts[f"{kind}: alternatives"] += 1
     else:
         counts[f"{kind}: plain walk"] += 1

@@ -12,7 +12,7 @@ for an allowed character, one parser step.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable
 
 import numpy as np
 
@@ -525,10 +525,16 @@ def trie_of(node: Trie | Continuations) -> Trie:
     return node.trie() if node.__class__ is Continuations else node  # type: ignore[union-attr,return-value]
 
 
-def _first_bytes(node: Trie | Continuations) -> Sequence[int]:
+def _first_bytes(node: Trie | Continuations) -> Iterable[int]:
+    """The bytes the tokens below ``node`` start with (read lazily from a trie node)."""
     if node.__class__ is Continuations:
         return node.first_bytes()  # type: ignore[union-attr]
-    return [byte for byte in node if byte != IDS]  # type: ignore[union-attr]
+    return (byte for byte in node if byte != IDS)  # type: ignore[union-attr]
+
+
+def _width(node: Trie | Continuations) -> int:
+    """How many children ``node`` has (for a trie node, counting the entry of its own tokens)."""
+    return len(node.first_bytes()) if node.__class__ is Continuations else len(node)  # type: ignore[union-attr,arg-type]
 
 
 class _MergedNode(dict):
@@ -648,12 +654,11 @@ def _walk_below(
         return ([], []) if finished is None else _walk_below(vocabulary, node, finished, lexemes)
     sub = _Walk(vocabulary)
     if lexeme is None or lexeme.inner.can_end():
-        first = _first_bytes(node)
-        branches = state.alternatives() if len(first) > _WIDE else None
+        branches = state.alternatives() if _width(node) > _WIDE else None
         if branches is not None:  # the union of the branches' walks, each from its own cached lexeme walks
             for branch in branches:
                 ok = branch.allowed_characters().ascii
-                if any(byte >= 128 or ok[byte] for byte in first):  # (else nothing below)
+                if any(byte >= 128 or ok[byte] for byte in _first_bytes(node)):  # (else nothing below)
                     out, masks = _walk_below(vocabulary, node, branch, lexemes)
                     sub.out.extend(out)
                     sub.masks.extend(masks)

@@ -20,4 +20,5 @@ export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktra
 export FORMATENFORCER_NATIVE_MODULE="$out/_native$suffix" HF_HUB_OFFLINE=1
 python -c "from formatenforcer.core import backend; assert backend.native.__file__ == '$out/_native$suffix'"
 # (the resident-size test is left out: ASan keeps freed memory in quarantine, so the size grows by design)
-python -m pytest -q -p no:cacheprovider tests/test_native_fuzz.py tests/test_native_walk.py tests/test_native_lexeme.py -k "not no_leak"
+python -m pytest -q -p no:cacheprovider tests/test_native_fuzz.py tests/test_native_walk.py tests/test_native_lexeme.py \
+  tests/test_native_grammar.py -k "not no_leak"

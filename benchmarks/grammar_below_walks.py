@@ -32,7 +32,7 @@ plain_seconds: collections.Counter = collections.Counter()
 _walk_below, _resume_groups = walk._walk_below, walk._resume_groups
 
 
-def below(vocabulary: Vocabulary, node: dict, state, lexemes: dict):  # type: ignore[no-untyped-def]
+def below(vocabulary: Vocabulary, node, state, lexemes: dict):  # type: ignore[no-untyped-def]
     kind = type(state).__name__
     lexeme = state.lexeme()
     ends = lexeme is not None and lexeme.inner.can_end()
@@ -45,12 +45,12 @@ def below(vocabulary: Vocabulary, node: dict, state, lexemes: dict):  # type: ig
         key = ("below", id(node), inner.lexeme_key(horizon) if shared is None else shared, lexeme.checked_ends)
         hit = cache.get(key)
         counts[f"{kind}: lexeme, below-walk {'hit' if hit is not None and hit[0] is node else 'miss'}"] += 1
-    elif len(node) > walk._WIDE and state.alternatives() is not None:
+    elif walk._width(node) > walk._WIDE and state.alternatives() is not None:
         counts[f"{kind}: alternatives"] += 1
     else:
         counts[f"{kind}: plain walk"] += 1
         sub = walk._Walk(vocabulary)
-        for byte, child in node.items():
+        for byte, child in walk.trie_of(node).items():
             if byte != IDS:
                 started = time.perf_counter()
                 sub.walk({byte: child}, state, b"")

@@ -273,6 +273,124 @@ def test_random_lexeme_walks_match_the_model(seed):
         assert got == points, (tokens, parts, state, stop, first)
 
 
+_LEAD_CHARS: dict[int, tuple[int, int]] = {}
+
+
+def _lead_chars(lead: int) -> tuple[int, int] | None:
+    """The code points (lowest, highest) whose UTF-8 encoding starts with ``lead``, found by encoding every
+    character once; None when no character does."""
+    if not _LEAD_CHARS:
+        for cp in range(0x80, MAX_CP + 1):
+            if 0xD800 <= cp <= 0xDFFF:
+                continue
+            first = _encode(cp)[0]
+            lo, _ = _LEAD_CHARS.get(first, (cp, cp))
+            _LEAD_CHARS[first] = (lo, cp)
+    return _LEAD_CHARS.get(lead)
+
+
+def _leaves(parts: dict, state: int, byte: int) -> bool:
+    """Whether an edge on ``byte`` leaves the automaton in ``state`` (``walk_lexeme_below``'s rule): an ASCII
+    byte it refuses, or the lead byte of characters it does not all accept."""
+    if byte < 0x80:
+        cls = _class(parts, byte)
+        return cls < 0 or parts["transitions"].reshape(-1, parts["classes"])[state, cls] < 0
+    span = _lead_chars(byte)
+    if span is None:
+        return False
+    need = span[0]
+    start, end = parts["allow_start"][state], parts["allow_start"][state + 1]
+    for lo, hi in sorted(zip(parts["allow_lo"][start:end].tolist(), parts["allow_hi"][start:end].tolist())):
+        if lo <= need <= hi:
+            need = hi + 1
+    return need <= span[1]
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_random_lexeme_walks_below_nodes_match_the_model(seed):
+    """``walk_lexeme_below`` from random trie nodes (each with a random filter of its edges) with random stop
+    bytes, 3 among them (the lexeme may end there and read on): the mask and the points equal the per-token
+    model's, a point of stop 3 where some token goes on with an edge that leaves the automaton there."""
+    rng = random.Random(seed)
+    tokens = random_tokens(rng, rng.randint(1, 40))
+    parts = random_automaton(rng)
+    trie = trie_of(tokens)
+    states = len(parts["accepting"])
+    flat = arrays(trie)
+    texts = [t for t in tokens if t]
+    if not texts:
+        return
+    for _ in range(4):
+        state = rng.randrange(states)
+        stop = bytes(rng.choice([0, 0, 1, 2, 3, 3]) for _ in range(states))
+        table = parts["transitions"].reshape(states, -1).copy()
+        table[[s for s in range(states) if stop[s] in (1, 2)]] = -1  # those read nothing more; 3 reads on
+        parts = {**parts, "transitions": table.reshape(-1)}
+        automaton = native.Automaton(**parts)
+        starts = []
+        for _ in range(rng.randint(1, 3)):
+            text = rng.choice(texts)
+            prefix = text[: rng.randrange(len(text))]
+            first = bytes(rng.sample(BYTES, rng.randint(0, 6))) if rng.random() < 0.5 else None
+            starts.append((prefix, first))
+        if rng.random() < 0.5:
+            starts = [(prefix, None) for prefix, _ in starts]
+        expected, points = set(), set()
+        for prefix, first in starts:
+            for token_id, data in enumerate(tokens):
+                if not data or len(data) <= len(prefix) or not data.startswith(prefix) or stop[state] in (1, 2):
+                    continue
+                if first is not None and data[len(prefix)] not in first:
+                    continue
+                rest, inside = data[len(prefix) :], True
+                for cut in range(1, len(rest) + 1):
+                    if not model_accepts(parts, state, b"", rest[:cut]):
+                        inside = False
+                        break
+                    reached = _state_after(parts, state, rest[:cut])  # (None inside a character)
+                    if reached is None:
+                        continue
+                    here = data[: len(prefix) + cut]
+                    below = [t[len(here)] for t in texts if len(t) > len(here) and t.startswith(here)]
+                    if stop[reached] == 3:
+                        if any(_leaves(parts, reached, byte) for byte in below):
+                            points.add((here, reached))
+                    elif stop[reached]:
+                        inside = stop[reached] == 1 and cut == len(rest)
+                        if stop[reached] == 2 or below:
+                            points.add((here, reached))
+                        break
+                if inside:
+                    expected.add(token_id)
+        pairs = np.array([x for prefix, _ in starts for x in (_node_of(flat, prefix), len(prefix))], dtype=np.int32)
+        if starts[0][1] is None and all(first is None for _, first in starts):
+            firsts, first_starts = b"", b""
+        else:
+            chosen = [bytes(range(256)) if first is None else first for _, first in starts]
+            firsts = b"".join(chosen)
+            first_starts = np.concatenate([[0], np.cumsum([len(c) for c in chosen])]).astype(np.int32)
+        out = np.full((trie.vocab_size + 31) // 32 + 1, -1, dtype=np.int32)
+        raw = native.walk_lexeme_below(trie, automaton, state, stop, out, pairs, firsts, first_starts)
+        assert out[-1] == -1
+        bits = np.unpackbits(out[:-1].view(np.uint8), bitorder="little")
+        assert {int(i) for i in np.flatnonzero(bits)} == expected, (tokens, parts, state, stop, starts)
+        got = set()
+        for node, reached, depth in np.frombuffer(raw, dtype=np.int32).reshape(-1, 3).tolist():
+            token = tokens[int(flat["tok_ids"][flat["tok_start"][node]])]
+            got.add((token[:depth], reached))
+        assert got == points, (tokens, parts, state, stop, starts)
+
+
+def _node_of(flat: dict, path: bytes) -> int:
+    """The flat trie node reached by ``path`` from the root."""
+    node = 0
+    for byte in path:
+        lo, hi = int(flat["edge_start"][node]), int(flat["edge_start"][node + 1])
+        node = next(int(flat["edge_child"][e]) for e in range(lo, hi) if flat["edge_byte"][e] == byte)
+    return node
+
+
 ENDS = {  # how a chain ends: the targets of (a or b, the newline, a non-ASCII character) from its last state
     "refuses": (-1, -1, -1),
     "loops": ("last", -1, "last"),

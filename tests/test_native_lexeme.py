@@ -22,7 +22,7 @@ from formatenforcer.core.hooks import walk_lexeme
 from formatenforcer.core.lexeme_automaton import compiled_lexeme
 from formatenforcer.core.protocol import CharacterParser
 from formatenforcer.core.trie import IDS, ids_at
-from formatenforcer.core.walk import allowed_mask, lexeme_result
+from formatenforcer.core.walk import allowed_mask, lexeme_result, trie_of
 
 from .conftest import TOKENIZER_NAMES
 
@@ -74,7 +74,7 @@ def _groups(result) -> dict:
     """A lexeme result's end groups by end state (its key by value: explored automata are shared by every
     schema with the same pattern, like the vocabulary's shared lexeme walks): (ids decided there, tokens
     below)."""
-    return {_by_value(state): (sorted(ids), _tokens_below(merged)) for state, ids, merged in result[1]}
+    return {_by_value(state): (sorted(ids), _tokens_below(trie_of(merged))) for state, ids, merged in result[1]}
 
 
 def _by_value(state: CharacterParser):

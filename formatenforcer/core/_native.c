@@ -820,6 +820,7 @@ static PyTypeObject AutomatonType = {
 /* the walk                                                                                         */
 
 #define STOP_CHECKED 2 /* walk_lexeme: a lexeme end whose tokens the caller decides */
+#define STOP_GOES_ON 3 /* walk_lexeme_below: the lexeme may end here and may also read on */
 
 typedef struct {
     int32_t edge, end, state, pending_count;
@@ -840,6 +841,7 @@ typedef struct {
     const uint8_t *root_only; /* lexeme walks: when set, only the root's edges whose byte is flagged */
     int32_t *ends;
     Py_ssize_t ends_len, ends_cap;
+    int32_t base_depth; /* the depth in bytes of the node the walk starts from (for the end points) */
     int failed; /* out of memory while recording ends */
 } Walk;
 
@@ -919,7 +921,44 @@ static void record_end(Walk *w, int32_t node, int32_t state, int32_t depth) {
     }
     w->ends[w->ends_len++] = node;
     w->ends[w->ends_len++] = state;
-    w->ends[w->ends_len++] = depth;
+    w->ends[w->ends_len++] = depth + w->base_depth;
+}
+
+/* Whether ``state`` accepts every character whose UTF-8 encoding starts with the byte ``lead`` (true when
+   no character does: a continuation byte, a bad lead). */
+static int reads_every(const Walk *w, int32_t state, uint8_t lead) {
+    int64_t lo, hi;
+    if (!utf8_prefix_interval(&lead, 1, &lo, &hi)) return 1;
+    if (lo < 0xD800 && hi >= 0xD800 && hi <= 0xDFFF) hi = 0xD7FF; /* (0xED: the surrogates are no characters) */
+    int32_t left = w->as[state], right = w->as[state + 1];
+    while (left < right) { /* the first interval ending at or after lo */
+        int32_t mid = left + (right - left) / 2;
+        if (w->ahi[mid] < lo) left = mid + 1;
+        else right = mid;
+    }
+    int64_t need = lo;
+    for (int32_t k = left; k < w->as[state + 1] && w->alo[k] <= need; k++) {
+        if (w->ahi[k] >= need) need = (int64_t)w->ahi[k] + 1;
+        if (need > hi) return 1;
+    }
+    return 0;
+}
+
+/* Whether some edge below ``node`` leaves the automaton in ``state``: an ASCII byte it refuses, or a lead
+   byte of characters it does not all accept. Only such edges can go on in a full state other than by this
+   lexeme reading on, so only there is a point where the lexeme may end returned (the characters it reads
+   can never start the next lexeme where its parser hands it to the walk alone: grammar/parser.py). */
+static int leaves(const Walk *w, int32_t node, int32_t state) {
+    for (int32_t e = w->es[node]; e < w->es[node + 1]; e++) {
+        uint8_t byte = w->eb[e];
+        if (byte >= 0x80) {
+            if (!reads_every(w, state, byte)) return 1;
+            continue;
+        }
+        int32_t c = w->automaton->ascii_class[byte];
+        if (c < 0 || w->tr[(Py_ssize_t)state * w->classes + c] < 0) return 1;
+    }
+    return 0;
 }
 
 /* Adds every token below ``node`` that the automaton, in ``state`` with ``pending`` bytes of an incomplete
@@ -969,7 +1008,12 @@ static void walk_from(const Walk *w, int32_t node, int32_t state, const uint8_t 
             if (utf8_length(byte) < 2 || !prefix_allowed(w, s, data, 1)) continue;
             next = s;
         }
-        if (w->stop != NULL && w->stop[next]) { /* the lexeme ends here: what goes on is the caller's */
+        if (w->stop != NULL && w->stop[next] == STOP_GOES_ON) {
+            /* the lexeme may end here (after a whole character) and may read on: the point is returned
+               where some token goes on with a character it does not read, and the walk goes on below */
+            if (count == 0 && w->es[child] < w->es[child + 1] && leaves(w, child, next))
+                record_end((Walk *)w, child, next, top + 1);
+        } else if (w->stop != NULL && w->stop[next]) { /* the lexeme ends here: what goes on is the caller's */
             if (w->stop[next] == STOP_CHECKED) { /* the caller decides the tokens ending here too */
                 record_end((Walk *)w, child, next, top + 1);
                 continue;
@@ -1121,6 +1165,99 @@ done:
     PyBuffer_Release(&stop);
     PyBuffer_Release(&out);
     if (first.buf != NULL) PyBuffer_Release(&first);
+    return result;
+}
+
+/* walk_lexeme_below(trie, automaton, state, stop, out, points, firsts, first_starts): the walk of a lexeme
+   below trie nodes, into one mask. ``points`` holds int32 pairs (node, depth in bytes from the root);
+   ``first_starts`` is empty (every edge of each node is walked) or holds one int32 per point and one more:
+   the bytes of point i's edges to walk are firsts[first_starts[i]:first_starts[i + 1]]. The tokens at the nodes themselves are left out. ``stop`` as for walk_lexeme, plus STOP_GOES_ON
+   (3) where the lexeme may end and read on: the walk goes on below such a state, and returns the point
+   (node, state, depth from the root) where some token below goes on with a character the state does not
+   read. A run is taken whole only where it cannot end in a stop state. */
+static PyObject *walk_lexeme_below(PyObject *module, PyObject *args) {
+    TrieObject *trie;
+    AutomatonObject *automaton;
+    Py_ssize_t state;
+    Py_buffer stop, out, points, firsts, first_starts;
+    if (!PyArg_ParseTuple(args, "O!O!ny*w*y*y*y*", &TrieType, &trie, &AutomatonType, &automaton, &state, &stop,
+                          &out, &points, &firsts, &first_starts))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t words = (trie->vocab_size + 31) / 32;
+    Walk w = {0};
+    uint8_t root_only[256];
+    Py_ssize_t count = points.len / 8;
+    const int32_t *pairs = (const int32_t *)points.buf;
+    const uint8_t *bytes_of = (const uint8_t *)firsts.buf;
+    const int32_t *starts_of = (const int32_t *)first_starts.buf;
+    int filtered = first_starts.len != 0;
+    if (stop.len != automaton->states) {
+        PyErr_Format(PyExc_ValueError, "walk_lexeme_below: stop needs one byte per state (%zd), it has %zd",
+                     automaton->states, stop.len);
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < stop.len; i++) {
+        if (((const uint8_t *)stop.buf)[i] > STOP_GOES_ON) {
+            PyErr_Format(PyExc_ValueError, "walk_lexeme_below: stop byte %zd is not 0, 1, 2 or 3", i);
+            goto done;
+        }
+    }
+    if (points.len % 8 != 0 || ((uintptr_t)points.buf % 4) != 0) {
+        PyErr_SetString(PyExc_ValueError, "walk_lexeme_below: points must be aligned int32 pairs (node, depth)");
+        goto done;
+    }
+    if (filtered) {
+        if (first_starts.len != 4 * (count + 1) || ((uintptr_t)first_starts.buf % 4) != 0) {
+            PyErr_Format(PyExc_ValueError, "walk_lexeme_below: first_starts needs %zd aligned int32, it has %zd bytes",
+                         count + 1, first_starts.len);
+            goto done;
+        }
+        for (Py_ssize_t i = 0; i <= count; i++) {
+            if (starts_of[i] < 0 || starts_of[i] > firsts.len || (i > 0 && starts_of[i] < starts_of[i - 1])) {
+                PyErr_Format(PyExc_ValueError, "walk_lexeme_below: first_starts[%zd] is out of order or range", i);
+                goto done;
+            }
+        }
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        if (pairs[2 * i] < 0 || pairs[2 * i] >= trie->nodes || pairs[2 * i + 1] < 0 ||
+            pairs[2 * i + 1] > trie->max_depth) {
+            PyErr_Format(PyExc_ValueError, "walk_lexeme_below: point %zd is outside the trie's %zd nodes or its "
+                         "depth outside 0..%zd", i, trie->nodes, trie->max_depth);
+            goto done;
+        }
+    }
+    if (!start_walk(&w, "walk_lexeme_below", trie, automaton, state, &out)) goto done;
+    w.stop = (const uint8_t *)stop.buf;
+    Py_BEGIN_ALLOW_THREADS
+    memset(w.out, 0, (size_t)words * 4);
+    uint8_t none[4] = {0};
+    if (w.stop[state] == 0 || w.stop[state] == STOP_GOES_ON) {
+        for (Py_ssize_t i = 0; i < count; i++) {
+            if (filtered) {
+                memset(root_only, 0, sizeof root_only);
+                for (int32_t k = starts_of[i]; k < starts_of[i + 1]; k++) root_only[bytes_of[k]] = 1;
+                w.root_only = root_only;
+            }
+            w.base_depth = pairs[2 * i + 1];
+            walk_from(&w, pairs[2 * i], (int32_t)state, none, 0);
+        }
+    }
+    Py_END_ALLOW_THREADS
+    if (w.failed) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    result = PyBytes_FromStringAndSize((const char *)w.ends, (Py_ssize_t)sizeof(int32_t) * w.ends_len);
+done:
+    free(w.stack);
+    free(w.ends);
+    PyBuffer_Release(&stop);
+    PyBuffer_Release(&out);
+    PyBuffer_Release(&points);
+    PyBuffer_Release(&firsts);
+    PyBuffer_Release(&first_starts);
     return result;
 }
 
@@ -1382,6 +1519,9 @@ static PyMethodDef module_methods[] = {
     {"walk_lexeme", walk_lexeme, METH_VARARGS,
      "walk_lexeme(trie, automaton, state, stop, out, first=None): the mask of a lexeme's tokens into ``out`` "
      "and, as int32 triples (node, state, depth), the points where the walk stopped (see the source)."},
+    {"walk_lexeme_below", walk_lexeme_below, METH_VARARGS,
+     "walk_lexeme_below(trie, automaton, state, stop, out, points, firsts, first_starts): walk_lexeme below trie nodes, with "
+     "stop byte 3 for states where the lexeme may end and read on (see the source)."},
     {"decode_tokens", decode_tokens, METH_VARARGS,
      "decode_tokens(blob, offsets): (ids, code points, lengths, tail lengths) of the tokens "
      "blob[offsets[i]:offsets[i+1]] as TokenTexts reads them (see core/run_tables.py)."},

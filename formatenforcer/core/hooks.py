@@ -165,6 +165,14 @@ class WalkHooks:
         the number of this state in them. The tables are built once and shared by every state they hold."""
         return None
 
+    def lexeme_dfa(self) -> tuple[object, int, Callable[[int], CharacterParser]] | None:
+        """Optional, for a lexeme's inner state that is one regex automaton and nothing else (a grammar's
+        terminal): ``(dfa, state number, state_of)``, where ``state_of(n)`` is the inner state in automaton
+        state ``n`` once it has read a character. The lexeme may end wherever the automaton accepts after a
+        character, and may read on from there; the compiled core walks it below a trie node in C with those
+        end points (core/lexeme_automaton.py, ``compiled_below``)."""
+        return None
+
     def automaton_state(self) -> tuple[object, int] | None:
         """Optional: ``(dfa, state number)`` when this state is a state of a deterministic automaton over
         characters (a ``CompiledRegex``) and nothing else, so the compiled core can walk the vocabulary with

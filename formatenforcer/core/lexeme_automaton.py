@@ -13,6 +13,11 @@ Explored lazily, once per state key (shared by every schema with the same patter
 states are few. A state that offers no ``lexeme_automaton`` (inside a ``\\uXXXX`` escape, whose hex digits would
 make thousands of states) is a frontier: the compiled walk stops there and returns the point, and the
 Python walk goes on below it within the same lexeme walk.
+
+A lexeme that is one regex automaton (a grammar's terminal, ``lexeme_dfa``) needs no exploring: its DFA's
+export (core/automaton.py) is walked as it is, from the root or below the end points of the lexeme before
+(``compiled_below``), and it may end and read on in the same state, so C goes on past those points and
+returns only those where a token leaves the automaton.
 """
 
 from __future__ import annotations
@@ -20,16 +25,17 @@ from __future__ import annotations
 import threading
 import weakref
 from bisect import bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from . import backend
+from .automaton import native_automaton
 from .cache_release import register_memo
 from .flat_trie import arrays, flat_trie
 from .protocol import CharacterParser
-from .trie import Trie
+from .trie import IDS, Trie
 
 MAX_STATES = 1024
 """Explorations that reach more states than this stay on the Python walk."""
@@ -220,6 +226,16 @@ def _forget_nodes() -> None:
     one at a time during walks, would each keep an arena of the small-object allocator."""
     for _, memo in list(_NODES.values()):
         memo.clear()
+    for memo in list(_FLAT.values()):
+        memo.clear()
+
+
+def _flat_arrays(vocabulary: Any, trie: Any) -> dict[str, np.ndarray]:
+    """The flat trie's arrays of a vocabulary (kept with its node memo)."""
+    held = _NODES.get(vocabulary)
+    if held is None:
+        held = _NODES.setdefault(vocabulary, (arrays(trie), {}))
+    return held[0]
 
 
 def _dict_node(vocabulary: Any, trie: Any, node: int, depth: int) -> Trie:
@@ -273,3 +289,148 @@ def compiled_lexeme(
                 found = states[state] = state_of(state)
             (ends if found.can_end() else frontier).append((_dict_node(vocabulary, trie, node, depth), found))
     return mask, ends, frontier
+
+
+_FLAT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""Per vocabulary: id(dict trie node) -> (the node, (its flat trie node, its depth in bytes), or None for a
+trie that is not the vocabulary's)."""
+_STOPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""Per regex automaton: ``walk_lexeme_below``'s stop bytes (see ``_dfa_stops``)."""
+_BELOW_MIN_TOKENS = 64
+"""Below nodes with fewer tokens than this in all, the Python walk (a few steps, its ids as a list) is
+cheaper than a compiled walk and a packed mask."""
+
+
+def _node_memo(vocabulary: Any) -> dict:
+    held = _FLAT.get(vocabulary)
+    if held is None:
+        held = _FLAT.setdefault(vocabulary, {})
+    return held
+
+
+def _flat_node(vocabulary: Any, trie: Any, node: Trie) -> tuple[int, int] | None:
+    """(flat trie node, depth in bytes) of a vocabulary trie node, memoised per vocabulary; None for a trie
+    that is not the vocabulary's own (the exits of a free-run table, a merged copy)."""
+    held = _node_memo(vocabulary)
+    hit = held.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    found = _locate(vocabulary, trie, node) if node.__class__ is dict else None
+    if len(held) >= _NODES_KEPT:
+        held.clear()
+    held[id(node)] = (node, found)  # holds ``node``: its id stays unique
+    return found
+
+
+def _locate(vocabulary: Any, trie: Any, node: Trie) -> tuple[int, int] | None:
+    """The flat node of ``node``: the bytes leading to it are the first bytes of any token below it."""
+    steps, current = 0, node
+    while True:
+        if current.__class__ is int:
+            token = current
+            break
+        below = current.get(IDS)
+        if below is not None:
+            token = below if below.__class__ is int else below[0]
+            break
+        current = next((child for byte, child in current.items() if byte != IDS), None)
+        if current is None:
+            return None  # (an empty trie)
+        steps += 1
+    data = vocabulary.token_bytes[token]
+    depth = len(data) - steps
+    starts, edge_bytes, children = _flat_views(vocabulary, trie)
+    number = 0
+    for byte in data[:depth]:
+        at = edge_bytes.find(byte, starts[number], starts[number + 1])
+        if at < 0:
+            return None
+        number = children[at]
+    if _dict_node(vocabulary, trie, number, depth) is not node:
+        return None  # a trie of its own (the exits of a free-run table), not a node of the vocabulary's
+    return number, depth
+
+
+_VIEWS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _flat_views(vocabulary: Any, trie: Any) -> tuple[memoryview, bytes, memoryview]:
+    """Edge starts, edge bytes and edge children of a vocabulary's flat trie, as Python reads them fastest
+    one item at a time."""
+    found = _VIEWS.get(vocabulary)
+    if found is None:
+        found = _VIEWS.setdefault(
+            vocabulary,
+            (memoryview(trie.edge_start).cast("i"), trie.edge_byte, memoryview(trie.edge_child).cast("i")),
+        )
+    return found
+
+
+def _dfa_stops(dfa: Any) -> bytes:
+    """Per automaton state: 3 where it accepts and reads on (the lexeme may end and go on), 1 where it
+    accepts and reads nothing more (the lexeme has ended), 0 elsewhere."""
+    found = _STOPS.get(dfa)
+    if found is None:
+        finals = dfa.finals
+        found = bytes((3 if moves else 1) if state in finals else 0 for state, moves in enumerate(dfa.transitions))
+        _STOPS[dfa] = found
+    return found
+
+
+def compiled_below(
+    vocabulary: Any, inner: CharacterParser, sources: Sequence[tuple[Trie, bytes | None]]
+) -> tuple[np.ndarray, list] | None:
+    """The walk of a lexeme that is one regex automaton (``lexeme_dfa``) below trie nodes of the vocabulary,
+    in C: ``sources`` holds (node, the bytes of its edges to walk), or one (node, None) to walk every edge;
+    the tokens at the nodes themselves are left out. It returns the packed mask of the tokens the lexeme
+    reads, and the end points (dict trie node, inner state there) where it may end and some token below goes
+    on with a character it does not read: the points whose continuations the full state must walk
+    (``walk._end_groups`` merges only those characters). None where the Python walk answers: backend off,
+    no such lexeme, a trie that is not the vocabulary's (the exits of a run table), few tokens below, or an
+    automaton too big to export."""
+    if not backend.active():
+        return None
+    found = inner.lexeme_dfa()
+    if found is None:
+        return None
+    dfa, state, state_of = found
+    trie = flat_trie(vocabulary)
+    held = _node_memo(vocabulary)
+    points: list[int] = []
+    for node, _ in sources:
+        hit = held.get(id(node))
+        at = hit[1] if hit is not None and hit[0] is node else _flat_node(vocabulary, trie, node)
+        if at is None:
+            return None
+        points.extend(at)
+    pairs = np.array(points, dtype=np.int32)
+    flat = _flat_arrays(vocabulary, trie)
+    nodes = pairs[0::2]
+    if int((flat["tok_start"][flat["subtree_end"][nodes]] - flat["tok_start"][nodes]).sum()) < _BELOW_MIN_TOKENS:
+        return None
+    automaton = native_automaton(dfa)
+    if automaton is None:
+        return None
+    if sources[0][1] is None:  # every edge of each node (one node: a walk from the root)
+        firsts, first_starts = b"", b""
+    else:
+        firsts = b"".join([taken for _, taken in sources])  # type: ignore[misc]
+        first_starts = np.zeros(len(sources) + 1, dtype=np.int32)
+        np.cumsum([len(taken) for _, taken in sources], out=first_starts[1:])  # type: ignore[arg-type]
+    mask = np.empty((vocabulary.size + 31) // 32, dtype=np.int32)
+    raw = backend.native.walk_lexeme_below(  # type: ignore[union-attr]
+        trie, automaton, state, _dfa_stops(dfa), mask, pairs, firsts, first_starts
+    )
+    ends: list[tuple[Trie, CharacterParser]] = []
+    if raw:
+        states: dict[int, CharacterParser] = {}
+        held = _node_memo(vocabulary)
+        for point, at, depth in np.frombuffer(raw, dtype=np.int32).reshape(-1, 3).tolist():
+            made = states.get(at)
+            if made is None:
+                made = states[at] = state_of(at)
+            node = _dict_node(vocabulary, trie, point, depth)
+            if id(node) not in held and len(held) < _NODES_KEPT:
+                held[id(node)] = (node, (point, depth))  # where a walk below this end point starts
+            ends.append((node, made))
+    return mask, ends

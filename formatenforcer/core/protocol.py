@@ -22,6 +22,7 @@ an optional shortcut that lets the token walk skip work, never a change in which
     alternatives()              the live branches of a union, carried up through the containers around it
     lexeme_automaton()          (key by value, code points) of a lexeme explored into an automaton for C
     lexeme_tables()             (LexemeTables, state number) of a lexeme whose parser builds its automaton
+    lexeme_dfa()                (dfa, state number, state_of) of a lexeme that is one regex automaton
     automaton_state()           (dfa, state number) of a plain automaton state: walked by the compiled core
     SCALAR_LEXEME               class flag: a state that reads one scalar value on its own
 """

@@ -12,7 +12,7 @@ for an allowed character, one parser step.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 
 import numpy as np
 
@@ -21,7 +21,7 @@ from .cache_release import register_memo
 from .charset import ANY, CharSet, utf8_length
 from .compiled_walk import compiled_mask
 from .hooks import FreeRun, Lexeme, walk_lexeme
-from .lexeme_automaton import compiled_lexeme
+from .lexeme_automaton import compiled_below, compiled_lexeme
 from .protocol import CharacterParser
 from .run_tables import FreeRunTable, pack_ids
 from .trie import IDS, Trie, as_dict, ids_at
@@ -424,6 +424,15 @@ def lexeme_result(
                 mask |= _packed(walker)
             mask.flags.writeable = False
             return mask, _end_groups(walker, checked)
+    if first is None and not checked:
+        compiled_terminal = compiled_below(vocabulary, inner, ((vocabulary.trie, None),))
+        if compiled_terminal is not None:  # a terminal's automaton, walked in C from the root
+            if inner.can_end():
+                walker.ends.append((vocabulary.trie, inner))
+            mask, ends = compiled_terminal
+            walker.ends.extend(ends)
+            mask.flags.writeable = False
+            return mask, _end_groups(walker, checked)
     if first is not None:  # only the tokens starting with these bytes (see CharacterParser.first_char_split)
         trie = vocabulary.trie
         walker.walk({byte: trie[byte] for byte in first if byte in trie}, inner, b"")
@@ -436,13 +445,15 @@ def lexeme_result(
     return mask, _end_groups(walker, checked)
 
 
-def _end_groups(walker: _LexemeWalk, checked: bool) -> list[tuple[CharacterParser, list[int], Trie]]:
-    """A lexeme walk's end points grouped by end state: (state, ids decided there, merged continuations).
+def _end_groups(walker: _LexemeWalk, checked: bool) -> list[tuple[CharacterParser, list[int], Trie | Continuations]]:
+    """A lexeme walk's end points grouped by end state: (state, ids decided there, continuations).
 
     A group of one end point whose children all go on is that vocabulary node itself, not a copy: its
     continuation walks are then cached by a node that every walk ending there shares (mostly the node of a
     token-initial quote: a key whose last letters end a token closes with ``":``, ``":"``, ``",``...,
-    whichever position or schema it closes in)."""
+    whichever position or schema it closes in). Otherwise the group's continuations are the edges of its
+    end points that the inner value does not read (``Continuations``), merged into one trie when a Python
+    walk needs them."""
     groups: dict = {}
     for node, state in walker.ends:
         group = groups.get(state.key())
@@ -460,17 +471,70 @@ def _end_groups(walker: _LexemeWalk, checked: bool) -> list[tuple[CharacterParse
             and nodes[0].__class__ is dict
             and not any(byte < 128 and skip[byte] for byte in nodes[0] if byte != IDS)
         ):
-            merged: Trie = nodes[0]
-        else:
-            merged, owned = _MergedNode(), set()
-            for node in nodes:
-                for byte, child in node.items():
-                    if byte != IDS and (byte >= 128 or not skip[byte]):  # what the inner value reads was walked
-                        _merge_child(merged, byte, child, owned)
+            if ids or len(nodes[0]) > (1 if IDS in nodes[0] else 0):
+                out.append((state, ids, nodes[0]))
+            continue
+        sources = []
+        for node in nodes:
+            # what the inner value reads was walked
+            taken = bytes(byte for byte in node if byte != IDS and (byte >= 128 or not skip[byte]))
+            if taken:
+                sources.append((node, taken))
         # ends with nothing past them (a number's every digit token, say) need no full-state walk: dropped
-        if ids or len(merged) > (1 if IDS in merged else 0):
-            out.append((state, ids, merged))
+        if ids or sources:
+            out.append((state, ids, Continuations(tuple(sources))))
     return out
+
+
+class Continuations:
+    """What the full state walks past one end state of a lexeme walk: the end points' trie nodes, each with
+    the bytes of its edges the inner value does not read. The compiled core walks a terminal's lexeme below
+    them node by node (``compiled_below``); a Python walk merges them into one trie first (``trie``)."""
+
+    __slots__ = ("sources", "_trie", "_first")
+
+    def __init__(self, sources: tuple[tuple[Trie, bytes], ...]) -> None:
+        self.sources = sources
+        self._trie: Trie | None = None
+        self._first: bytes | None = None
+
+    def trie(self) -> Trie:
+        """The continuations merged into one trie (vocabulary nodes shared until two meet), made once."""
+        found = self._trie
+        if found is None:
+            found, owned = _MergedNode(), set()
+            for node, taken in self.sources:
+                for byte in taken:
+                    _merge_child(found, byte, node[byte], owned)
+            self._trie = found
+        return found
+
+    def first_bytes(self) -> bytes:
+        """The bytes the continuations start with."""
+        found = self._first
+        if found is None:
+            seen = set()
+            for _, taken in self.sources:
+                seen.update(taken)
+            found = self._first = bytes(sorted(seen))
+        return found
+
+
+def trie_of(node: Trie | Continuations) -> Trie:
+    """The trie below an end point of a lexeme result: a vocabulary node, or merged continuations."""
+    return node.trie() if node.__class__ is Continuations else node  # type: ignore[union-attr,return-value]
+
+
+def _first_bytes(node: Trie | Continuations) -> Iterable[int]:
+    """The bytes the tokens below ``node`` start with (read lazily from a trie node)."""
+    if node.__class__ is Continuations:
+        return node.first_bytes()  # type: ignore[union-attr]
+    return (byte for byte in node if byte != IDS)  # type: ignore[union-attr]
+
+
+def _width(node: Trie | Continuations) -> int:
+    """How many children ``node`` has (for a trie node, counting the entry of its own tokens)."""
+    return len(node.first_bytes()) if node.__class__ is Continuations else len(node)  # type: ignore[union-attr,arg-type]
 
 
 class _MergedNode(dict):
@@ -573,9 +637,10 @@ def _resume_groups(walker: _Walk, lexeme: Lexeme, groups: list, memo: dict) -> N
 
 
 def _walk_below(
-    vocabulary: Vocabulary, node: Trie, state: CharacterParser, lexemes: dict
+    vocabulary: Vocabulary, node: Trie | Continuations, state: CharacterParser, lexemes: dict
 ) -> tuple[list[int], list[np.ndarray]]:
-    """The tokens below ``node`` (ids and masks) that ``state`` accepts, where ``state`` is a full state
+    """The tokens below ``node`` (ids and masks; a trie node or a lexeme result's ``Continuations``) that
+    ``state`` accepts, where ``state`` is a full state
     resumed past the end of an inner value. When its next characters go to an inner state of their own
     that reads at least one character (an object's colon and value after a key: ``":"``, ``":{"``), that
     inner state walks ``node`` alone, cached by its key and the node, and the full state resumes only where
@@ -589,16 +654,16 @@ def _walk_below(
         return ([], []) if finished is None else _walk_below(vocabulary, node, finished, lexemes)
     sub = _Walk(vocabulary)
     if lexeme is None or lexeme.inner.can_end():
-        branches = state.alternatives() if len(node) > _WIDE else None
+        branches = state.alternatives() if _width(node) > _WIDE else None
         if branches is not None:  # the union of the branches' walks, each from its own cached lexeme walks
             for branch in branches:
                 ok = branch.allowed_characters().ascii
-                if any(byte >= 128 or ok[byte] for byte in node if byte != IDS):  # (else nothing below)
+                if any(byte >= 128 or ok[byte] for byte in _first_bytes(node)):  # (else nothing below)
                     out, masks = _walk_below(vocabulary, node, branch, lexemes)
                     sub.out.extend(out)
                     sub.masks.extend(masks)
             return sub.out, sub.masks
-        sub.walk(node, state, b"")
+        sub.walk(trie_of(node), state, b"")
         return sub.out, sub.masks
     inner, checked = lexeme.inner, lexeme.checked_ends
     horizon = vocabulary.longest_token
@@ -610,7 +675,16 @@ def _walk_below(
     hit = cache.get(key)
     if hit is None or hit[0] is not node:  # (holds ``node``: its id stays unique while cached)
         walker = _LexemeWalk(vocabulary, checked)
-        walker.walk(node, inner, b"")
+        compiled = None
+        if not checked:
+            sources = node.sources if node.__class__ is Continuations else ((node, None),)  # type: ignore[union-attr]
+            compiled = compiled_below(vocabulary, inner, sources)
+        if compiled is None:
+            walker.walk(trie_of(node), inner, b"")
+        else:  # a terminal's automaton walked in C, with the points where it may end and tokens leave it
+            mask, walker.ends = compiled
+            mask.flags.writeable = False
+            walker.masks.append(mask)
         if cache.__class__ is dict and len(cache) >= _LEXEME_CACHE_SIZE:
             cache.clear()
         hit = (node, walker.out, walker.masks, _end_groups(walker, checked))
@@ -622,13 +696,13 @@ def _walk_below(
     return sub.out, sub.masks
 
 
-def _refuses(state: CharacterParser, node: Trie) -> bool:
+def _refuses(state: CharacterParser, node: Trie | Continuations) -> bool:
     """Whether ``state`` refuses the first byte of every token below ``node`` (a lead byte of a multi-byte
     character when it allows no character beyond ASCII)."""
     allowed = state.allowed_characters()
     ascii_ok = allowed.ascii
     wide = allowed.intervals and allowed.intervals[-1][1] >= 128
-    return not any((wide if byte >= 128 else ascii_ok[byte]) for byte in node if byte != IDS)
+    return not any((wide if byte >= 128 else ascii_ok[byte]) for byte in _first_bytes(node))
 
 
 def allowed_mask(

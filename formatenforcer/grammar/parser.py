@@ -22,7 +22,7 @@ longest-first; otherwise the state is walked whole.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 
 from ..core.charset import EMPTY, CharSet, union_memo
 from ..core.errors import GrammarError
@@ -440,6 +440,13 @@ class TerminalState(CharacterParser):
 
     def shared_lexeme_key(self, horizon: int) -> Hashable | None:
         return self._key
+
+    def lexeme_dfa(self) -> tuple[CompiledRegex, int, Callable[[int], CharacterParser]]:
+        return self._dfa, self._state, self._read_on
+
+    def _read_on(self, state: int) -> TerminalState:
+        """This terminal in automaton state ``state`` after a character (``lexeme_dfa``)."""
+        return TerminalState.of(self._dfa, state, True)
 
     def free_run(self) -> FreeRun | None:
         run = self._dfa.run(self._state)

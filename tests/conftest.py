@@ -62,6 +62,21 @@ def smollm2_model(smollm2_tokenizer):
     return load_smollm2(smollm2_tokenizer)
 
 
+@pytest.fixture(scope="session")
+def vllm_offline():
+    """One offline vLLM engine (SmolLM2 with the processor, in a child process) for every test that runs a
+    batch through ``LLM.generate``: ``vllm_offline.run(requests, timeout)`` (tests/vllm_offline_batch.py).
+    Started on first use; those tests are one xdist group ("vllm"), so one worker starts it once. Between
+    batches the child waits on its input (no CPU; its memory stays held) and it ends with the session."""
+    pytest.importorskip("vllm")
+    from .engine_models import smollm2_hf_folder
+    from .vllm_offline_batch import OfflineEngine
+
+    engine = OfflineEngine(str(smollm2_hf_folder()))
+    yield engine
+    engine.close()
+
+
 # --- running under pytest-xdist (README's `python -m pytest -n auto`) --------------------------------------------
 # With `--dist loadgroup` (pyproject's addopts), tests of one xdist_group run on one worker, one after another:
 # - "vllm": every test that starts a vLLM engine (a child process of several GB taking both cores for minutes;

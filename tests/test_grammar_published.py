@@ -5,12 +5,14 @@ mutated strings, and accepts natural Llama 3 tokenizations of its strings token 
 The grammars are not copied into this repository: they are read from the llama-cpp-python source
 distribution (the version .ci/engines.sh pins), which vendors llama.cpp. The session fixture looks for it in
 ``$FORMATENFORCER_LLAMA_CPP_SDIST`` or ``~/.cache/formatenforcer/published/``, and otherwise runs
-``pip download llama-cpp-python==0.3.36 --no-deps --no-binary :all:`` into that folder (about 75 MB, once).
-Without the package registry the tests are skipped with a message saying so.
+``pip download llama-cpp-python==0.3.36 --no-deps --no-binary llama-cpp-python`` into that folder (about 75 MB,
+once; one xdist worker downloads while the others wait on a file lock). Without the package registry the tests
+are skipped with a message saying so.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import random
@@ -58,11 +60,16 @@ REFUSED = {
 
 
 def _pip_download(folder: Path) -> str | None:
-    """Downloads the sdist into ``folder`` (pip also prepares its metadata, a minute or more with a cold pip
-    cache); returns why it could not, or None. On time-out pip and its build helpers are ended together."""
+    """Downloads the sdist into ``folder``; returns why it could not, or None. On time-out pip and its build
+    helpers are ended together.
+
+    pip prepares an sdist's metadata in a build environment, installing its build requirements (scikit-build-core,
+    cmake, ninja): only llama-cpp-python itself is asked for as source (``--no-binary llama-cpp-python``), so
+    those come as wheels (10 CPU-seconds in all). ``--no-binary :all:`` would build them from source too: a
+    CMake build per xdist worker, still compiling after 15 minutes on the shared two-core machine."""
     folder.mkdir(parents=True, exist_ok=True)
     command = [sys.executable, "-m", "pip", "download", f"llama-cpp-python=={LLAMA_CPP_PYTHON}", "--no-deps",
-               "--no-binary", ":all:", "-q", "-d", str(folder)]  # fmt: skip
+               "--no-binary", "llama-cpp-python", "-q", "-d", str(folder)]  # fmt: skip
     try:
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                    start_new_session=True)  # fmt: skip
@@ -82,13 +89,18 @@ def published_grammars() -> dict[str, str]:
     """name -> GBNF text of llama.cpp's example grammars, read from the llama-cpp-python sdist."""
     given = os.environ.get("FORMATENFORCER_LLAMA_CPP_SDIST")
     path = Path(given) if given else CACHE / SDIST
+    reason = None
+    if not given:  # one download for all workers; the lock also keeps them from reading a half-written file
+        CACHE.mkdir(parents=True, exist_ok=True)
+        with open(CACHE / "download.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not path.exists():
+                reason = _pip_download(CACHE)
     if not path.exists():
-        reason = _pip_download(CACHE)
-        if not path.exists():
-            pytest.skip(
-                f"llama.cpp's example grammars come from the {SDIST} sdist (vendor/llama.cpp/grammars); it is not "
-                f"in {CACHE} and pip could not download it: {reason}"
-            )
+        pytest.skip(
+            f"llama.cpp's example grammars come from the {SDIST} sdist (vendor/llama.cpp/grammars); it is not "
+            f"in {CACHE} and pip could not download it: {reason}"
+        )
     texts: dict[str, str] = {}
     with tarfile.open(path) as archive:
         for member in archive.getmembers():

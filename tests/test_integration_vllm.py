@@ -335,22 +335,11 @@ def smollm2_folder():
 
 
 @pytest.mark.slow
-def test_vllm_offline_batch(smollm2_folder, tmp_path):
-    """One ``LLM.generate`` batch mixing every kind of request (run in a child process: see
+def test_vllm_offline_batch(vllm_offline):
+    """One ``LLM.generate`` batch mixing every kind of request (in the engine's child process: see
     tests/vllm_offline_batch.py for why)."""
     requests = {n: {"prompt": PROMPTS[n], "extra_args": ARGS[n], "max_tokens": 96} for n in PROMPTS}
-    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1", HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1")
-    run = subprocess.run(
-        [sys.executable, "-m", "tests.vllm_offline_batch", smollm2_folder],
-        input=json.dumps(requests),
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-        timeout=420,
-    )
-    assert run.returncode == 0, run.stderr[-4000:]
-    results = json.loads(run.stdout.strip().splitlines()[-1])
+    results = vllm_offline.run(requests, timeout=420)
     texts = {n: r["text"] for n, r in results.items()}
     finished = {n: r["finish_reason"] == "stop" for n, r in results.items()}
     print(texts, finished)
@@ -385,7 +374,7 @@ def _tool_calls(text: str, style: str) -> list[dict]:
 
 
 @pytest.mark.slow
-def test_vllm_grammar_and_tool_calls(smollm2_folder):
+def test_vllm_grammar_and_tool_calls(vllm_offline):
     """One vLLM batch with vLLM's ``grammar`` field (Lark SQL, GBNF arithmetic) and ``tools`` (hermes and
     llama3 styles). Every output is complete and read back by someone else: the SQL by lark on the same
     grammar, the arithmetic by xgrammar on the same GBNF, the tool calls by ``json.loads`` and jsonschema."""
@@ -395,18 +384,7 @@ def test_vllm_grammar_and_tool_calls(smollm2_folder):
 
     jsonschema = pytest.importorskip("jsonschema")
     requests = {n: {"prompt": p, "extra_args": a, "max_tokens": 96} for n, (p, a) in GRAMMAR_PROMPTS.items()}
-    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1", HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1")
-    run = subprocess.run(
-        [sys.executable, "-m", "tests.vllm_offline_batch", smollm2_folder],
-        input=json.dumps(requests),
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=str(ROOT),
-        timeout=600,
-    )
-    assert run.returncode == 0, run.stderr[-4000:]
-    results = json.loads(run.stdout.strip().splitlines()[-1])
+    results = vllm_offline.run(requests, timeout=600)
     print(results)
     assert all(r["finish_reason"] == "stop" for r in results.values()), results
     texts = {n: r["text"] for n, r in results.items()}

@@ -4,9 +4,6 @@ thinking free up to ``</think>`` and enforces the JSON Schema on the answer afte
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
@@ -41,14 +38,6 @@ ARGS = {
 }
 
 
-@pytest.fixture(scope="module")
-def smollm2_folder():
-    pytest.importorskip("vllm")
-    from .engine_models import smollm2_hf_folder
-
-    return str(smollm2_hf_folder())
-
-
 def split_answer(text: str) -> tuple[str, str]:
     """(thinking up to and with the end marker, the answer after it and its whitespace gap)."""
     assert text.count("</think>") == 1, text
@@ -59,21 +48,10 @@ def split_answer(text: str) -> tuple[str, str]:
 
 
 @pytest.mark.slow
-def test_vllm_reasoning_then_schema_valid_json(smollm2_folder):
+def test_vllm_reasoning_then_schema_valid_json(vllm_offline):
     jsonschema = pytest.importorskip("jsonschema")
     requests = {n: {"messages": MESSAGES, "extra_args": args, "max_tokens": 120} for n, args in ARGS.items()}
-    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1", HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1")
-    run = subprocess.run(
-        [sys.executable, "-m", "tests.vllm_offline_batch", smollm2_folder],
-        input=json.dumps(requests),
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-        timeout=420,
-    )
-    assert run.returncode == 0, run.stderr[-4000:]
-    results = json.loads(run.stdout.strip().splitlines()[-1])
+    results = vllm_offline.run(requests, timeout=420)
     print(results)
     answer_format = JsonSchemaParser(SCHEMA)
     for name in ("reasoning", "reasoning_required_start"):

@@ -7,13 +7,12 @@ from ..parsers.dfa_ops import combine
 from ..parsers.regex import CompiledRegex, RegexError, compile_boolean, compile_regex
 from .ecma.parse import EcmaSyntaxError, EcmaUnsupported
 from .ecma.translate import Translation, literal_pattern, translate
-from .formats.content import Content, ExcludeContent, RegexContent, TrieContent
+from .formats.content import Content, ExcludeContent, LengthContent, RegexContent, TrieContent
 from .formats.idn.a_labels import HostnameContent
 from .formats.idn.email import IdnEmailContent
 from .formats.idn.hostname import IdnHostnameContent
 from .formats.patterns import FORMAT_MAX_LENGTH, IDN_FORMATS, format_automaton
 from .formats.regex_content import RegexSyntaxContent
-from .length_tables import TabledLengthContent
 from .schema.ir import String, Unsupported
 
 
@@ -33,7 +32,7 @@ def string_content(node: String) -> Content | None:
         return TrieContent(node.values)
     if not (node.patterns or node.formats or node.not_patterns or node.not_formats):  # lengths, excluded values
         if not node.excluded:
-            return TabledLengthContent(node.min_length, node.max_length)
+            return LengthContent(node.min_length, node.max_length)
         if node.max_length is None:
             return ExcludeContent(node.excluded, node.min_length)
     if "regex" in node.formats or "regex" in node.not_formats:
@@ -44,7 +43,7 @@ def string_content(node: String) -> Content | None:
                               or node.patterns or node.formats):  # fmt: skip
         return ExcludeContent(node.excluded, node.min_length)
     if not (node.patterns or node.formats or node.not_patterns or node.not_formats or node.excluded):
-        return TabledLengthContent(node.min_length, node.max_length)
+        return LengthContent(node.min_length, node.max_length)
     keyword = "format" if node.formats and not node.patterns else "pattern"
     wanted = tuple(dict.fromkeys(node.patterns))
     unwanted = tuple(dict.fromkeys(node.not_patterns)) + tuple(literal_pattern(v) for v in sorted(node.excluded))

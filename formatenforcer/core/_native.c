@@ -962,12 +962,15 @@ static void record_end(Walk *w, int32_t node, int32_t state, int32_t depth) {
     w->ends[w->ends_len++] = depth;
 }
 
-/* Below a node reached on run characters alone: whether every token of its subtree that the automaton accepts
-   is in the run's row (see RunArgs), so the subtree needs no walk. */
+/* Below a node reached on run characters alone (the path valid UTF-8 so far, every complete character in the
+   class; at a node inside a character only when the class holds every non-ASCII character, so the character
+   completes into the class or not at all): whether every token of its subtree that the automaton accepts is
+   in the run's row (see RunArgs), so the subtree needs no walk. Tokens with invalid UTF-8 below are in
+   neither (the walk refuses them, and the row's texts leave them out). */
 static int run_skips(const Walk *w, int32_t node) {
     const TrieObject *t = w->trie;
     uint8_t flags = t->below_flags[node];
-    return (flags & NODE_BOUNDARY) && !(t->below_ascii[2 * node] & ~w->run_skip_ascii[0]) &&
+    return !(t->below_ascii[2 * node] & ~w->run_skip_ascii[0]) &&
            !(t->below_ascii[2 * node + 1] & ~w->run_skip_ascii[1]) &&
            (!(flags & BELOW_NON_ASCII) || w->run_skip_non_ascii) &&
            (w->run_limit < 0 || (int64_t)t->node_chars[node] + t->below_chars[node] <= w->run_limit);
@@ -1080,7 +1083,7 @@ static void walk_from(const Walk *w, int32_t node, int32_t state, const uint8_t 
             if (w->es[child] < w->es[child + 1]) record_end((Walk *)w, child, next, top + 1);
             continue;
         }
-        if (in_run && count == 0 && run_skips(w, child)) continue; /* its tokens are in the run's row */
+        if (in_run && (count == 0 || w->run_non_ascii_in) && run_skips(w, child)) continue; /* in the row */
         if (count == 0 && class_covers(w, child, next) && take_run(w, child, next)) continue;
         emit_tokens(w, child);
         if (w->es[child] < w->es[child + 1]) {

@@ -209,7 +209,9 @@ def test_bounded_runs_with_a_split_character_at_their_bound(vocabularies, name, 
         assert mask[token >> 5] >> (token & 31) & 1
 
 
-RUN_PATTERNS = [".*", "[^\\n]{3,20}", "[^x]{0,5}x", "(yes|no)\\n.{0,12}", "é?[^a-z]*", '"[^"\\\\]*"', "[^@]+@.+", ".{2,}\\n"]
+RUN_PATTERNS = [
+    ".*", "[^\\n]{3,20}", "[^x]{0,5}x", "(yes|no)\\n.{0,12}", "é?[^a-z]*", '"[^"\\\\]*"', "[^@]+@.+", ".{2,}\\n",
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("name", TOKENIZER_NAMES)

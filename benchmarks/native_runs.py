@@ -56,10 +56,11 @@ def main() -> None:
     work = []
     for pattern in PATTERNS:
         for state in states_of(pattern):
-            run = native_run(vocabulary, state)
-            if run is not None:
-                dfa, number = state.automaton_state()
-                work.append((pattern, native_automaton(dfa), number, run))
+            dfa, number = state.automaton_state()
+            automaton = native_automaton(dfa)
+            run = native_run(vocabulary, state) if automaton.wide_run(number) else None
+            if run is not None:  # (as compiled_walk.compiled_mask hands it over)
+                work.append((pattern, automaton, number, run))
     out = np.empty((vocabulary.size + 31) // 32, dtype=np.int32)
     other = out.copy()
     if args.workload:

@@ -569,10 +569,7 @@ typedef struct {
     int32_t *run_length;
     uint8_t *run_terminal; /* 1: past run_length characters of the class, none is accepted */
     int32_t *run_last;     /* where run_terminal: the state the run ends in */
-    /* per state, the ASCII bytes it refuses (two 64-bit halves) and whether it refuses every lead byte of a
-       non-ASCII character (no allowed interval above 0x7F): what a walk may skip below a run (run_dead) */
-    uint64_t *refused_ascii;
-    uint8_t *refuses_non_ascii;
+    uint64_t *class_ascii; /* per class, its ASCII characters (two 64-bit halves) */
 } AutomatonObject;
 
 #define RUN_CAP 1024 /* runs are followed this far at most: longer than any token */
@@ -591,8 +588,7 @@ static void Automaton_dealloc(AutomatonObject *self) {
     free(self->run_length);
     free(self->run_terminal);
     free(self->run_last);
-    free(self->refused_ascii);
-    free(self->refuses_non_ascii);
+    free(self->class_ascii);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -633,13 +629,13 @@ static int Automaton_runs(AutomatonObject *a) {
     a->run_length = calloc((size_t)S, sizeof(int32_t));
     a->run_terminal = calloc((size_t)S, 1);
     a->run_last = calloc((size_t)S, sizeof(int32_t));
-    uint64_t *class_ascii = calloc(2 * (size_t)C, sizeof(uint64_t));
+    uint64_t *class_ascii = a->class_ascii = calloc(2 * (size_t)C, sizeof(uint64_t));
     int64_t *weight = calloc((size_t)C, sizeof(int64_t)), *group = calloc((size_t)S, sizeof(int64_t));
     uint8_t *in_group = calloc((size_t)C, 1);
     int32_t *seen = malloc(sizeof(int32_t) * (size_t)S);
     if (!a->run_ascii || !a->run_non_ascii || !a->run_length || !a->run_terminal || !a->run_last || !class_ascii ||
         !weight || !group || !in_group || !seen) {
-        free(class_ascii), free(weight), free(group), free(in_group), free(seen);
+        free(weight), free(group), free(in_group), free(seen);
         PyErr_NoMemory();
         return -1;
     }
@@ -710,7 +706,7 @@ static int Automaton_runs(AutomatonObject *a) {
         }
         a->run_length[t] = length;
     }
-    free(class_ascii), free(weight), free(group), free(in_group), free(seen);
+    free(weight), free(group), free(in_group), free(seen);
     return 0;
 }
 
@@ -783,19 +779,6 @@ static PyObject *Automaton_new(PyTypeObject *type, PyObject *args, PyObject *kwd
             if (cp <= hi[i]) self->ascii_class[cp] = i32(self->class_id)[i];
     }
     if (Automaton_runs(self) < 0) goto fail;
-    self->refused_ascii = calloc(2 * (size_t)self->states, sizeof(uint64_t));
-    self->refuses_non_ascii = calloc((size_t)self->states, 1);
-    if (!self->refused_ascii || !self->refuses_non_ascii) {
-        PyErr_NoMemory();
-        goto fail;
-    }
-    for (Py_ssize_t st = 0; st < self->states; st++) {
-        for (int b = 0; b < 128; b++) {
-            int32_t c = self->ascii_class[b];
-            if (c < 0 || tr[st * classes + c] < 0) self->refused_ascii[2 * st + (b >> 6)] |= (uint64_t)1 << (b & 63);
-        }
-        self->refuses_non_ascii[st] = as[st + 1] == as[st] || i32(self->allow_hi)[as[st + 1] - 1] < 0x80;
-    }
     return (PyObject *)self;
 fail:
     Py_DECREF(self);
@@ -819,8 +802,20 @@ static PyObject *Automaton_step(AutomatonObject *self, PyObject *args) {
     return PyLong_FromLong(c < 0 ? -1 : i32(self->transitions)[state * self->classes + c]);
 }
 
+static PyObject *Automaton_wide_run(AutomatonObject *self, PyObject *arg) {
+    Py_ssize_t state = PyLong_AsSsize_t(arg);
+    if (state == -1 && PyErr_Occurred()) return NULL;
+    if (state < 0 || state >= self->states) {
+        PyErr_SetString(PyExc_ValueError, "wide_run: state out of range");
+        return NULL;
+    }
+    return PyBool_FromLong(self->run_length[state] > 0 && self->run_non_ascii[state]);
+}
+
 static PyMethodDef Automaton_methods[] = {
     {"step", (PyCFunction)Automaton_step, METH_VARARGS, "step(state, code_point): the next state, or -1"},
+    {"wide_run", (PyCFunction)Automaton_wide_run, METH_O,
+     "wide_run(state): whether the state's uniform run holds every non-ASCII character (worth a run's row)"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -978,7 +973,8 @@ static int run_skips(const Walk *w, int32_t node) {
 
 /* Sets up a walk's free run from ``state``: the ASCII bytes refused by every state reachable from it on
    characters of classes that meet the run's class (a superset of the states a run reaches, so the set is
-   safe), and whether they all refuse non-ASCII characters. No run (w->run stays 0) when one of those states
+   safe), and whether they all refuse non-ASCII characters (no allowed interval above 0x7F: every lead byte
+   is refused). No run (w->run stays 0) when one of those states
    is a stop state (its tokens are decided apart) or memory runs out. */
 static void run_dead(Walk *w, const RunArgs *r, int32_t state) {
     const AutomatonObject *a = w->automaton;
@@ -1002,13 +998,17 @@ static void run_dead(Walk *w, const RunArgs *r, int32_t state) {
     while (head < tail) {
         int32_t s = queue[head++];
         if (w->stop != NULL && w->stop[s]) goto done;
-        dead[0] &= a->refused_ascii[2 * s];
-        dead[1] &= a->refused_ascii[2 * s + 1];
-        dead_non_ascii &= a->refuses_non_ascii[s];
+        uint64_t taken[2] = {0, 0};
         for (Py_ssize_t c = 0; c < C; c++) {
             int32_t to = w->tr[(Py_ssize_t)s * C + c];
-            if (meets[c] && to >= 0 && !seen[to]) seen[to] = 1, queue[tail++] = to;
+            if (to < 0) continue;
+            taken[0] |= a->class_ascii[2 * c];
+            taken[1] |= a->class_ascii[2 * c + 1];
+            if (meets[c] && !seen[to]) seen[to] = 1, queue[tail++] = to;
         }
+        dead[0] &= ~taken[0];
+        dead[1] &= ~taken[1];
+        dead_non_ascii &= w->as[s + 1] == w->as[s] || w->ahi[w->as[s + 1] - 1] < 0x80;
     }
     w->run = 1;
     w->run_ascii[0] = r->ascii[0];

@@ -72,6 +72,6 @@ def compiled_mask(vocabulary: Any, state: Any, pending: bytes, at_start: bool) -
     if automaton is None:
         return None
     mask = np.empty((vocabulary.size + 31) // 32, dtype=np.int32)
-    run = None if (pending or at_start) else native_run(vocabulary, state)
+    run = None if (pending or at_start or not automaton.wide_run(found[1])) else native_run(vocabulary, state)
     backend.native.walk_mask(flat_trie(vocabulary), automaton, found[1], pending, at_start, mask, run)  # type: ignore[union-attr]
     return mask

@@ -261,7 +261,7 @@ def compiled_lexeme(
     mask = np.empty((vocabulary.size + 31) // 32, dtype=np.int32)
     stop = stops[1] if checked else stops[0]
     if first is None:
-        run = native_run(vocabulary, inner)
+        run = native_run(vocabulary, inner) if automaton.wide_run(number) else None
         raw = backend.native.walk_lexeme(trie, automaton, number, stop, mask, None, run)  # type: ignore[union-attr]
     else:
         raw = backend.native.walk_lexeme(trie, automaton, number, stop, mask, first)  # type: ignore[union-attr]

@@ -306,6 +306,103 @@ def _leaves(parts: dict, state: int, byte: int) -> bool:
     return need <= span[1]
 
 
+ASCII_CUTS = [0x00, 0x0A, 0x0B, 0x20, 0x22, 0x23, 0x41, 0x5C, 0x5D, 0x61, 0x7B]
+
+
+def automaton_with_a_run(rng: random.Random, limit: int) -> tuple[dict, bytes]:
+    """A random automaton whose state 0 has a wide free run, as a FreeRun promises it: classes cut inside
+    ASCII and one class for every non-ASCII character; the run's class is a group of classes holding that
+    one, which loops on state 0 (``limit`` -1) or moves along a chain 0, 1, ..., limit whose last state
+    refuses it (runs of at most ``limit`` characters) or, half the time, loops on it (longer runs go on:
+    the row stops at the limit all the same, and the walk must find the longer tokens itself). Returns the
+    parts and the class's ASCII characters (16 bytes, as ``run`` takes them)."""
+    cuts = sorted({0, 0x80, *rng.sample(ASCII_CUTS, rng.randint(1, 6))})
+    classes = rng.randint(2, 5)
+    lows = [*cuts, 0x80][: len(cuts)]
+    highs = [nxt - 1 for nxt in cuts[1:]] + [MAX_CP]
+    ids = [rng.randint(-1, classes - 1) for _ in cuts[:-1]] + [0]
+    group = sorted({0, *rng.sample(range(classes), rng.randint(0, classes - 1))})
+    states = max(limit + 1, rng.randint(1, 6))
+    table = np.array([[rng.randint(-1, states - 1) for _ in range(classes)] for _ in range(states)], dtype=np.int32)
+    if limit < 0:
+        table[0, group] = 0
+    else:
+        for state in range(limit):
+            table[state, group] = state + 1
+        table[limit, group] = -1 if rng.random() < 0.5 else limit
+    allow_start, allow_lo, allow_hi = [0], [], []
+    for state in range(states):
+        intervals = []
+        for lo, hi, cls in zip(lows, highs, ids):
+            if cls >= 0 and table[state, cls] >= 0:
+                for a, b in ((lo, min(hi, 0xD7FF)), (max(lo, 0xE000), hi)):
+                    if a <= b:
+                        if intervals and intervals[-1][1] + 1 >= a:
+                            intervals[-1] = (intervals[-1][0], b)
+                        else:
+                            intervals.append((a, b))
+        allow_lo.extend(a for a, _ in intervals)
+        allow_hi.extend(b for _, b in intervals)
+        allow_start.append(len(allow_lo))
+    bits = 0
+    for lo, hi, cls in zip(lows, highs, ids):
+        if cls in group:
+            for cp in range(lo, min(hi, 0x7F) + 1):
+                bits |= 1 << cp
+    parts = {
+        "class_lo": np.array(lows, dtype=np.int32),
+        "class_hi": np.array(highs, dtype=np.int32),
+        "class_id": np.array(ids, dtype=np.int32),
+        "transitions": table.reshape(-1),
+        "accepting": np.array([rng.randint(0, 1) for _ in range(states)], dtype=np.uint8),
+        "allow_start": np.array(allow_start, dtype=np.int32),
+        "allow_lo": np.array(allow_lo, dtype=np.int32),
+        "allow_hi": np.array(allow_hi, dtype=np.int32),
+        "classes": classes,
+    }
+    return parts, bits.to_bytes(16, "little")
+
+
+def run_row(tokens: list[bytes | None], ascii_bits: bytes, limit: int, words: int) -> np.ndarray:
+    """The free-run row: the tokens made of class characters only (a trailing incomplete character counts
+    as one, any valid start of a non-ASCII character being one of the class), at most ``limit`` of them."""
+    bits = int.from_bytes(ascii_bits, "little")
+    row = np.zeros(words, dtype=np.uint32)
+    for token_id, data in enumerate(tokens):
+        if not data:
+            continue
+        text, tail = data, b""
+        for cut in range(0, 4):
+            try:
+                text = (data[: len(data) - cut] if cut else data).decode("utf-8")
+                tail = data[len(data) - cut :] if cut else b""
+                break
+            except UnicodeDecodeError:
+                continue
+        else:
+            continue
+        if tail and (len(tail) >= {0xC: 2, 0xD: 2, 0xE: 3, 0xF: 4}.get(tail[0] >> 4, 0) or not _valid_start(tail)):
+            continue
+        if all(ord(ch) >= 0x80 or bits >> ord(ch) & 1 for ch in text):
+            if limit < 0 or len(text) + (1 if tail else 0) <= limit:
+                row[token_id >> 5] |= np.uint32(1 << (token_id & 31))
+    return row.view(np.int32)
+
+
+def _valid_start(tail: bytes) -> bool:
+    """Whether ``tail`` starts the UTF-8 encoding of some character (not a surrogate): completed with each
+    second byte that the leads E0, ED, F0 and F4 treat apart, then continuation bytes."""
+    size = {0xC: 2, 0xD: 2, 0xE: 3, 0xF: 4}.get(tail[0] >> 4, 0)
+    for second in (0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF):
+        data = (tail + bytes([second]) + b"\x80" * size)[:size]
+        try:
+            data.decode("utf-8")
+            return True
+        except UnicodeDecodeError:
+            continue
+    return False
+
+
 @settings(max_examples=150, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1))
 def test_random_lexeme_walks_below_nodes_match_the_model(seed):
@@ -389,6 +486,43 @@ def _node_of(flat: dict, path: bytes) -> int:
         lo, hi = int(flat["edge_start"][node]), int(flat["edge_start"][node + 1])
         node = next(int(flat["edge_child"][e]) for e in range(lo, hi) if flat["edge_byte"][e] == byte)
     return node
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_walks_with_a_free_run_match_the_model(seed):
+    """``walk_mask`` and ``walk_lexeme`` handed a free run (its precomputed row and class, unbounded or
+    counted, as core/compiled_walk.py hands them): the mask equals the per-token model's, and a lexeme
+    walk's mask and stop points equal the same walk's without the run."""
+    rng = random.Random(seed)
+    tokens = random_tokens(rng, rng.randint(0, 40))
+    tokens += ["é" * rng.randint(1, 6) + "ab", "中文😀\n".encode()[: rng.randint(1, 9)], b'a"b', b"ab\n\n"]
+    tokens = [t.encode() if isinstance(t, str) else t for t in tokens]
+    limit = rng.choice([-1, -1, 1, 2, 3, 5])
+    parts, ascii_bits = automaton_with_a_run(rng, limit)
+    trie = trie_of(tokens)
+    automaton = native.Automaton(**parts)
+    words = (trie.vocab_size + 31) // 32
+    row = run_row(tokens, ascii_bits, limit, words)
+    run = (row, ascii_bits, 2, limit)
+    expected = {token_id for token_id, data in enumerate(tokens) if data and model_accepts(parts, 0, b"", data)}
+    in_row = {int(i) for i in np.flatnonzero(np.unpackbits(row.view(np.uint8), bitorder="little"))}
+    assert in_row <= expected, "the row holds only accepted tokens (the FreeRun promise)"
+    out = np.full(words + 1, -1, dtype=np.int32)
+    native.walk_mask(trie, automaton, 0, b"", False, out[:-1], run)
+    assert out[-1] == -1
+    got = {int(i) for i in np.flatnonzero(np.unpackbits(out[:-1].view(np.uint8), bitorder="little"))}
+    assert got == expected, (tokens, parts, limit)
+    states = len(parts["accepting"])
+    for _ in range(3):
+        stop = bytes(rng.choice([0, 0, 0, 1, 2]) if s else 0 for s in range(states))
+        table = parts["transitions"].reshape(states, -1).copy()
+        table[[s for s in range(states) if stop[s]]] = -1
+        lexeme = native.Automaton(**{**parts, "transitions": table.reshape(-1)})
+        with_run, without = np.empty(words, dtype=np.int32), np.empty(words, dtype=np.int32)
+        points = native.walk_lexeme(trie, lexeme, 0, stop, with_run, None, run)
+        assert points == native.walk_lexeme(trie, lexeme, 0, stop, without)
+        assert np.array_equal(with_run, without), (tokens, parts, limit, stop)
 
 
 ENDS = {  # how a chain ends: the targets of (a or b, the newline, a non-ASCII character) from its last state
@@ -509,6 +643,22 @@ def test_walk_arguments_are_checked():
             native.walk_lexeme(trie, automaton, 0, bad_stop, good)
     with pytest.raises(TypeError):
         native.walk_lexeme(trie, automaton, 0, stop, good, 5)
+    bits = bytes(16)
+    for bad_run in ((good[:-1], bits, 2, -1), (good, bits[:-1], 2, -1), (good, bits, 3, -1), (good, bits, 2, -2),
+                    (np.zeros(words * 4 + 1, dtype=np.uint8)[1:], bits, 2, -1)):  # fmt: skip
+        with pytest.raises(ValueError):
+            native.walk_mask(trie, automaton, 0, b"", False, good, bad_run)
+        with pytest.raises(ValueError):
+            native.walk_lexeme(trie, automaton, 0, stop, good, None, bad_run)
+    for bad_run in ([good, bits, 2, -1], (good, "x" * 16, 2, -1), (good, bits, 2)):
+        with pytest.raises(TypeError):
+            native.walk_mask(trie, automaton, 0, b"", False, good, bad_run)
+    with pytest.raises(ValueError):  # a run starts on a whole character, never at a SentencePiece start
+        native.walk_mask(trie, automaton, 0, b"", True, good, (good, bits, 2, -1))
+    with pytest.raises(ValueError):
+        native.walk_mask(trie, automaton, 0, b"\xc3", False, good, (good, bits, 2, -1))
+    with pytest.raises(ValueError):
+        native.walk_lexeme(trie, automaton, 0, stop, good, b"a", (good, bits, 2, -1))
     offsets = np.array([0, 2, 1], dtype=np.int64)
     with pytest.raises(ValueError):
         native.Trie.from_tokens(b"abc", offsets, 2)

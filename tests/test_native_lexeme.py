@@ -18,6 +18,7 @@ import pytest
 from formatenforcer import JsonSchemaParser, TokenEnforcer
 from formatenforcer.core import backend
 from formatenforcer.core.charset import CharSet
+from formatenforcer.core.compiled_walk import native_run
 from formatenforcer.core.hooks import walk_lexeme
 from formatenforcer.core.lexeme_automaton import compiled_lexeme
 from formatenforcer.core.protocol import CharacterParser
@@ -126,6 +127,33 @@ def test_compiled_lexeme_walks_equal_the_python_walks(vocabularies, name, restor
         for inner in _string_states(schema, rng, 12):
             compiled_count += _same_as_python(vocabulary, inner, False, None, schema)
     assert compiled_count > 20, "too few states went to the compiled walk: the check would prove little"
+
+
+RUN_SCHEMAS = [  # states that loop over a class holding every non-ASCII character: C starts from the run's row
+    {"type": "string", "pattern": "^.*$"},
+    {"type": "string", "pattern": "^[^@]+@[^@]+$"},
+    {"type": "string", "pattern": "^.+$", "maxLength": 10},
+    {"type": "string", "pattern": "^.{2,}x$", "minLength": 4},
+    {"type": "string", "pattern": "^[^a-z]*é$"},
+    {"type": "string", "pattern": "^[^\\\\]{0,5}$"},
+    {"type": "string", "pattern": "^[^\n]*\\.[a-z]{2,4}$"},
+]
+
+
+@pytest.mark.parametrize("name", TOKENIZER_NAMES)
+def test_compiled_walks_from_a_free_run_equal_the_python_walks(vocabularies, name, restore):
+    """Pattern strings whose states loop over a wide class (bounded by maxLength or a count, after a
+    minLength, with non-ASCII characters in and out of the class) hand C the vocabulary's run row: the
+    inside masks and the tokens below every end point are the Python walk's."""
+    vocabulary = vocabularies[name]
+    rng = random.Random(name + "run")
+    with_run = 0
+    for schema in RUN_SCHEMAS:
+        for inner in _string_states(schema, rng, 6):
+            backend.use_compiled(True)
+            taken = native_run(vocabulary, inner) is not None
+            with_run += _same_as_python(vocabulary, inner, False, None, schema) and taken
+    assert with_run > 12, "too few compiled walks started from a run's row: the check would prove little"
 
 
 KEY_SCHEMAS = [

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from formatenforcer import RegexError, RegexParser, TokenEnforcer, core_backend
 from formatenforcer.core import backend
+from formatenforcer.core.compiled_walk import native_run
 from formatenforcer.core.flat_trie import arrays, flat_trie
 from formatenforcer.core.trie import IDS
 from formatenforcer.core.walk import allowed_mask
@@ -206,3 +207,27 @@ def test_bounded_runs_with_a_split_character_at_their_bound(vocabularies, name, 
         backend.use_compiled(False)
         mask = allowed_mask(vocabulary, RegexParser(pattern), b"", False)
         assert mask[token >> 5] >> (token & 31) & 1
+
+
+RUN_PATTERNS = [
+    ".*", "[^\\n]{3,20}", "[^x]{0,5}x", "(yes|no)\\n.{0,12}", "é?[^a-z]*", '"[^"\\\\]*"', "[^@]+@.+", ".{2,}\\n",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", TOKENIZER_NAMES)
+@pytest.mark.parametrize("pattern", RUN_PATTERNS)
+def test_walks_from_a_free_run_same_masks(vocabularies, both, name, pattern):
+    """States looping over a class that holds every non-ASCII character (unbounded, counted, after a
+    non-ASCII character) start the compiled walk from the vocabulary's run row
+    (``native_run``): the masks are the Python walk's, also with pending bytes and at a SentencePiece
+    start (where no row is handed over)."""
+    vocabulary = vocabularies[name]
+    taken = 0
+    for state in reachable(RegexParser(pattern), limit=24, per_state=8):
+        backend.use_compiled(True)
+        taken += native_run(vocabulary, state) is not None
+        assert_same(vocabulary, state)
+        assert_same(vocabulary, state, at_start=True)
+        for pending in pendings(state)[:4]:
+            assert_same(vocabulary, state, pending)
+    assert taken, "no state handed the compiled walk a run: the check would prove little"

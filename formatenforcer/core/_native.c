@@ -569,6 +569,7 @@ typedef struct {
     int32_t *run_length;
     uint8_t *run_terminal; /* 1: past run_length characters of the class, none is accepted */
     int32_t *run_last;     /* where run_terminal: the state the run ends in */
+    uint64_t *class_ascii; /* per class, its ASCII characters (two 64-bit halves) */
 } AutomatonObject;
 
 #define RUN_CAP 1024 /* runs are followed this far at most: longer than any token */
@@ -587,6 +588,7 @@ static void Automaton_dealloc(AutomatonObject *self) {
     free(self->run_length);
     free(self->run_terminal);
     free(self->run_last);
+    free(self->class_ascii);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -627,13 +629,13 @@ static int Automaton_runs(AutomatonObject *a) {
     a->run_length = calloc((size_t)S, sizeof(int32_t));
     a->run_terminal = calloc((size_t)S, 1);
     a->run_last = calloc((size_t)S, sizeof(int32_t));
-    uint64_t *class_ascii = calloc(2 * (size_t)C, sizeof(uint64_t));
+    uint64_t *class_ascii = a->class_ascii = calloc(2 * (size_t)C, sizeof(uint64_t));
     int64_t *weight = calloc((size_t)C, sizeof(int64_t)), *group = calloc((size_t)S, sizeof(int64_t));
     uint8_t *in_group = calloc((size_t)C, 1);
     int32_t *seen = malloc(sizeof(int32_t) * (size_t)S);
     if (!a->run_ascii || !a->run_non_ascii || !a->run_length || !a->run_terminal || !a->run_last || !class_ascii ||
         !weight || !group || !in_group || !seen) {
-        free(class_ascii), free(weight), free(group), free(in_group), free(seen);
+        free(weight), free(group), free(in_group), free(seen);
         PyErr_NoMemory();
         return -1;
     }
@@ -704,7 +706,7 @@ static int Automaton_runs(AutomatonObject *a) {
         }
         a->run_length[t] = length;
     }
-    free(class_ascii), free(weight), free(group), free(in_group), free(seen);
+    free(weight), free(group), free(in_group), free(seen);
     return 0;
 }
 
@@ -800,8 +802,20 @@ static PyObject *Automaton_step(AutomatonObject *self, PyObject *args) {
     return PyLong_FromLong(c < 0 ? -1 : i32(self->transitions)[state * self->classes + c]);
 }
 
+static PyObject *Automaton_wide_run(AutomatonObject *self, PyObject *arg) {
+    Py_ssize_t state = PyLong_AsSsize_t(arg);
+    if (state == -1 && PyErr_Occurred()) return NULL;
+    if (state < 0 || state >= self->states) {
+        PyErr_SetString(PyExc_ValueError, "wide_run: state out of range");
+        return NULL;
+    }
+    return PyBool_FromLong(self->run_length[state] > 0 && self->run_non_ascii[state]);
+}
+
 static PyMethodDef Automaton_methods[] = {
     {"step", (PyCFunction)Automaton_step, METH_VARARGS, "step(state, code_point): the next state, or -1"},
+    {"wide_run", (PyCFunction)Automaton_wide_run, METH_O,
+     "wide_run(state): whether the state's uniform run holds every non-ASCII character (worth a run's row)"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -825,7 +839,22 @@ static PyTypeObject AutomatonType = {
 typedef struct {
     int32_t edge, end, state, pending_count;
     uint8_t pending[4];
+    uint8_t in_run; /* the node's path from the root is characters of the run's class only (see RunArgs) */
 } Frame;
+
+/* A free run from the walk's start state, handed in by Python (walk_mask / walk_lexeme's ``run``): ``mask``
+   is the vocabulary's precomputed row of the tokens made of at most ``limit`` characters of the class (any
+   count when limit < 0; core/run_tables.py), which the start state accepts, and longer runs it refuses (the
+   FreeRun promise). The row is copied into the output, and below a node reached on class characters alone a
+   subtree is skipped when its every token the automaton accepts is in the row: its paths hold class
+   characters and characters that every state reachable on the class refuses (run_dead), and no token below
+   is longer than the limit. */
+typedef struct {
+    Py_buffer mask;
+    uint64_t ascii[2]; /* the class's ASCII characters */
+    int non_ascii;     /* 0: no non-ASCII character in the class; 1: some; 2: every one (surrogates aside) */
+    int64_t limit;
+} RunArgs;
 
 typedef struct {
     const TrieObject *trie;
@@ -843,6 +872,12 @@ typedef struct {
     Py_ssize_t ends_len, ends_cap;
     int32_t base_depth; /* the depth in bytes of the node the walk starts from (for the end points) */
     int failed; /* out of memory while recording ends */
+    /* a free run (RunArgs), when ``run``: the bytes a skipped subtree may hold, whether it may hold non-ASCII
+       characters, whether a complete non-ASCII character stays in the class, and the longest token taken */
+    int run;
+    uint64_t run_skip_ascii[2], run_ascii[2];
+    int run_skip_non_ascii, run_non_ascii_in;
+    int64_t run_limit;
 } Walk;
 
 /* Whether some character the state accepts starts with these bytes of an incomplete character: the
@@ -961,6 +996,73 @@ static int leaves(const Walk *w, int32_t node, int32_t state) {
     return 0;
 }
 
+/* Below a node reached on run characters alone (the path valid UTF-8 so far, every complete character in the
+   class; at a node inside a character only when the class holds every non-ASCII character, so the character
+   completes into the class or not at all): whether every token of its subtree that the automaton accepts is
+   in the run's row (see RunArgs), so the subtree needs no walk. Tokens with invalid UTF-8 below are in
+   neither (the walk refuses them, and the row's texts leave them out). */
+static int run_skips(const Walk *w, int32_t node) {
+    const TrieObject *t = w->trie;
+    uint8_t flags = t->below_flags[node];
+    return !(t->below_ascii[2 * node] & ~w->run_skip_ascii[0]) &&
+           !(t->below_ascii[2 * node + 1] & ~w->run_skip_ascii[1]) &&
+           (!(flags & BELOW_NON_ASCII) || w->run_skip_non_ascii) &&
+           (w->run_limit < 0 || (int64_t)t->node_chars[node] + t->below_chars[node] <= w->run_limit);
+}
+
+/* Sets up a walk's free run from ``state``: the ASCII bytes refused by every state reachable from it on
+   characters of classes that meet the run's class (a superset of the states a run reaches, so the set is
+   safe), and whether they all refuse non-ASCII characters (no allowed interval above 0x7F: every lead byte
+   is refused). No run (w->run stays 0) when one of those states
+   is a stop state (its tokens are decided apart) or memory runs out. */
+static void run_dead(Walk *w, const RunArgs *r, int32_t state) {
+    const AutomatonObject *a = w->automaton;
+    Py_ssize_t S = a->states, C = a->classes;
+    const int32_t *lo = i32(a->class_lo), *hi = i32(a->class_hi), *id = i32(a->class_id);
+    uint8_t *meets = calloc((size_t)C, 1);
+    uint8_t *seen = calloc((size_t)S, 1);
+    int32_t *queue = malloc(sizeof(int32_t) * (size_t)S);
+    if (!meets || !seen || !queue) goto done;
+    for (Py_ssize_t i = 0; i < a->intervals; i++) {
+        if (id[i] < 0) continue;
+        if (hi[i] >= 0x80 && r->non_ascii) meets[id[i]] = 1;
+        for (int32_t cp = lo[i]; cp <= hi[i] && cp < 128 && !meets[id[i]]; cp++)
+            if (r->ascii[cp >> 6] >> (cp & 63) & 1) meets[id[i]] = 1;
+    }
+    uint64_t dead[2] = {~(uint64_t)0, ~(uint64_t)0};
+    int dead_non_ascii = 1;
+    Py_ssize_t head = 0, tail = 0;
+    queue[tail++] = state;
+    seen[state] = 1;
+    while (head < tail) {
+        int32_t s = queue[head++];
+        if (w->stop != NULL && w->stop[s]) goto done;
+        uint64_t taken[2] = {0, 0};
+        for (Py_ssize_t c = 0; c < C; c++) {
+            int32_t to = w->tr[(Py_ssize_t)s * C + c];
+            if (to < 0) continue;
+            taken[0] |= a->class_ascii[2 * c];
+            taken[1] |= a->class_ascii[2 * c + 1];
+            if (meets[c] && !seen[to]) seen[to] = 1, queue[tail++] = to;
+        }
+        dead[0] &= ~taken[0];
+        dead[1] &= ~taken[1];
+        dead_non_ascii &= w->as[s + 1] == w->as[s] || w->ahi[w->as[s + 1] - 1] < 0x80;
+    }
+    w->run = 1;
+    w->run_ascii[0] = r->ascii[0];
+    w->run_ascii[1] = r->ascii[1];
+    w->run_skip_ascii[0] = r->ascii[0] | dead[0];
+    w->run_skip_ascii[1] = r->ascii[1] | dead[1];
+    w->run_non_ascii_in = r->non_ascii == 2;
+    w->run_skip_non_ascii = r->non_ascii == 2 || dead_non_ascii;
+    w->run_limit = r->limit;
+done:
+    free(meets);
+    free(seen);
+    free(queue);
+}
+
 /* Adds every token below ``node`` that the automaton, in ``state`` with ``pending`` bytes of an incomplete
    character read, accepts as a prefix (the tokens at ``node`` itself are the caller's). */
 static void walk_from(const Walk *w, int32_t node, int32_t state, const uint8_t *pending, int pending_count) {
@@ -970,6 +1072,7 @@ static void walk_from(const Walk *w, int32_t node, int32_t state, const uint8_t 
     stack[0].end = w->es[node + 1];
     stack[0].state = state;
     stack[0].pending_count = pending_count;
+    stack[0].in_run = (uint8_t)(w->run && pending_count == 0);
     memcpy(stack[0].pending, pending, (size_t)pending_count);
     while (top >= 0) {
         Frame *f = &stack[top];
@@ -982,7 +1085,7 @@ static void walk_from(const Walk *w, int32_t node, int32_t state, const uint8_t 
         if (top == 0 && w->root_only != NULL && !w->root_only[byte]) continue;
         int32_t child = w->ec[e], s = f->state, next;
         uint8_t data[4];
-        int count = 0;
+        int count = 0, in_run = f->in_run;
         if (f->pending_count) {
             count = f->pending_count + 1;
             memcpy(data, f->pending, (size_t)f->pending_count);
@@ -993,6 +1096,7 @@ static void walk_from(const Walk *w, int32_t node, int32_t state, const uint8_t 
                 next = w->tr[(Py_ssize_t)s * w->classes + c];
                 if (next < 0) continue;
                 count = 0;
+                in_run = in_run && w->run_non_ascii_in;
             } else {
                 if (byte < 0x80 || byte > 0xBF || !prefix_allowed(w, s, data, count)) continue;
                 next = s;
@@ -1002,6 +1106,7 @@ static void walk_from(const Walk *w, int32_t node, int32_t state, const uint8_t 
             if (c < 0) continue;
             next = w->tr[(Py_ssize_t)s * w->classes + c];
             if (next < 0) continue;
+            in_run = in_run && (w->run_ascii[byte >> 6] >> (byte & 63) & 1);
         } else {
             data[0] = byte;
             count = 1;
@@ -1022,6 +1127,7 @@ static void walk_from(const Walk *w, int32_t node, int32_t state, const uint8_t 
             if (w->es[child] < w->es[child + 1]) record_end((Walk *)w, child, next, top + 1);
             continue;
         }
+        if (in_run && (count == 0 || w->run_non_ascii_in) && run_skips(w, child)) continue; /* in the row */
         if (count == 0 && class_covers(w, child, next) && take_run(w, child, next)) continue;
         emit_tokens(w, child);
         if (w->es[child] < w->es[child + 1]) {
@@ -1030,6 +1136,7 @@ static void walk_from(const Walk *w, int32_t node, int32_t state, const uint8_t 
             g->end = w->es[child + 1];
             g->state = next;
             g->pending_count = count;
+            g->in_run = (uint8_t)in_run;
             memcpy(g->pending, data, (size_t)count);
         }
     }
@@ -1066,14 +1173,48 @@ static int start_walk(Walk *w, const char *name, TrieObject *trie, AutomatonObje
     return 1;
 }
 
+/* Reads a walk's ``run`` argument, (mask, class_ascii, non_ascii, limit): a read-only int32 row of the
+   vocabulary's width, the class's ASCII characters as 16 bytes (two little-endian 64-bit halves), 0/1/2
+   (see RunArgs) and the longest run taken (-1: any). Returns 0 with an exception set when it is wrong; on
+   success the caller releases r->mask. None: no run (r->mask.buf stays NULL). */
+static int parse_run(PyObject *run, const char *name, Py_ssize_t words, RunArgs *r) {
+    r->mask.buf = NULL;
+    if (run == NULL || run == Py_None) return 1;
+    PyObject *mask, *ascii;
+    int non_ascii;
+    long long limit;
+    if (!PyTuple_Check(run) || !PyArg_ParseTuple(run, "OSiL", &mask, &ascii, &non_ascii, &limit)) {
+        if (!PyErr_Occurred()) PyErr_Format(PyExc_TypeError, "%s: run must be a tuple", name);
+        return 0;
+    }
+    if (PyBytes_GET_SIZE(ascii) != 16 || non_ascii < 0 || non_ascii > 2 || limit < -1) {
+        PyErr_Format(PyExc_ValueError, "%s: run needs 16 class bytes, non_ascii 0, 1 or 2 and a limit >= -1", name);
+        return 0;
+    }
+    if (PyObject_GetBuffer(mask, &r->mask, PyBUF_C_CONTIGUOUS) < 0) return 0;
+    if (r->mask.len != words * 4 || ((uintptr_t)r->mask.buf % 4) != 0) {
+        PyErr_Format(PyExc_ValueError, "%s: the run's row needs %zd aligned int32 words, it has %zd bytes", name,
+                     words, r->mask.len);
+        PyBuffer_Release(&r->mask);
+        r->mask.buf = NULL;
+        return 0;
+    }
+    memcpy(r->ascii, PyBytes_AS_STRING(ascii), 16);
+    r->non_ascii = non_ascii;
+    r->limit = (int64_t)limit;
+    return 1;
+}
+
 static PyObject *walk_mask(PyObject *module, PyObject *args) {
     TrieObject *trie;
     AutomatonObject *automaton;
     Py_ssize_t state;
     Py_buffer pending, out;
     int at_start;
-    if (!PyArg_ParseTuple(args, "O!O!ny*pw*", &TrieType, &trie, &AutomatonType, &automaton, &state, &pending,
-                          &at_start, &out))
+    PyObject *run = NULL;
+    RunArgs r = {0};
+    if (!PyArg_ParseTuple(args, "O!O!ny*pw*|O", &TrieType, &trie, &AutomatonType, &automaton, &state, &pending,
+                          &at_start, &out, &run))
         return NULL;
     PyObject *result = NULL;
     Py_ssize_t words = (trie->vocab_size + 31) / 32;
@@ -1083,12 +1224,23 @@ static PyObject *walk_mask(PyObject *module, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "walk_mask: pending must be the first bytes of one UTF-8 character");
         goto done;
     }
+    if (!parse_run(run, "walk_mask", words, &r)) goto done;
+    if (r.mask.buf != NULL && (pending.len > 0 || at_start)) {
+        PyErr_SetString(PyExc_ValueError, "walk_mask: a run is taken only from a whole character, not at the start");
+        goto done;
+    }
     if (!start_walk(&w, "walk_mask", trie, automaton, state, &out)) goto done;
     uint8_t pending_bytes[4];
     int pending_count = (int)pending.len;
     memcpy(pending_bytes, p, (size_t)pending_count);
     Py_BEGIN_ALLOW_THREADS
-    memset(w.out, 0, (size_t)words * 4);
+    if (r.mask.buf != NULL) {
+        memcpy(w.out, r.mask.buf, (size_t)words * 4);
+        run_dead(&w, &r, (int32_t)state);
+        if (!w.run) memset(w.out, 0, (size_t)words * 4);
+    } else {
+        memset(w.out, 0, (size_t)words * 4);
+    }
     walk_from(&w, 0, (int32_t)state, pending_bytes, pending_count);
     if (at_start) {
         /* SentencePiece drops the space of the first token: the tokens below the space, as if it were not
@@ -1108,10 +1260,11 @@ done:
     free(w.stack);
     PyBuffer_Release(&pending);
     PyBuffer_Release(&out);
+    if (r.mask.buf != NULL) PyBuffer_Release(&r.mask);
     return result;
 }
 
-/* walk_lexeme(trie, automaton, state, stop, out, first=None): the walk of a lexeme from the root. ``stop``
+/* walk_lexeme(trie, automaton, state, stop, out, first=None, run=None): the walk of a lexeme from the root. ``stop``
    holds one byte per state: 0 where the walk goes on; 1 where it stops (the lexeme ended, or a state the
    automaton does not follow): the tokens reaching such a state are in the mask and, where tokens go on
    past it, the point is returned; STOP_CHECKED (2) where the lexeme ended and the caller decides the
@@ -1125,9 +1278,16 @@ static PyObject *walk_lexeme(PyObject *module, PyObject *args) {
     AutomatonObject *automaton;
     Py_ssize_t state;
     Py_buffer stop, out, first = {0};
-    if (!PyArg_ParseTuple(args, "O!O!ny*w*|y*", &TrieType, &trie, &AutomatonType, &automaton, &state, &stop, &out,
-                          &first))
+    PyObject *first_obj = NULL, *run = NULL;
+    RunArgs r = {0};
+    if (!PyArg_ParseTuple(args, "O!O!ny*w*|OO", &TrieType, &trie, &AutomatonType, &automaton, &state, &stop, &out,
+                          &first_obj, &run))
         return NULL;
+    if (first_obj != NULL && first_obj != Py_None && PyObject_GetBuffer(first_obj, &first, PyBUF_SIMPLE) < 0) {
+        PyBuffer_Release(&stop);
+        PyBuffer_Release(&out);
+        return NULL;
+    }
     PyObject *result = NULL;
     Py_ssize_t words = (trie->vocab_size + 31) / 32;
     Walk w = {0};
@@ -1143,6 +1303,11 @@ static PyObject *walk_lexeme(PyObject *module, PyObject *args) {
             goto done;
         }
     }
+    if (!parse_run(run, "walk_lexeme", words, &r)) goto done;
+    if (r.mask.buf != NULL && first.buf != NULL) {
+        PyErr_SetString(PyExc_ValueError, "walk_lexeme: a run is taken over every first byte, not with first");
+        goto done;
+    }
     if (!start_walk(&w, "walk_lexeme", trie, automaton, state, &out)) goto done;
     w.stop = (const uint8_t *)stop.buf;
     if (first.buf != NULL) {
@@ -1151,6 +1316,10 @@ static PyObject *walk_lexeme(PyObject *module, PyObject *args) {
     }
     Py_BEGIN_ALLOW_THREADS
     memset(w.out, 0, (size_t)words * 4);
+    if (r.mask.buf != NULL && !w.stop[state]) {
+        run_dead(&w, &r, (int32_t)state);
+        if (w.run) memcpy(w.out, r.mask.buf, (size_t)words * 4);
+    }
     uint8_t none[4] = {0};
     if (!w.stop[state]) walk_from(&w, 0, (int32_t)state, none, 0);
     Py_END_ALLOW_THREADS
@@ -1165,6 +1334,7 @@ done:
     PyBuffer_Release(&stop);
     PyBuffer_Release(&out);
     if (first.buf != NULL) PyBuffer_Release(&first);
+    if (r.mask.buf != NULL) PyBuffer_Release(&r.mask);
     return result;
 }
 
@@ -1513,11 +1683,12 @@ static PyMethodDef module_methods[] = {
     {"set_ids", set_ids, METH_VARARGS,
      "set_ids(words, ids): sets the bit of each id of the list ids in the packed int32 row words"},
     {"walk_mask", walk_mask, METH_VARARGS,
-     "walk_mask(trie, automaton, state, pending, at_start, out): writes into ``out`` (int32 words) the packed "
-     "mask of the tokens the automaton accepts from ``state`` after the ``pending`` bytes of an incomplete "
-     "character; with ``at_start``, also the tokens below a leading space, read without it."},
+     "walk_mask(trie, automaton, state, pending, at_start, out, run=None): writes into ``out`` (int32 words) the "
+     "packed mask of the tokens the automaton accepts from ``state`` after the ``pending`` bytes of an incomplete "
+     "character; with ``at_start``, also the tokens below a leading space, read without it; ``run``: a free "
+     "run's precomputed row and class (see RunArgs in the source)."},
     {"walk_lexeme", walk_lexeme, METH_VARARGS,
-     "walk_lexeme(trie, automaton, state, stop, out, first=None): the mask of a lexeme's tokens into ``out`` "
+     "walk_lexeme(trie, automaton, state, stop, out, first=None, run=None): the mask of a lexeme's tokens into ``out`` "
      "and, as int32 triples (node, state, depth), the points where the walk stopped (see the source)."},
     {"walk_lexeme_below", walk_lexeme_below, METH_VARARGS,
      "walk_lexeme_below(trie, automaton, state, stop, out, points, firsts, first_starts): walk_lexeme below trie nodes, with "

@@ -3,6 +3,11 @@
 A state is walked in C when the compiled backend is active and the state is a plain automaton state
 (``CharacterParser.automaton_state``: today the states of a RegexParser). The mask is bit-identical to the
 Python walk's (tests/test_native_walk.py); end-of-sequence is added by the caller, as for the Python walk.
+
+A state that loops over a wide class (``FreeRun``: any character but a few, as inside a JSON string or
+``.*``) hands C the vocabulary's precomputed row of the tokens made of that class (``native_run``, the same
+table the Python walk ORs in, core/run_tables.py): C starts from that row and walks only where a token may
+leave the run for a character some state accepts.
 """
 
 from __future__ import annotations
@@ -13,7 +18,45 @@ import numpy as np
 
 from . import backend
 from .automaton import native_automaton
+from .cache_release import register_memo
+from .charset import CharSet
 from .flat_trie import flat_trie
+
+_CLASS_BYTES: dict[CharSet, bytes | None] = {}
+"""A wide class -> its ASCII characters as C reads them (16 bytes); None for a class that misses some
+non-ASCII character (no run is handed over for it)."""
+register_memo(_CLASS_BYTES.clear)  # emptied when a burst of enforcers ends (core/cache_release.py)
+
+
+def _class_bytes(chars: CharSet) -> bytes | None:
+    hit = _CLASS_BYTES.get(chars, b"")
+    if hit == b"":
+        hit = None
+        if chars.contains_interval(0x80, 0xD7FF) and chars.contains_interval(0xE000, 0x10FFFF):
+            bits = sum(1 << byte for byte in range(128) if chars.ascii[byte])
+            hit = bits.to_bytes(16, "little")
+        if len(_CLASS_BYTES) >= 1024:
+            _CLASS_BYTES.clear()
+        _CLASS_BYTES[chars] = hit
+    return hit
+
+
+def native_run(vocabulary: Any, state: Any) -> tuple[np.ndarray, bytes, int, int] | None:
+    """The ``run`` argument of ``walk_mask`` / ``walk_lexeme`` for ``state`` (from a whole character, not at a
+    SentencePiece start): the vocabulary's row of the tokens made of at most ``max_length`` characters of its
+    free run's class, the class's ASCII characters, 2 (every non-ASCII character is in the class) and the
+    limit; None when the state has no free run, the run may end the value part-way (``ends_inside``), or its
+    class is narrow (then the row would hold few tokens, and the walk takes them as it meets them)."""
+    run = state.free_run()
+    if run is None or run.ends_inside:
+        return None
+    ascii_bits = _class_bytes(run.chars)
+    if ascii_bits is None:
+        return None
+    mask = vocabulary.free_run_table(run.chars).runs_upto(run.max_length)
+    if mask is None:
+        return None
+    return mask, ascii_bits, 2, -1 if run.max_length is None else run.max_length
 
 
 def compiled_mask(vocabulary: Any, state: Any, pending: bytes, at_start: bool) -> np.ndarray | None:
@@ -29,5 +72,6 @@ def compiled_mask(vocabulary: Any, state: Any, pending: bytes, at_start: bool) -
     if automaton is None:
         return None
     mask = np.empty((vocabulary.size + 31) // 32, dtype=np.int32)
-    backend.native.walk_mask(flat_trie(vocabulary), automaton, found[1], pending, at_start, mask)  # type: ignore[union-attr]
+    run = None if (pending or at_start or not automaton.wide_run(found[1])) else native_run(vocabulary, state)
+    backend.native.walk_mask(flat_trie(vocabulary), automaton, found[1], pending, at_start, mask, run)  # type: ignore[union-attr]
     return mask

@@ -33,6 +33,7 @@ import numpy as np
 from . import backend
 from .automaton import native_automaton
 from .cache_release import register_memo
+from .compiled_walk import native_run
 from .flat_trie import arrays, flat_trie
 from .protocol import CharacterParser
 from .trie import IDS, Trie
@@ -276,7 +277,8 @@ def compiled_lexeme(
     mask = np.empty((vocabulary.size + 31) // 32, dtype=np.int32)
     stop = stops[1] if checked else stops[0]
     if first is None:
-        raw = backend.native.walk_lexeme(trie, automaton, number, stop, mask)  # type: ignore[union-attr]
+        run = native_run(vocabulary, inner) if automaton.wide_run(number) else None
+        raw = backend.native.walk_lexeme(trie, automaton, number, stop, mask, None, run)  # type: ignore[union-attr]
     else:
         raw = backend.native.walk_lexeme(trie, automaton, number, stop, mask, first)  # type: ignore[union-attr]
     ends: list[tuple[Trie, CharacterParser]] = []

@@ -79,11 +79,19 @@ def random_automaton(rng: random.Random) -> dict:
         for state in range(states - 1):
             table[state, group] = state + 1
         table[states - 1, group] = rng.choice([-1, states - 1, rng.randint(-1, states - 1)])
+    return automaton_parts(rng, lows, highs, ids, table)
+
+
+def automaton_parts(rng: random.Random, lows: list, highs: list, ids: list, table: np.ndarray) -> dict:
+    """``native.Automaton``'s arguments for classes (``lows``/``highs``/``ids``, -1: no class) and a states x
+    classes table: per state the characters of the classes it moves on (as the regex export computes them),
+    and random accepting states."""
+    states, classes = table.shape
     allow_start, allow_lo, allow_hi = [0], [], []
     for state in range(states):
         intervals = []
         for lo, hi, cls in zip(lows, highs, ids):
-            if table[state, cls] >= 0:  # minus the surrogates, which are never characters
+            if cls >= 0 and table[state, cls] >= 0:  # minus the surrogates, which are never characters
                 for a, b in ((lo, min(hi, 0xD7FF)), (max(lo, 0xE000), hi)):
                     if a <= b:
                         if intervals and intervals[-1][1] + 1 >= a:
@@ -330,37 +338,12 @@ def automaton_with_a_run(rng: random.Random, limit: int) -> tuple[dict, bytes]:
         for state in range(limit):
             table[state, group] = state + 1
         table[limit, group] = -1 if rng.random() < 0.5 else limit
-    allow_start, allow_lo, allow_hi = [0], [], []
-    for state in range(states):
-        intervals = []
-        for lo, hi, cls in zip(lows, highs, ids):
-            if cls >= 0 and table[state, cls] >= 0:
-                for a, b in ((lo, min(hi, 0xD7FF)), (max(lo, 0xE000), hi)):
-                    if a <= b:
-                        if intervals and intervals[-1][1] + 1 >= a:
-                            intervals[-1] = (intervals[-1][0], b)
-                        else:
-                            intervals.append((a, b))
-        allow_lo.extend(a for a, _ in intervals)
-        allow_hi.extend(b for _, b in intervals)
-        allow_start.append(len(allow_lo))
     bits = 0
     for lo, hi, cls in zip(lows, highs, ids):
         if cls in group:
             for cp in range(lo, min(hi, 0x7F) + 1):
                 bits |= 1 << cp
-    parts = {
-        "class_lo": np.array(lows, dtype=np.int32),
-        "class_hi": np.array(highs, dtype=np.int32),
-        "class_id": np.array(ids, dtype=np.int32),
-        "transitions": table.reshape(-1),
-        "accepting": np.array([rng.randint(0, 1) for _ in range(states)], dtype=np.uint8),
-        "allow_start": np.array(allow_start, dtype=np.int32),
-        "allow_lo": np.array(allow_lo, dtype=np.int32),
-        "allow_hi": np.array(allow_hi, dtype=np.int32),
-        "classes": classes,
-    }
-    return parts, bits.to_bytes(16, "little")
+    return automaton_parts(rng, lows, highs, ids, table), bits.to_bytes(16, "little")
 
 
 def run_row(tokens: list[bytes | None], ascii_bits: bytes, limit: int, words: int) -> np.ndarray:

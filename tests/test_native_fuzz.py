@@ -786,3 +786,64 @@ def test_set_ids_refuses_read_only_and_strided_rows():
         native.set_ids(np.zeros(4, dtype=np.int64), [1])
     with pytest.raises(TypeError):
         native.set_ids(np.zeros(4, dtype=np.int32), (1, 2))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 300), st.integers(0, 5), st.lists(st.integers(0, 10**6), max_size=40), st.booleans())
+def test_or_rows_matches_numpy(words, count, raw, zeros):
+    """``or_rows`` (the compiled half of run_tables.pack_rows) writes the OR of the rows with the ids set,
+    whatever ``out`` held, leaves the rows alone, and says whether any bit is set; a bad id or row is
+    refused before anything is written."""
+    width = words * 32
+    rng = np.random.default_rng(words * 7 + count)
+    if zeros:
+        rows = [np.zeros(words, dtype=np.int32) for _ in range(count)]
+    else:
+        rows = [rng.integers(-(2**31), 2**31, size=words, dtype=np.int64).astype(np.int32) for _ in range(count)]
+    for row in rows[::2]:
+        row.flags.writeable = False  # cached rows are read-only: read, never written
+    ids = [i % width for i in raw]
+    kept = [row.copy() for row in rows]
+    out = rng.integers(-(2**31), 2**31, size=words, dtype=np.int64).astype(np.int32)  # garbage: overwritten
+    nonempty = native.or_rows(out, ids, rows)
+    expected = np.zeros(words, dtype=np.uint32)
+    for row in rows:
+        expected |= row.view(np.uint32)
+    for i in ids:
+        expected[i >> 5] |= np.uint32(1 << (i & 31))
+    assert np.array_equal(out.view(np.uint32), expected)
+    assert nonempty is bool(expected.any())
+    assert all(np.array_equal(a, b) for a, b in zip(rows, kept))
+    before = out.copy()
+    with pytest.raises(ValueError, match="outside"):
+        native.or_rows(out, [*ids, width], rows)
+    with pytest.raises(ValueError, match="outside"):
+        native.or_rows(out, [-1], rows)
+    with pytest.raises(TypeError):
+        native.or_rows(out, [*ids, 1.0], rows)
+    with pytest.raises(ValueError, match="rows"):
+        native.or_rows(out, ids, [*rows, np.zeros(words + 1, dtype=np.int32)])
+    with pytest.raises(ValueError, match="rows"):
+        native.or_rows(out, ids, [*rows, np.zeros(words, dtype=np.int64)])
+    with pytest.raises(ValueError, match="itself"):
+        native.or_rows(out, ids, [*rows, out])
+    with pytest.raises((ValueError, BufferError)):
+        native.or_rows(out, ids, [*rows, np.zeros(2 * max(words, 2), dtype=np.int32)[::2]])
+    with pytest.raises(TypeError):
+        native.or_rows(out, ids, [*rows, "not a row"])
+    assert np.array_equal(out, before)  # nothing written by a refused call
+
+
+def test_or_rows_refuses_read_only_outputs_and_non_lists():
+    out = np.zeros(4, dtype=np.int32)
+    out.flags.writeable = False
+    with pytest.raises((ValueError, BufferError)):
+        native.or_rows(out, [], [])
+    with pytest.raises(ValueError, match="int32"):
+        native.or_rows(np.zeros(4, dtype=np.int64), [], [])
+    with pytest.raises(TypeError):
+        native.or_rows(np.zeros(4, dtype=np.int32), (1,), [])
+    with pytest.raises(TypeError):
+        native.or_rows(np.zeros(4, dtype=np.int32), [], (np.zeros(4, dtype=np.int32),))
+    empty = np.full(4, -1, dtype=np.int32)
+    assert native.or_rows(empty, [], []) is False and not empty.any()  # no row, no id: a zero row

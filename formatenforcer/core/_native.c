@@ -1679,7 +1679,85 @@ done:
     return result;
 }
 
+/* or_rows(out, ids, rows): writes into ``out`` the OR of the packed rows ``rows`` (a list of C-contiguous
+   int32 buffers, each exactly as wide as ``out``) with the bits of the ids of the list ``ids`` set, and
+   returns whether any bit of ``out`` is set. ``out`` is overwritten (it may be uninitialised) and must not
+   be one of ``rows``. One call replaces a zeroed row, a pass per OR-ed row and a reduction for the
+   emptiness test: the cost of every mask a walk assembles from cached parts. Every id and every row's
+   width is checked before anything is written. */
+static PyObject *or_rows(PyObject *module, PyObject *args) {
+    PyObject *out_obj, *ids, *rows;
+    if (!PyArg_ParseTuple(args, "OO!O!", &out_obj, &PyList_Type, &ids, &PyList_Type, &rows)) return NULL;
+    Py_buffer out;
+    if (PyObject_GetBuffer(out_obj, &out, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t n_rows = PyList_GET_SIZE(rows), filled = 0;
+    Py_buffer *views = NULL;
+    if (out.itemsize != 4 || out.len % 4 != 0) {
+        PyErr_SetString(PyExc_ValueError, "or_rows: out must be a contiguous int32 buffer");
+        goto done;
+    }
+    Py_ssize_t words = out.len / 4, limit = words * 32;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(ids); i++) {
+        PyObject *item = PyList_GET_ITEM(ids, i);
+        if (!PyLong_CheckExact(item)) {
+            PyErr_Format(PyExc_TypeError, "or_rows: ids[%zd] is not an int", i);
+            goto done;
+        }
+        long long id = PyLong_AsLongLong(item);
+        if (id == -1 && PyErr_Occurred()) goto done;
+        if (id < 0 || id >= limit) {
+            PyErr_Format(PyExc_ValueError, "or_rows: ids[%zd] = %lld is outside a row of %zd bits", i, id, limit);
+            goto done;
+        }
+    }
+    views = PyMem_Calloc(n_rows > 0 ? (size_t)n_rows : 1, sizeof(Py_buffer));
+    if (views == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (; filled < n_rows; filled++) {
+        if (PyObject_GetBuffer(PyList_GET_ITEM(rows, filled), &views[filled], PyBUF_C_CONTIGUOUS) < 0) goto done;
+        Py_buffer *row = &views[filled];
+        if (row->itemsize != 4 || row->len != out.len) {
+            PyErr_Format(PyExc_ValueError, "or_rows: rows[%zd] is not an int32 row of %zd words", filled, words);
+            filled++;
+            goto done;
+        }
+        if (row->buf == out.buf) {
+            PyErr_Format(PyExc_ValueError, "or_rows: rows[%zd] is out itself", filled);
+            filled++;
+            goto done;
+        }
+    }
+    uint32_t *w = (uint32_t *)out.buf;
+    if (n_rows == 0) {
+        memset(w, 0, (size_t)out.len);
+    } else {
+        memcpy(w, views[0].buf, (size_t)out.len);
+        for (Py_ssize_t r = 1; r < n_rows; r++) {
+            const uint32_t *src = (const uint32_t *)views[r].buf;
+            for (Py_ssize_t k = 0; k < words; k++) w[k] |= src[k];
+        }
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(ids); i++) {
+        long long id = PyLong_AsLongLong(PyList_GET_ITEM(ids, i));
+        w[id >> 5] |= (uint32_t)1 << (id & 31);
+    }
+    uint32_t any = 0;
+    for (Py_ssize_t k = 0; k < words && !any; k++) any |= w[k];
+    result = PyBool_FromLong(any != 0);
+done:
+    for (Py_ssize_t r = 0; r < filled; r++) PyBuffer_Release(&views[r]);
+    PyMem_Free(views);
+    PyBuffer_Release(&out);
+    return result;
+}
+
 static PyMethodDef module_methods[] = {
+    {"or_rows", or_rows, METH_VARARGS,
+     "or_rows(out, ids, rows): writes into the int32 row out the OR of the rows with the ids' bits set; "
+     "returns whether any bit is set"},
     {"set_ids", set_ids, METH_VARARGS,
      "set_ids(words, ids): sets the bit of each id of the list ids in the packed int32 row words"},
     {"walk_mask", walk_mask, METH_VARARGS,

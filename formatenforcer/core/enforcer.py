@@ -85,7 +85,7 @@ class TokenEnforcer:
                 self._cache.move_to_end(key)
                 return hit
         mask = allowed_mask(self.vocabulary, position.state, position.pending, position.at_start, self._lexemes)
-        if not mask.any():
+        if not np.count_nonzero(mask):  # (a fixed C loop; ndarray.any() goes through a ufunc reduction)
             logger.warning(
                 "formatenforcer: no token can continue the format from parser state %r (pending bytes %r); "
                 "allowing end-of-sequence so generation stops instead of failing",

@@ -23,7 +23,7 @@ from .compiled_walk import compiled_mask
 from .hooks import FreeRun, Lexeme, walk_lexeme
 from .lexeme_automaton import compiled_below, compiled_lexeme
 from .protocol import CharacterParser
-from .run_tables import FreeRunTable, pack_ids
+from .run_tables import FreeRunTable, pack_rows
 from .trie import IDS, Trie, as_dict, ids_at
 from .vocabulary import Vocabulary
 
@@ -391,10 +391,7 @@ def _collect(walker: _Walk, state: CharacterParser, pending: bytes, at_start: bo
 
 
 def _packed(walker: _Walk) -> np.ndarray:
-    mask = pack_ids(walker.out, walker.vocabulary.size)
-    for extra in walker.masks:
-        mask |= extra
-    return mask
+    return pack_rows(walker.out, walker.masks, walker.vocabulary.size)[0]
 
 
 _LEXEME_CACHE_SIZE = 2048
@@ -747,9 +744,12 @@ def allowed_mask(
             outside = _resumed(others, lexeme, _cached_lexeme(vocabulary, lexemes, twin, checked, None), lexemes)
             outside = (_packed(others) | outside) & ~vocabulary.first_bytes_mask(exceptions)
             inside = _resumed(walker, lexeme, _cached_lexeme(vocabulary, lexemes, inner, checked, exceptions), lexemes)
-            inside = inside | outside
-        mask = _packed(walker)
-        mask |= inside
+            walker.masks.append(outside)
+        # the walk's ids and rows, the inside row and end-of-sequence: one new row (the parts are cached)
+        walker.masks.append(inside)
+        if state.can_end():
+            walker.masks.append(vocabulary.eos_mask)
+        return _packed(walker)
     if not pending and state.can_end():
         mask |= vocabulary.eos_mask
     return mask

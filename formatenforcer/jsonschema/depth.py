@@ -215,6 +215,8 @@ def _built(limit: DepthLimit, heads: list[tuple[CharacterParser, _Frame | None]]
 def settle(limit: DepthLimit, state: CharacterParser, frame: _Frame | None, base: int = 0) -> CharacterParser:
     """``state`` (read inside ``frame``, ``base`` levels down) as a stack, or as stacks sharing their frames
     (``_heads``, ``_built``)."""
+    if state.SCALAR_LEXEME:  # a string or number opens nothing: its one head is itself (every resumed walk)
+        return state if frame is None else Deep(limit, state, frame, base)
     return _built(limit, _heads(limit, state, frame, base, []), base)
 
 

@@ -238,13 +238,12 @@ class CompiledRegex:
             targets = {transitions[current].get(symbol) for symbol in symbols}
             if targets == {None}:
                 break  # no character of the class can follow: a run is cut here, exactly
+            # the class splits, or a longer cycle begins ((ab)*): a run that stopped here would refuse tokens
+            # that go on with the class, so only the runs ending in a dead end or a loop count
             if len(targets) != 1 or None in targets:
-                return None  # the class splits: see below
+                return None
             (target,) = targets
-            if target != current and target in seen:
-                # the class splits, or a longer cycle begins ((ab)*): a run that stopped here would refuse
-                # tokens that go on with the class, so only the runs ending in a dead end or a loop count
-                # (a membership test, not a set difference per step: a chain of n states costs O(n))
+            if target != current and target in seen:  # one look-up per state: a chain of n states costs O(n)
                 return None
             if target == current:
                 loops = True

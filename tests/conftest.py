@@ -85,7 +85,8 @@ def vllm_offline():
 #   so that it is built on one worker only.
 # The shared state on disk is safe to share: ~/.cache/formatenforcer entries are written to a temporary file
 # and renamed into place (core/disk_cache.py), the converted SmolLM2 folder is built under a file lock
-# (tests/engine_models.py), tests that write files use tmp_path, and the timed tests time a fresh interpreter.
+# (tests/engine_models.py, the command line's cache folder), tests that write files use tmp_path, and the
+# timed tests time a fresh interpreter.
 XDIST_GROUPS = {
     "test_integration_vllm.py": "vllm",
     "test_vllm_reasoning.py": "vllm",

@@ -2,8 +2,11 @@
 
 llama.cpp reads that GGUF directly. vLLM and exllamav2 cannot (vLLM's GGUF loader does not take this
 quantization, exllamav2 reads ``tokenizer.json`` + ``config.json``), so transformers dequantizes it once and
-``save_pretrained`` writes an ordinary Hugging Face folder (weights + tokenizer) into a cache outside the
-repository, reused on later runs. Nothing is downloaded: everything comes from the installed package.
+``save_pretrained`` writes an ordinary Hugging Face folder (weights + tokenizer). That folder is the one the
+command line converts and keeps (``formatenforcer.cli.model.transformers_folder``:
+``~/.cache/formatenforcer/models/NAME-<digest>``, one copy per model, listed by ``formatenforcer cache info``),
+so the tests, the samples and ``formatenforcer generate`` share one 517 MB copy. Nothing is downloaded:
+everything comes from the installed package.
 
 Run ``python -m tests.engine_models`` to build the folder ahead of the tests (CI does, in .ci/engines.sh).
 """
@@ -17,9 +20,10 @@ import shutil
 from pathlib import Path
 
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-CACHE_ROOT = Path(os.environ.get("FORMATENFORCER_CACHE", Path.home() / ".cache" / "formatenforcer"))
-HF_FOLDER = CACHE_ROOT / "smollm2-hf"
-_MARKER = ".complete"
+CACHE_DIR = os.environ.get("FORMATENFORCER_CACHE")
+"""The cache folder (``--cache-dir`` of the command line); None: the command line's default."""
+_OWN_COPY = "smollm2-hf"
+"""A second converted copy the tests once kept beside the command line's: removed when found."""
 
 
 def gguf_folder() -> Path:
@@ -36,38 +40,22 @@ def gguf_path() -> Path:
 
 
 def smollm2_hf_folder() -> Path:
-    """A Hugging Face model folder (config, safetensors, tokenizer) of SmolLM2-135M-Instruct, built once.
+    """A Hugging Face model folder (config, safetensors, tokenizer) of SmolLM2-135M-Instruct, converted once.
 
-    Built under a file lock into a temporary folder that is renamed into place, so concurrent test
-    processes never see half a model."""
-    if (HF_FOLDER / _MARKER).exists():
-        return HF_FOLDER
-    CACHE_ROOT.mkdir(parents=True, exist_ok=True)
-    with open(CACHE_ROOT / "smollm2-hf.lock", "w") as lock:
+    The conversion runs under a file lock, so concurrent test processes wait for one conversion instead of
+    each making its own (the command line writes it to a temporary folder renamed into place)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from formatenforcer.cli.model import cache_root, transformers_folder
+
+    root = cache_root(CACHE_DIR)
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / "smollm2-hf.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if (HF_FOLDER / _MARKER).exists():
-            return HF_FOLDER
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-
-        torch.set_num_threads(1)
-        source = str(gguf_folder())
-        tokenizer = AutoTokenizer.from_pretrained(source, gguf_file=GGUF_FILE)
-        model = AutoModelForCausalLM.from_pretrained(source, gguf_file=GGUF_FILE, dtype=torch.float32)
-        # The GGUF weights are dequantized on load; drop the record of the GGUF quantizer so that
-        # save_pretrained writes plain float weights (it refuses to serialize "GGUF-quantized" models).
-        model.hf_quantizer = None
-        if hasattr(model.config, "quantization_config"):
-            del model.config.quantization_config
-        building = CACHE_ROOT / "smollm2-hf.building"
-        shutil.rmtree(building, ignore_errors=True)
-        model.save_pretrained(building)
-        tokenizer.save_pretrained(building)
-        (building / _MARKER).write_text(GGUF_FILE + "\n")
-        shutil.rmtree(HF_FOLDER, ignore_errors=True)
-        building.rename(HF_FOLDER)
-    return HF_FOLDER
+        folder = transformers_folder(cache_dir=str(root))
+        own = root / _OWN_COPY
+        if (own / ".complete").exists():
+            shutil.rmtree(own, ignore_errors=True)
+    return folder
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ spelled by any token sequence, since tokens are byte strings of that text.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +18,18 @@ from typing import Any
 
 from formatenforcer import JsonSchemaParser, SchemaError, UnsupportedSchemaError
 
-SUITE = Path(__file__).resolve().parents[2] / "shared/corpora/json-schema-test-suite/tests"
+SUITE = (
+    Path(os.environ["JSON_SCHEMA_TEST_SUITE"])
+    if os.environ.get("JSON_SCHEMA_TEST_SUITE")
+    else Path(__file__).resolve().parents[2] / "shared/corpora/json-schema-test-suite"
+) / "tests"
+"""The suite's ``tests`` folder: ``JSON_SCHEMA_TEST_SUITE`` (a checkout of the suite), else
+``../shared/corpora/json-schema-test-suite`` beside this repository."""
+GET_SUITE = (
+    f"git clone --depth 1 https://github.com/json-schema-org/JSON-Schema-Test-Suite {SUITE.parent}"
+    " (or set JSON_SCHEMA_TEST_SUITE to a checkout)"
+)
+"""How to get the suite when it is missing (the skip reason of its tests says it)."""
 REMOTES = SUITE.parent / "remotes"
 REMOTE_BASE = "http://localhost:1234/"
 DRAFTS = {

@@ -54,6 +54,24 @@ def test_one_converted_copy_per_model(tmp_path: Path) -> None:
     assert sorted(p.name for p in models.iterdir()) == sorted([new.name, other_model.name])
 
 
+def test_the_engine_tests_load_the_copy_the_command_line_keeps(tmp_path: Path, monkeypatch) -> None:
+    """The engine tests' SmolLM2 folder is the command line's converted copy (no second 517 MB one), and a
+    second copy an older test run left is removed."""
+    from formatenforcer.cli.model import cache_folder, default_source
+
+    from . import engine_models
+
+    kept = cache_folder(default_source(), tmp_path)
+    kept.mkdir(parents=True)
+    (kept / "config.json").write_text("{}")  # already converted: nothing is loaded
+    left = tmp_path / "smollm2-hf"
+    left.mkdir()
+    (left / ".complete").write_text(engine_models.GGUF_FILE + "\n")
+    monkeypatch.setattr(engine_models, "CACHE_DIR", str(tmp_path))
+    assert engine_models.smollm2_hf_folder() == kept
+    assert not left.exists() and [p.name for p in (tmp_path / "models").iterdir()] == [kept.name]
+
+
 def test_cache_info_and_clear(tmp_path: Path, monkeypatch, capsys) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     Vocabulary.from_transformers(tf.llama3_tokenizer(), tf.LLAMA3_EOS)

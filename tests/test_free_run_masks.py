@@ -489,3 +489,18 @@ def test_narrow_lookup_in_wide_nodes_equals_testing_every_child(llama3_vocabular
 ])  # fmt: skip
 def test_charset_narrow(chars, expected):
     assert chars.narrow == expected
+
+
+@pytest.mark.parametrize("prefix", ["", "ab", "x" * 19_990])
+def test_a_long_counted_repeat_is_one_run(llama3_vocabulary, prefix):
+    """``[\\s\\S]{0,20000}`` is a chain of 20,001 states: from each, one run reaches the end of the chain (its
+    length the characters left), and the mask with that run equals the plain walk's, near the end of the
+    chain too, where only tokens of 10 characters or fewer fit."""
+    parser = RegexParser(r"[\s\S]{0,20000}")
+    state = parser.add_text(prefix)
+    run = state.free_run()
+    assert run is not None and run.max_length == 20_000 - len(prefix)
+    assert run.after(run.max_length).can_end() and not run.after(run.max_length).allowed_characters()
+    fast = allowed_mask(llama3_vocabulary, state, b"", False, {})
+    plain = allowed_mask(llama3_vocabulary, WalkOnly(state), b"", False)
+    assert np.array_equal(fast, plain)

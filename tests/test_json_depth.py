@@ -216,3 +216,34 @@ def test_deep_items_of_unique_and_contains_arrays(llama3_tokenizer, llama3_vocab
     for token in llama3_tokenizer.encode("," + item + "]", add_special_tokens=False):
         assert matcher.accept_token(token)
     assert matcher.error is None and llama3_vocabulary.eos_token_ids[0] in matcher.allowed_token_ids()
+
+
+RECURSIVE_C = {"type": "object", "properties": {"c": {"type": "array", "items": {"$ref": "#"}}}}
+
+
+@pytest.mark.parametrize(
+    ("schema", "unit"), [({}, "["), ({"type": "array"}, "["), (RECURSIVE_C, '{"c":[')], ids=["any", "array", "c"]
+)
+def test_schemas_a_model_loops_in_stop_at_the_limit(llama3_tokenizer, llama3_vocabulary, schema, unit) -> None:
+    """A model that repeats an opening text under a schema (any value, an array, an object whose "c" holds
+    items of the root) is stopped at the default limit by the mask and the step alike, with no error, and
+    what it opened can still be closed into a valid document."""
+    enforcer = TokenEnforcer(llama3_vocabulary, JsonSchemaParser(schema))
+    matcher = enforcer.matcher()
+    offered = unit * (1200 // _opens(unit))
+    for token in llama3_tokenizer.encode(offered, add_special_tokens=False):
+        if not matcher.accept_token(token):
+            break
+    assert matcher.error is None
+    text = llama3_tokenizer.decode(matcher.generated_tokens)
+    assert _opens(text) in (999, 1000) and len(text) < len(offered)
+    mask, step = mask_and_step_at(enforcer, matcher.position)
+    assert mask == step
+    # the rest of the unit begun (an opening bracket closed at once), then every bracket open
+    rest = unit[len(text) % len(unit) :] if len(text) % len(unit) else ""
+    closing = (rest + "]" if rest.endswith("[") else rest) + "".join(
+        "]" if ch == "[" else "}" for ch in reversed(text) if ch in "[{"
+    )
+    assert matcher.accept_tokens(llama3_tokenizer.encode(closing, add_special_tokens=False))
+    assert llama3_vocabulary.eos_token_ids[0] in matcher.allowed_token_ids()
+    assert JsonSchemaParser(schema).accepts(text + closing)

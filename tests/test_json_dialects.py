@@ -8,15 +8,14 @@ by token with the real Llama 3 tokenizer for the valid texts and character by ch
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from formatenforcer import JsonSchemaParser, TokenEnforcer
 
 from .json_checks import accepts_tokens
+from .json_suite_runner import GET_SUITE, REMOTES
 
-REMOTES = Path(__file__).resolve().parents[2] / "shared/corpora/json-schema-test-suite/remotes"
 D2020 = "https://json-schema.org/draft/2020-12/schema"
 D2019 = "https://json-schema.org/draft/2019-09/schema"
 D7 = "http://json-schema.org/draft-07/schema#"
@@ -27,7 +26,7 @@ class _Remote(str):
 
     def resources(self) -> dict:
         if not REMOTES.is_dir():
-            pytest.skip(f"JSON-Schema-Test-Suite remotes not found at {REMOTES} (expected ../shared/corpora/...)")
+            pytest.skip(f"JSON-Schema-Test-Suite remotes not found at {REMOTES}; to run these tests: {GET_SUITE}")
         return {f"http://localhost:1234/{self}": json.loads((REMOTES / self).read_text())}
 
 

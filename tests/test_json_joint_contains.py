@@ -65,7 +65,14 @@ def test_joint_count_walks_never_dead_end(llama3_vocabulary, schema, valid, inva
             jsonschema.Draft202012Validator(schema).validate(json.loads(text))
 
 
-def test_joint_count_under_a_room_limit_is_refused():
-    with pytest.raises(UnsupportedSchemaError) as raised:
-        JsonSchemaParser({**TWO, "maxItems": 3})
+@pytest.mark.parametrize(
+    "limit",
+    [{"maxItems": 3}, {"uniqueItems": True}, {"prefixItems": [{}, {}], "items": False}],
+    ids=["max-items", "unique-items", "closed-tuple"],
+)
+def test_joint_count_under_a_room_limit_is_refused(limit):
+    """Where the room for more items is limited, whether every count can still be met is not decided left to
+    right: refused at construction with the reason, never while generating."""
+    with pytest.raises(UnsupportedSchemaError, match="several 'contains' under maxItems") as raised:
+        JsonSchemaParser({**TWO, **limit})
     assert [k for _, k in raised.value.problems] == ["contains"]

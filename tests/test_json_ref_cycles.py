@@ -54,3 +54,14 @@ def test_contains_naming_a_schema_still_being_built_is_a_documented_refusal(sche
     """Not an internal error escaping, and not enforced half-way: refused at the keyword, with the reason."""
     with pytest.raises(UnsupportedSchemaError, match=r"'\$ref' at #(/anyOf/0)?/contains \(a \$ref cycle"):
         JsonSchemaParser(schema)
+
+
+def test_a_union_that_names_itself_under_all_of_builds() -> None:
+    """``d1 = anyOf [boolean, d1]`` is the booleans; intersected with boolean it is still the booleans (it
+    raised RecursionError at construction)."""
+    schema = {
+        "$defs": {"d1": {"anyOf": [{"type": "boolean"}, {"$ref": "#/$defs/d1"}]}},
+        "allOf": [{"$ref": "#/$defs/d1"}, {"type": "boolean"}],
+    }
+    parser = JsonSchemaParser(schema)
+    assert [text for text in [*TEXTS, "true", "false"] if parser.accepts(text)] == ["true", "false"]

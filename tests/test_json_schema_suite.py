@@ -15,13 +15,13 @@ import pytest
 from formatenforcer import TokenEnforcer
 
 from .json_checks import accepts_tokens
-from .json_suite_runner import DIFFERENCES, SUITE, run_draft, summary_markdown
+from .json_suite_runner import DIFFERENCES, GET_SUITE, SUITE, run_draft, summary_markdown
 
 DOC = Path(__file__).resolve().parents[1] / "docs/json-schema-coverage.md"
 MAIN_DRAFTS = ("draft2020-12", "draft7")
 
 pytestmark = pytest.mark.skipif(
-    not SUITE.is_dir(), reason=f"JSON-Schema-Test-Suite not found at {SUITE} (expected ../shared/corpora/...)"
+    not SUITE.is_dir(), reason=f"JSON-Schema-Test-Suite not found at {SUITE}; to run these tests: {GET_SUITE}"
 )
 
 

@@ -14,6 +14,7 @@ the original for any other user of interegular in the process.
 from __future__ import annotations
 
 import ctypes
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -120,6 +121,39 @@ def deadline(seconds: float) -> Iterator[None]:
 _REFIRE = 0.05
 """Seconds between raising a timeout again while the block has not ended (see ``interruptible``)."""
 
+_hook_lock = threading.Lock()
+_hook = {"users": 0, "previous": None}
+
+
+def _drop_own_timeouts(unraisable) -> None:  # noqa: ANN001
+    """``sys.unraisablehook`` while a guarded block runs: the timer's ``CrawlTimeout``, swallowed inside a
+    finaliser or a garbage-collector callback, is raised again by the timer, and the build is refused with a
+    ``RegexError`` anyway; printed, it would put an "Exception ignored" traceback in a server's log. Every
+    other unraisable exception goes to the hook that was in place."""
+    if unraisable.exc_type is CrawlTimeout:
+        return
+    (_hook["previous"] or sys.__unraisablehook__)(unraisable)
+
+
+@contextmanager
+def _quiet_timeouts() -> Iterator[None]:
+    """Installs ``_drop_own_timeouts`` while any thread is inside a guarded block (counted: the first in
+    installs it, the last out puts the previous hook back, unless someone replaced it meanwhile)."""
+    with _hook_lock:
+        if _hook["users"] == 0:
+            _hook["previous"] = sys.unraisablehook
+            sys.unraisablehook = _drop_own_timeouts
+        _hook["users"] += 1
+    try:
+        yield
+    finally:
+        with _hook_lock:
+            _hook["users"] -= 1
+            if _hook["users"] == 0:
+                if sys.unraisablehook is _drop_own_timeouts:
+                    sys.unraisablehook = _hook["previous"]
+                _hook["previous"] = None
+
 
 @contextmanager
 def interruptible() -> Iterator[None]:
@@ -156,12 +190,13 @@ def interruptible() -> Iterator[None]:
                 # ("Exception ignored in ..."): raised again until the block has ended
                 arm(_REFIRE)
 
-    arm(max(0.0, end - time.monotonic()))
-    try:
-        yield
-    finally:
-        with lock:
-            state["done"] = True
-            state["timer"].cancel()
-        if state["fired"]:
-            api.PyThreadState_SetAsyncExc(target, None)  # withdraw it if not delivered yet
+    with _quiet_timeouts():
+        arm(max(0.0, end - time.monotonic()))
+        try:
+            yield
+        finally:
+            with lock:
+                state["done"] = True
+                state["timer"].cancel()
+            if state["fired"]:
+                api.PyThreadState_SetAsyncExc(target, None)  # withdraw it if not delivered yet

@@ -238,11 +238,13 @@ class CompiledRegex:
             targets = {transitions[current].get(symbol) for symbol in symbols}
             if targets == {None}:
                 break  # no character of the class can follow: a run is cut here, exactly
-            if len(targets) != 1 or None in targets or targets <= seen - {current}:
-                # the class splits, or a longer cycle begins ((ab)*): a run that stopped here would refuse
-                # tokens that go on with the class, so only the runs ending in a dead end or a loop count
+            # the class splits, or a longer cycle begins ((ab)*): a run that stopped here would refuse tokens
+            # that go on with the class, so only the runs ending in a dead end or a loop count
+            if len(targets) != 1 or None in targets:
                 return None
             (target,) = targets
+            if target != current and target in seen:  # one look-up per state: a chain of n states costs O(n)
+                return None
             if target == current:
                 loops = True
                 break

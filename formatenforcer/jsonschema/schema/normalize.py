@@ -563,13 +563,16 @@ class Normalizer(References):
             else AnyValue()  # fmt: skip
         names = self._sub(schema, "propertyNames", pointer, base) if "propertyNames" in schema else None
         dependent = dict(schema.get("dependentRequired", {}))
+        source = dict.fromkeys(dependent, "dependentRequired")  # the keyword each entry is read from
         for key, value in schema.get("dependencies", {}).items() if isinstance(schema.get("dependencies"), dict) \
                 else ():  # fmt: skip
             if isinstance(value, list):
                 dependent[key] = value
+                source[key] = "dependencies"
         for key, value in dependent.items():
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise SchemaError("dependentRequired values must be arrays of strings", f"{pointer}/{key}")
+                where = f"{pointer}/{source[key]}/{_escape(key)}"
+                raise SchemaError(f"{source[key]} values must be arrays of strings", where)
         high = schema.get("maxProperties")
         return Object(
             (Side(properties, patterns, additional, "additionalProperties" in schema),),

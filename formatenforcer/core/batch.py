@@ -16,7 +16,6 @@ row on the calling thread.
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -26,10 +25,9 @@ from typing import Any, TypeVar
 import numpy as np
 
 from .bitmask import write_row
-from .matcher import Matcher, Stepper
+from .matcher import Matcher, Stepper, log_fallback
 from .position import Position
 
-logger = logging.getLogger("formatenforcer")
 _T = TypeVar("_T")
 _R = TypeVar("_R")
 
@@ -131,5 +129,5 @@ def _mask_or_none(enforcer: Stepper, position: Position) -> np.ndarray | None:
     try:
         return enforcer.mask(position)
     except Exception as error:  # noqa: BLE001 - never into the engine's loop (see fill_position_bitmasks)
-        logger.error("formatenforcer: internal error, allowing only end-of-sequence: %r", error, exc_info=error)
+        log_fallback(error)
         return None

@@ -23,11 +23,11 @@ import numpy as np
 from .bitmask import ids_of
 from .cache_release import track
 from .errors import FormatError
-from .matcher import Matcher
+from .matcher import Matcher, log_fallback
 from .position import Position
 from .protocol import CharacterParser
 from .vocabulary import Vocabulary, pack_ids
-from .walk import advance, allowed_mask
+from .walk import advance, budgeted_mask
 
 logger = logging.getLogger("formatenforcer")
 
@@ -39,9 +39,31 @@ class EnforcerConfig:
     cache_size: masks kept per parser object (least recently used evicted); each costs ``vocab/8`` bytes
         (16 KB for a 128k vocabulary), so the default 2048 bounds the cache near 32 MB. As many positions
         are kept, with the tokens already taken from each (a revisited token costs a look-up).
+    mask_seconds: the most one mask may take to compute (None: no limit). Past it the walk stops with
+        ``MaskTimeoutError``: the matcher that asked enters its error state (end-of-sequence only, the error
+        logged once), and ``allowed_tokens`` answers end-of-sequence for that call. A mask normally takes
+        microseconds to tens of milliseconds; the default leaves room for a loaded machine and a first
+        walk of a huge format, and stops a hostile one.
+
+    Memory: the walks' shared caches count against the vocabulary's budget (``Vocabulary(cache_bytes=...)``,
+    256 MiB by default), and a mask in progress holds a few rows of the vocabulary's width.
     """
 
     cache_size: int = 2048
+    mask_seconds: float | None = 30.0
+
+    def __post_init__(self) -> None:
+        size, seconds = self.cache_size, self.mask_seconds
+        if isinstance(size, bool) or not isinstance(size, int):
+            raise TypeError(f"EnforcerConfig.cache_size must be an int, not {type(size).__name__}: {size!r}")
+        if size < 1:
+            raise ValueError(f"EnforcerConfig.cache_size must be at least 1, not {size}")
+        if seconds is None:
+            return
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+            raise TypeError(f"EnforcerConfig.mask_seconds must be a number or None, not {type(seconds).__name__}")
+        if not 0 < seconds < float("inf"):
+            raise ValueError(f"EnforcerConfig.mask_seconds must be a positive, finite number of seconds, not {seconds}")
 
 
 class TokenEnforcer:
@@ -84,7 +106,8 @@ class TokenEnforcer:
             if hit is not None:
                 self._cache.move_to_end(key)
                 return hit
-        mask = allowed_mask(self.vocabulary, position.state, position.pending, position.at_start, self._lexemes)
+        mask = budgeted_mask(self.vocabulary, position.state, position.pending, position.at_start, self._lexemes,
+                             self.config.mask_seconds)  # fmt: skip
         if not np.count_nonzero(mask):  # (a fixed C loop; ndarray.any() goes through a ufunc reduction)
             logger.warning(
                 "formatenforcer: no token can continue the format from parser state %r (pending bytes %r); "
@@ -156,7 +179,7 @@ class TokenEnforcer:
             if position is not None:
                 return ids_of(self.mask(position))
         except Exception as error:  # noqa: BLE001 - never into the engine's loop
-            logger.error("formatenforcer: internal error, allowing only end-of-sequence: %r", error, exc_info=error)
+            log_fallback(error)
             return list(self.vocabulary.eos_token_ids) or [0]
         logger.warning(
             "formatenforcer: the generated tokens %r left the format; allowing only end-of-sequence",

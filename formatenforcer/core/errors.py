@@ -41,6 +41,12 @@ class GrammarError(FormatError):
     build within the time limit. The message names the rule (or terminal) and its line."""
 
 
+class MaskTimeoutError(FormatEnforcerError):
+    """One mask took longer to compute than ``EnforcerConfig.mask_seconds``. Never raised into an engine's
+    loop: the matcher that asked enters its error state (end-of-sequence only) with this as its ``error``,
+    and ``TokenEnforcer.allowed_tokens`` answers end-of-sequence for that call."""
+
+
 class Problem(tuple):
     """One keyword that cannot be enforced: the pair ``(pointer, keyword)`` - it unpacks, compares and hashes
     as that pair, as ``UnsupportedSchemaError.problems`` items always did - plus ``reason``, why not."""

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from .bitmask import ids_of, write_row
+from .errors import MaskTimeoutError
 from .forced import LOOKBACK, forced_text_of, forced_tokens_of
 from .position import Position
 
@@ -33,6 +34,18 @@ class Stepper(Protocol):
 
 
 logger = logging.getLogger("formatenforcer")
+
+
+def log_fallback(error: Exception, scope: str = "") -> None:
+    """Logs the error behind an answer of end-of-sequence alone: a mask past its time budget in one line (the
+    format is too costly there, not broken), any other error as the internal error it is, with its traceback.
+    ``scope``: how long the fallback lasts (" from here" for a matcher's error state)."""
+    if isinstance(error, MaskTimeoutError):
+        logger.error("formatenforcer: %s; allowing only end-of-sequence%s", error, scope)
+    else:
+        logger.error(
+            "formatenforcer: internal error, allowing only end-of-sequence%s: %r", scope, error, exc_info=error
+        )
 
 
 class Matcher:
@@ -61,8 +74,7 @@ class Matcher:
 
     def _fail(self, error: Exception) -> None:
         if self.error is None:
-            logger.error("formatenforcer: internal error, allowing only end-of-sequence from here: %r", error,
-                         exc_info=error)  # fmt: skip
+            log_fallback(error, " from here")
         self.error = error
 
     def _token(self, token_id: Any) -> int:

@@ -12,6 +12,8 @@ for an allowed character, one parser step.
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Hashable, Iterable
 
 import numpy as np
@@ -20,6 +22,7 @@ from .cache_budget import STATE_BYTES, BudgetedCache
 from .cache_release import register_memo
 from .charset import ANY, CharSet, utf8_length
 from .compiled_walk import compiled_mask
+from .errors import MaskTimeoutError
 from .hooks import FreeRun, Lexeme, walk_lexeme
 from .lexeme_automaton import compiled_below, compiled_lexeme
 from .protocol import CharacterParser
@@ -89,13 +92,21 @@ def _shared_bytes(chars: CharSet, exceptions: bytes) -> list[bool]:
     return hit
 
 
+_budget = threading.local()
+"""This thread's mask deadline (``deadline``: a ``time.monotonic()`` instant, or None): see ``budgeted_mask``."""
+_monotonic = time.monotonic
+
+
 class _Walk:
     """One mask computation: collects allowed ids, plus precomputed masks to OR in."""
 
-    __slots__ = ("vocabulary", "out", "masks", "steps", "ends", "checked", "collects_ends", "shared", "runs")
+    __slots__ = (
+        "vocabulary", "out", "masks", "steps", "ends", "checked", "collects_ends", "shared", "runs", "deadline"
+    )  # fmt: skip
 
     def __init__(self, vocabulary: Vocabulary) -> None:
         self.vocabulary = vocabulary
+        self.deadline: float | None = getattr(_budget, "deadline", None)  # see budgeted_mask
         self.out: list[int] = []
         self.masks: list[np.ndarray] = []
         # (id(state), byte) -> (state, next state): one parser step per state and character per walk, where
@@ -256,6 +267,8 @@ class _Walk:
     def walk(self, node: Trie, state: CharacterParser, pending: bytes) -> None:
         """Adds every token below ``node`` that ``state`` (with ``pending`` bytes of an incomplete character
         already read) accepts as a prefix."""
+        if self.deadline is not None and _monotonic() > self.deadline:
+            raise MaskTimeoutError(f"the mask took longer than its time budget (walking from {state!r:.200})")
         out, steps = self.out, self.steps
         charset = state.allowed_characters()
         ascii_ok = charset.ascii
@@ -700,6 +713,31 @@ def _refuses(state: CharacterParser, node: Trie | Continuations) -> bool:
     ascii_ok = allowed.ascii
     wide = allowed.intervals and allowed.intervals[-1][1] >= 128
     return not any((wide if byte >= 128 else ascii_ok[byte]) for byte in _first_bytes(node))
+
+
+def budgeted_mask(
+    vocabulary: Vocabulary,
+    state: CharacterParser,
+    pending: bytes,
+    at_start: bool,
+    lexemes: dict | None,
+    seconds: float | None,
+) -> np.ndarray:
+    """``allowed_mask`` within ``seconds`` (None: no limit), else ``MaskTimeoutError``.
+
+    The Python walk checks the deadline at every trie node it enters (``_Walk.walk``), so it stops within one
+    node's work of the budget; what it already cached stays exact (every cache entry is stored whole, once
+    its walk has finished). The compiled walks run to their end: they are bounded by the vocabulary's size.
+    The deadline belongs to the thread, so the masks of a batch filled on a pool each have their own."""
+    if seconds is None:
+        return allowed_mask(vocabulary, state, pending, at_start, lexemes)
+    previous = getattr(_budget, "deadline", None)
+    deadline = _monotonic() + seconds
+    _budget.deadline = deadline if previous is None else min(deadline, previous)
+    try:
+        return allowed_mask(vocabulary, state, pending, at_start, lexemes)
+    finally:
+        _budget.deadline = previous
 
 
 def allowed_mask(

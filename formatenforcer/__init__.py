@@ -26,6 +26,7 @@ from .core.bitmask import write_row as write_mask_row
 from .core.charset import CharSet
 from .core.enforcer import EnforcerConfig, TokenEnforcer
 from .core.errors import (
+    BuildTimeoutError,
     FormatEnforcerError,
     FormatError,
     GrammarError,
@@ -48,6 +49,7 @@ from .parsers.reasoning import ReasoningParser
 from .parsers.regex import RegexParser
 
 __all__ = [
+    "BuildTimeoutError",
     "CharSet",
     "CharacterParser",
     "ChoiceParser",

@@ -41,6 +41,11 @@ class GrammarError(FormatError):
     build within the time limit. The message names the rule (or terminal) and its line."""
 
 
+class BuildTimeoutError(FormatError):
+    """A format that did not finish building within its time budget (``JsonConfig.build_seconds``): raised
+    by the parser's constructor, never during generation."""
+
+
 class MaskTimeoutError(FormatEnforcerError):
     """One mask took longer to compute than ``EnforcerConfig.mask_seconds``. Never raised into an engine's
     loop: the matcher that asked enters its error state (end-of-sequence only) with this as its ``error``,

@@ -16,6 +16,7 @@ from ..core.charset import CharSet
 from ..core.errors import Problem, SchemaError, UnsupportedSchemaError
 from ..core.hooks import FreeRun, Lexeme, walk_lexeme
 from ..core.protocol import CharacterParser
+from ..parsers.build_budget import build_budget, out_of_time
 from .compile import Compiler, forget_memos
 from .config import JsonConfig
 from .depth import DepthLimit
@@ -131,14 +132,17 @@ class JsonSchemaParser(_Document):
                     load_schema(document)
                 except SchemaError as error:
                     raise SchemaError(f"in resource {uri!r}: {error}") from None
-        normalizer = Normalizer(built, resources)
-        prepare(normalizer, built)
-        root = normalizer.node(built)
-        normalizer.finish()
-        origins = normalizer.origin
-        compiler = Compiler(config or JsonConfig(), normalizer.merger, lambda n: origins.get(id(n), "#"))
-        problems = list(normalizer.problems)
-        problems.extend(compiler.check_all(root, lenient=lenient))
+        seconds = (config or JsonConfig()).build_seconds
+        with build_budget(seconds, "JsonConfig.build_seconds"):
+            normalizer = Normalizer(built, resources)
+            prepare(normalizer, built)
+            root = normalizer.node(built)
+            normalizer.finish()
+            origins = normalizer.origin
+            compiler = Compiler(config or JsonConfig(), normalizer.merger, lambda n: origins.get(id(n), "#"))
+            problems = list(normalizer.problems)
+            problems.extend(compiler.check_all(root, lenient=lenient))
+            out_of_time()
         problems = list(dict.fromkeys(problems))
         missing = "".join(f"; the $ref at {p} names {uri!r}, {missing_hint(uri)}"
                           for p, uri in normalizer.missing.items())  # fmt: skip

@@ -49,6 +49,11 @@ class JsonConfig:
         ``true``) stay as written. ``False`` keeps JSON Schema's meaning: unnamed keys are allowed. ``None``
         (default) is ``True`` for a pydantic model class whose config ignores extra fields (pydantic's
         default, which would drop such keys anyway) and ``False`` for every other schema.
+    build_seconds: the most ``JsonSchemaParser(...)`` may take to build the schema (None: no limit), else
+        ``BuildTimeoutError``. Every automaton it builds (a pattern, a format, a key automaton) also stops at
+        its own limit (5 s), refused as unsupported at its keyword; this budget bounds the whole, so a schema
+        with thousands of costly patterns cannot hold a server's thread for minutes. Schemas build in
+        milliseconds; the default leaves room for a loaded machine.
     """
 
     property_order: Literal["any", "schema"] = "any"
@@ -59,6 +64,7 @@ class JsonConfig:
     ascii_escapes: bool = False
     max_depth: int = 1000
     closed_objects: bool | None = None
+    build_seconds: float | None = 60.0
 
     def __post_init__(self) -> None:
         if self.property_order not in ("any", "schema"):
@@ -77,3 +83,8 @@ class JsonConfig:
             raise FormatError(f"JsonConfig.closed_objects must be True, False or None, not {self.closed_objects!r}")
         if self.whitespace_pattern is not None and not isinstance(self.whitespace_pattern, str):
             raise FormatError("JsonConfig.whitespace_pattern must be a string or None")
+        seconds = self.build_seconds
+        if seconds is not None and (
+            isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds < float("inf")
+        ):
+            raise FormatError(f"JsonConfig.build_seconds must be a positive, finite number or None, not {seconds!r}")

@@ -108,10 +108,13 @@ def expired() -> bool:
 
 @contextmanager
 def deadline(seconds: float) -> Iterator[None]:
-    """Within this block, automaton construction on this thread raises CrawlTimeout after ``seconds``."""
+    """Within this block, automaton construction on this thread raises CrawlTimeout after ``seconds``, or at
+    the deadline of an enclosing block if that comes first (a whole format's build budget bounds every
+    automaton it builds)."""
     install()
     previous = getattr(_local, "end", None)
-    _local.end = time.monotonic() + seconds
+    end = time.monotonic() + seconds
+    _local.end = end if previous is None else min(end, previous)
     try:
         yield
     finally:

@@ -17,10 +17,14 @@ from formatenforcer import (
     BuildTimeoutError,
     FormatEnforcerError,
     FormatError,
+    GrammarParser,
     JsonConfig,
     JsonSchemaParser,
+    RegexParser,
     TokenEnforcer,
 )
+
+from .test_regex_deadline import wide_union
 
 
 def _many_patterns(count: int, salt: str) -> dict:
@@ -92,3 +96,32 @@ def test_a_bad_budget_is_refused(value) -> None:
 
 def test_no_budget_is_allowed() -> None:
     assert JsonSchemaParser({"type": "integer"}, config=JsonConfig(build_seconds=None)).accepts("12")
+
+
+_GRAMMAR_TERMINALS = 400
+
+
+def _many_terminals(salt: str) -> str:
+    names = [f"T{i}" for i in range(_GRAMMAR_TERMINALS)]
+    lines = ["start: " + " | ".join(names)]
+    lines += [f"T{i}: /[a-z]{{{i % 5 + 1}}}{salt}{i}(ab|cd)*[0-9]+/" for i in range(_GRAMMAR_TERMINALS)]
+    return "\n".join(lines) + "\n"
+
+
+def test_a_grammar_past_its_budget_is_refused_at_construction() -> None:
+    grammar = _many_terminals("g")
+    with pytest.raises(BuildTimeoutError, match=r"GrammarParser\(build_seconds=\.\.\.\)"):
+        GrammarParser(grammar, build_seconds=0.001)
+    parser = GrammarParser(grammar)  # the default budget builds it
+    assert parser.accepts("aaag2abcd7") and not parser.accepts("aaag2abc7")
+
+
+def test_a_regex_parser_under_a_budget() -> None:
+    with pytest.raises(BuildTimeoutError, match=r"RegexParser\(build_seconds=\.\.\.\)"):
+        RegexParser(wide_union(250, salt=11), build_seconds=0.05)
+    assert RegexParser("[a-z]+@[a-z]+", build_seconds=5).accepts("ab@cd")
+    for bad, error in ((0, ValueError), ("1", TypeError), (float("inf"), ValueError)):
+        with pytest.raises(error, match="build_seconds"):
+            RegexParser("[a-z]+", build_seconds=bad)
+        with pytest.raises(error, match="build_seconds"):
+            GrammarParser('start: "x"\n', build_seconds=bad)

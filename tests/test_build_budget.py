@@ -17,10 +17,14 @@ from formatenforcer import (
     BuildTimeoutError,
     FormatEnforcerError,
     FormatError,
+    GrammarParser,
     JsonConfig,
     JsonSchemaParser,
+    RegexParser,
     TokenEnforcer,
 )
+
+from .test_regex_deadline import wide_union
 
 
 def _many_patterns(count: int, salt: str) -> dict:
@@ -92,3 +96,79 @@ def test_a_bad_budget_is_refused(value) -> None:
 
 def test_no_budget_is_allowed() -> None:
     assert JsonSchemaParser({"type": "integer"}, config=JsonConfig(build_seconds=None)).accepts("12")
+
+
+_GRAMMAR_TERMINALS = 400
+
+
+def _many_terminals(salt: str) -> str:
+    names = [f"T{i}" for i in range(_GRAMMAR_TERMINALS)]
+    lines = ["start: " + " | ".join(names)]
+    lines += [f"T{i}: /[a-z]{{{i % 5 + 1}}}{salt}{i}(ab|cd)*[0-9]+/" for i in range(_GRAMMAR_TERMINALS)]
+    return "\n".join(lines) + "\n"
+
+
+def test_a_grammar_past_its_budget_is_refused_at_construction() -> None:
+    grammar = _many_terminals("g")
+    with pytest.raises(BuildTimeoutError, match=r"GrammarParser\(build_seconds=\.\.\.\)"):
+        GrammarParser(grammar, build_seconds=0.001)
+    parser = GrammarParser(grammar)  # the default budget builds it
+    assert parser.accepts("aaag2abcd7") and not parser.accepts("aaag2abc7")
+
+
+def test_a_regex_parser_under_a_budget() -> None:
+    with pytest.raises(BuildTimeoutError, match=r"RegexParser\(build_seconds=\.\.\.\)"):
+        RegexParser(wide_union(250, salt=11), build_seconds=0.05)
+    assert RegexParser("[a-z]+@[a-z]+", build_seconds=5).accepts("ab@cd")
+    for bad, error in ((0, ValueError), ("1", TypeError), (float("inf"), ValueError)):
+        with pytest.raises(error, match="build_seconds"):
+            RegexParser("[a-z]+", build_seconds=bad)
+        with pytest.raises(error, match="build_seconds"):
+            GrammarParser('start: "x"\n', build_seconds=bad)
+
+
+def test_no_timeout_lands_after_a_build_cut_short() -> None:
+    """A budget that is nearly spent when an automaton's guarded block starts must not leave its timer
+    firing into the caller's code afterwards (it once did, every 50 ms, forever)."""
+    for salt in range(21, 25):
+        with pytest.raises(BuildTimeoutError):
+            RegexParser(wide_union(250, salt=salt), build_seconds=0.05)
+        until = time.monotonic() + 0.3
+        while time.monotonic() < until:  # Python code after the build: a stray CrawlTimeout would land here
+            sum(range(1000))
+
+
+_HAMMER = """
+import time
+from formatenforcer.parsers import fsm_crawl
+from formatenforcer.parsers.fsm_crawl import CrawlTimeout
+late = 0
+for i in range(60):
+    try:
+        with fsm_crawl.deadline(0.002):
+            until = time.monotonic() + 0.0015 + (i % 6) * 0.0002  # the guarded block starts near the end
+            while time.monotonic() < until:
+                pass
+            try:
+                with fsm_crawl.interruptible():
+                    end = time.monotonic() + 0.01
+                    while time.monotonic() < end:
+                        sum(range(100))
+            except CrawlTimeout:
+                pass
+        end = time.monotonic() + 0.06
+        while time.monotonic() < end:
+            sum(range(100))
+    except CrawlTimeout:
+        late += 1
+print("late", late)
+"""
+
+
+def test_a_guarded_block_entered_at_its_deadline_leaves_no_timer_behind() -> None:
+    """Guarded blocks entered just before, at and after their deadline, 60 times: the timeout lands inside
+    the block or not at all, never in the code after it (in a fresh interpreter, with a time limit: the
+    timer that outlived its block refired every 50 ms and this loop never ended)."""
+    done = subprocess.run([sys.executable, "-c", _HAMMER], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["late", "0"], done.stdout

@@ -28,6 +28,7 @@ from ..core.charset import EMPTY, CharSet, union_memo
 from ..core.errors import GrammarError
 from ..core.hooks import nested_lexeme
 from ..core.protocol import CharacterParser, FreeRun, Lexeme
+from ..parsers.build_budget import build_budget, out_of_time
 from ..parsers.regex import CompiledRegex
 from .earley import CompiledGrammar, EarleySet
 from .gbnf_text import read_gbnf
@@ -48,6 +49,15 @@ Triple = tuple  # (EarleySet, lexer id, automaton state; -1: the lexeme has read
 def detect_syntax(text: str) -> str:
     """As vLLM decides: a grammar containing ``::=`` is EBNF/GBNF, anything else Lark."""
     return "gbnf" if "::=" in text else "lark"
+
+
+def _check_seconds(seconds: object) -> None:
+    if seconds is None:
+        return
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+        raise TypeError(f"build_seconds must be a number or None, not {type(seconds).__name__}")
+    if not 0 < seconds < float("inf"):
+        raise ValueError(f"build_seconds must be a positive, finite number of seconds, not {seconds}")
 
 
 def read_grammar(text: str, syntax: str | None = None) -> Grammar:
@@ -471,13 +481,18 @@ class GrammarParser(GrammarState):
     ``syntax`` is ``"lark"``, ``"gbnf"`` or ``"ebnf"``; None detects it as vLLM does (text containing ``::=``
     is GBNF/EBNF, anything else Lark). Ambiguous, left-recursive and empty rules are fine (an Earley
     recognizer over lexemes; see docs/grammars.md). A grammar that cannot be enforced exactly raises
-    ``GrammarError`` here, naming the rule and line; generation itself never fails."""
+    ``GrammarError`` here, naming the rule and line; generation itself never fails. ``build_seconds`` bounds
+    the whole build (None: no limit), else ``BuildTimeoutError``; each terminal's automaton also stops at
+    its own limit (5 s, a ``GrammarError`` naming it), cut to what is left of the budget."""
 
     __slots__ = ("grammar", "syntax")
 
-    def __init__(self, grammar: str, syntax: str | None = None) -> None:
-        neutral = read_grammar(grammar, syntax)
-        compiled = _Compiled(CompiledGrammar(neutral))
+    def __init__(self, grammar: str, syntax: str | None = None, *, build_seconds: float | None = 60.0) -> None:
+        _check_seconds(build_seconds)
+        with build_budget(build_seconds, "GrammarParser(build_seconds=...)"):
+            neutral = read_grammar(grammar, syntax)
+            compiled = _Compiled(CompiledGrammar(neutral))
+            out_of_time()
         super().__init__(compiled, frozenset(), frozenset((compiled.earley.root,)))
         # (the parser holds no cycle of its own, so it dies at once; at interpreter exit there is nothing to do)
         weakref.finalize(self, compiled.release).atexit = False

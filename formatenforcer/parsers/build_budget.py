@@ -31,6 +31,10 @@ def build_budget(seconds: float | None, setting: str) -> Iterator[None]:
     try:
         with fsm_crawl.deadline(seconds):
             yield
+    except fsm_crawl.CrawlTimeout:
+        # interegular stopped by the deadline outside an automaton build of ours (lark's grammar loader
+        # checks its terminals with it): the budget is the reason
+        raise _error(seconds, setting) from None
     finally:
         _local.budget = previous
 
@@ -39,5 +43,8 @@ def out_of_time() -> None:
     """Raises ``BuildTimeoutError`` when this thread's build budget has run out (nothing outside a budget)."""
     budget = getattr(_local, "budget", None)
     if budget is not None and fsm_crawl.expired():
-        seconds, setting = budget
-        raise BuildTimeoutError(f"the format did not finish building within its budget of {seconds:g} s ({setting})")
+        raise _error(*budget)
+
+
+def _error(seconds: float, setting: str) -> BuildTimeoutError:
+    return BuildTimeoutError(f"the format did not finish building within its budget of {seconds:g} s ({setting})")

@@ -193,13 +193,19 @@ def interruptible() -> Iterator[None]:
                 # ("Exception ignored in ..."): raised again until the block has ended
                 arm(_REFIRE)
 
+    if time.monotonic() >= end:
+        raise CrawlTimeout  # (nothing to arm: a timer at once could land before the block is entered)
     with _quiet_timeouts():
-        arm(max(0.0, end - time.monotonic()))
         try:
+            arm(max(0.0, end - time.monotonic()))  # (inside the try: a timeout landing here still ends it)
             yield
         finally:
+            # first, with no call before it (the interpreter delivers an asynchronous exception at calls and
+            # jumps): should one land in this block, no timer fires again after it
+            state["done"] = True
             with lock:
                 state["done"] = True
-                state["timer"].cancel()
+                if state["timer"] is not None:
+                    state["timer"].cancel()
             if state["fired"]:
                 api.PyThreadState_SetAsyncExc(target, None)  # withdraw it if not delivered yet

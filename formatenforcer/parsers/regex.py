@@ -33,6 +33,7 @@ from ..core.errors import RegexError
 from ..core.hooks import FreeRun
 from ..core.protocol import CharacterParser
 from . import fsm_crawl, regex_build
+from .build_budget import build_budget, out_of_time
 
 COMPILE_SECONDS = 5.0
 """A pattern whose automaton takes longer than this to build is refused with RegexError (no hang)."""
@@ -345,14 +346,16 @@ def _build_fsm(pattern: str):  # noqa: ANN202 - interegular's FSM type
                     f"a character or a '$' before one (first anchor at position {_anchor_at(body, pattern)}; "
                     "'^' holds only at the start of the text and '$' only at its end)"
                 ) from None
-            _validate(pattern)
-            where = _anchor_at(body, pattern)
-            if where is not None:
-                raise RegexError(
-                    f"regular expression {pattern!r} is not supported: the anchor at position {where} is "
-                    "combined with syntax (inline flags, lookaround...) whose anchors cannot be decided here"
-                )
-            with fsm_crawl.interruptible():  # interegular's wide-class work runs outside crawl
+            # re's own check (its charset optimizer: seconds on hundreds of wide classes) and interegular's
+            # wide-class work run outside crawl
+            with fsm_crawl.interruptible():
+                _validate(pattern)
+                where = _anchor_at(body, pattern)
+                if where is not None:
+                    raise RegexError(
+                        f"regular expression {pattern!r} is not supported: the anchor at position {where} is "
+                        "combined with syntax (inline flags, lookaround...) whose anchors cannot be decided here"
+                    )
                 return interegular.parse_pattern(body).to_fsm()
     except (fsm_crawl.CrawlTimeout, TimeoutError):
         raise _too_complex(pattern) from None
@@ -509,17 +512,39 @@ def _timed(label: str, build):  # noqa: ANN001, ANN202 - interegular's FSM type
         raise _too_complex(label) from None
 
 
+def _budgeted(pattern: str, seconds: float) -> CompiledRegex:
+    """``compile_regex`` within ``seconds`` (under the automaton's own ``COMPILE_SECONDS``), else
+    ``BuildTimeoutError``."""
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+        raise TypeError(f"build_seconds must be a number or None, not {type(seconds).__name__}")
+    if not 0 < seconds < float("inf"):
+        raise ValueError(f"build_seconds must be a positive, finite number of seconds, not {seconds}")
+    with build_budget(seconds, "RegexParser(build_seconds=...)"):
+        try:
+            return compile_regex(pattern)
+        except RegexError:
+            out_of_time()  # cut short by the budget: that is the reason
+            raise
+
+
 class RegexParser(CharacterParser):
-    """Accepts exactly the strings that ``re.fullmatch(pattern, s)`` accepts (see the module notes)."""
+    """Accepts exactly the strings that ``re.fullmatch(pattern, s)`` accepts (see the module notes).
+    ``build_seconds`` lowers the automaton's build limit (``COMPILE_SECONDS``, past which it is a
+    ``RegexError``), past which the build is a ``BuildTimeoutError``."""
 
     __slots__ = ("_dfa", "_state", "__weakref__")  # weakly referable: see TokenEnforcer
 
-    def __init__(self, pattern: str | CompiledRegex, _state: int = 0) -> None:
+    def __init__(self, pattern: str | CompiledRegex, _state: int = 0, *, build_seconds: float | None = None) -> None:
         if not isinstance(pattern, (str, CompiledRegex)):
             raise RegexError(f"a regular expression must be a string, not {type(pattern).__name__}")
         if isinstance(pattern, str):
             _check_encodable(pattern)
-        self._dfa = pattern if isinstance(pattern, CompiledRegex) else compile_regex(pattern)
+            if build_seconds is None:
+                self._dfa = compile_regex(pattern)
+            else:
+                self._dfa = _budgeted(pattern, build_seconds)
+        else:
+            self._dfa = pattern
         self._state = _state
 
     @property

@@ -256,6 +256,8 @@ class _Walk:
     def walk(self, node: Trie, state: CharacterParser, pending: bytes) -> None:
         """Adds every token below ``node`` that ``state`` (with ``pending`` bytes of an incomplete character
         already read) accepts as a prefix."""
+        if node.__class__ is _MergedNode:
+            _expanded(node)
         out, steps = self.out, self.steps
         charset = state.allowed_characters()
         ascii_ok = charset.ascii
@@ -459,7 +461,7 @@ def _end_groups(walker: _LexemeWalk, checked: bool) -> list[tuple[CharacterParse
         group = groups.get(state.key())
         if group is None:
             group = groups[state.key()] = (state, [], [])
-        group[2].append(as_dict(node))
+        group[2].append(_expanded(as_dict(node)))
     out = []
     for state, ids, nodes in groups.values():
         skip = state.allowed_characters().ascii
@@ -502,10 +504,10 @@ class Continuations:
         """The continuations merged into one trie (vocabulary nodes shared until two meet), made once."""
         found = self._trie
         if found is None:
-            found, owned = _MergedNode(), set()
+            found, owner = _MergedNode(), object()
             for node, taken in self.sources:
                 for byte in taken:
-                    _merge_child(found, byte, node[byte], owned)
+                    _merge_child(found, byte, node[byte], owner)
             self._trie = found
         return found
 
@@ -540,26 +542,57 @@ def _width(node: Trie | Continuations) -> int:
 class _MergedNode(dict):
     """A trie node copied where two merged subtrees meet (see ``_merge_child``). It lives only as long as its
     lexeme result, so it never gets a subtree table: those are keyed by node id, and a freed copy's id
-    could be reused by another node. The vocabulary's own nodes (plain dicts) live as long as it does."""
+    could be reused by another node. The vocabulary's own nodes (plain dicts) live as long as it does.
+
+    A copy is filled one level at a time: until a walk reaches it (``_expanded``), it holds the ids of the
+    tokens ending at it and, under ``_PENDING``, the subtrees it stands for. A walk reads a few children of
+    a merged trie (those its state allows), so the copies below the others are never made."""
 
     __slots__ = ()
 
 
-def _merge_child(into: Trie, byte: int, child: Trie, owned: set[int]) -> None:
+_PENDING = -2
+"""The key of a merged copy not filled yet: ``[owner, subtree, ...]``, ``owner`` the token of the merged trie
+that made it (only its own copies are changed in place; another trie's are copied where they meet)."""
+
+
+def _merge_child(into: Trie, byte: int, child: Trie, owner: object) -> None:
     """Adds the subtree ``child`` under ``into[byte]``. Vocabulary nodes are shared until two meet; then
-    the meeting node is copied (``owned`` holds the ids of copies, which may be changed in place)."""
+    the meeting node is a copy holding the ids of both and, until it is walked, the subtrees to merge below
+    it (see ``_MergedNode``)."""
     current = into.get(byte)
     if current is None:
         into[byte] = child
         return
-    if id(current) not in owned:
-        current = into[byte] = _MergedNode(as_dict(current))
-        owned.add(id(current))
-    for key, sub in as_dict(child).items():
-        if key == IDS:
-            current[IDS] = (*ids_at(current.get(IDS, ())), *ids_at(sub))
-        else:
-            _merge_child(current, key, sub, owned)
+    pending = current.get(_PENDING) if current.__class__ is _MergedNode else None
+    if pending is None or pending[0] is not owner:
+        copy = _MergedNode()
+        ids = as_dict(current).get(IDS)
+        if ids is not None:
+            copy[IDS] = ids
+        pending = copy[_PENDING] = [owner]
+        if current.__class__ is not int:
+            pending.append(current)
+        into[byte] = current = copy
+    if child.__class__ is int:
+        current[IDS] = (*ids_at(current.get(IDS, ())), child)
+        return
+    pending.append(child)
+    ids = child.get(IDS)
+    if ids is not None:
+        current[IDS] = (*ids_at(current.get(IDS, ())), *ids_at(ids))
+
+
+def _expanded(node: Trie) -> Trie:
+    """``node`` with its children in place: a merged copy is filled one level on first use (``_MergedNode``)."""
+    pending = node.pop(_PENDING, None) if node.__class__ is _MergedNode else None
+    if pending is not None:
+        owner = pending[0]
+        for source in pending[1:]:
+            for key, sub in _expanded(source).items():
+                if key != IDS:
+                    _merge_child(node, key, sub, owner)
+    return node
 
 
 def _cached_lexeme(

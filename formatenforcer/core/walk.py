@@ -12,7 +12,7 @@ for an allowed character, one parser step.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable
 
 import numpy as np
 
@@ -48,6 +48,11 @@ _FEW_BELOW: dict[int, bool] = {}
 """id(node) -> ``_few_below(node, _WALKED_SUBTREE)``. Only a choice of method (a walk or a table: the same
 tokens either way), so an id reused by another node costs at most a table built or skipped."""
 register_memo(_FEW_BELOW.clear)
+
+_FIRST_BYTES: dict[int, tuple[Trie, bytes]] = {}
+"""id(node) -> (node, the bytes its children start with): see ``_first_bytes``."""
+_FIRST_BYTES_KEPT = 1 << 16
+register_memo(_FIRST_BYTES.clear)
 
 
 def _few_below(node: Trie, limit: int) -> bool:
@@ -527,11 +532,26 @@ def trie_of(node: Trie | Continuations) -> Trie:
     return node.trie() if node.__class__ is Continuations else node  # type: ignore[union-attr,return-value]
 
 
-def _first_bytes(node: Trie | Continuations) -> Iterable[int]:
-    """The bytes the tokens below ``node`` start with (read lazily from a trie node)."""
+def _first_bytes(node: Trie | Continuations) -> bytes:
+    """The bytes the tokens below ``node`` start with (memoised per vocabulary node)."""
     if node.__class__ is Continuations:
         return node.first_bytes()  # type: ignore[union-attr]
-    return (byte for byte in node if byte != IDS)  # type: ignore[union-attr]
+    hit = _FIRST_BYTES.get(id(node))
+    if hit is None or hit[0] is not node:
+        if len(_FIRST_BYTES) >= _FIRST_BYTES_KEPT:
+            _FIRST_BYTES.clear()
+        hit = _FIRST_BYTES[id(node)] = (node, bytes(byte for byte in node if byte != IDS))  # type: ignore[union-attr]
+    return hit[1]
+
+
+def _any_allowed(first: bytes, ascii_ok: bytes, wide: bool) -> bool:
+    """Whether a state allows one of ``first`` as a token's first byte: ``ascii_ok`` its ASCII table (1 where
+    allowed), ``wide`` whether it allows some character beyond ASCII (a lead byte is then let through).
+    One ``bytes.translate`` instead of a Python loop over the bytes."""
+    return 1 in first.translate(ascii_ok + (_HIGH_ON if wide else _HIGH_OFF))
+
+
+_HIGH_ON, _HIGH_OFF = b"\x01" * 128, b"\x00" * 128
 
 
 def _width(node: Trie | Continuations) -> int:
@@ -689,9 +709,9 @@ def _walk_below(
     if lexeme is None or lexeme.inner.can_end():
         branches = state.alternatives() if _width(node) > _WIDE else None
         if branches is not None:  # the union of the branches' walks, each from its own cached lexeme walks
+            first = _first_bytes(node)
             for branch in branches:
-                ok = branch.allowed_characters().ascii
-                if any(byte >= 128 or ok[byte] for byte in _first_bytes(node)):  # (else nothing below)
+                if _any_allowed(first, branch.allowed_characters().ascii, True):  # (else nothing below)
                     out, masks = _walk_below(vocabulary, node, branch, lexemes)
                     sub.out.extend(out)
                     sub.masks.extend(masks)
@@ -735,7 +755,7 @@ def _refuses(state: CharacterParser, node: Trie | Continuations) -> bool:
     allowed = state.allowed_characters()
     ascii_ok = allowed.ascii
     wide = allowed.intervals and allowed.intervals[-1][1] >= 128
-    return not any((wide if byte >= 128 else ascii_ok[byte]) for byte in _first_bytes(node))
+    return not _any_allowed(_first_bytes(node), ascii_ok, bool(wide))
 
 
 def allowed_mask(

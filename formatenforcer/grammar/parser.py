@@ -252,7 +252,7 @@ class GrammarState(CharacterParser):
         ending = q >= 0 and q in earley.finals[lexer]
         if ending and self._fresh:
             return None  # the lexeme may end here: split (``alternatives``), not walked whole past its end
-        if earley.final_chars(lexer, max(q, 0)) & after.start_chars() and not _absorbed(earley, s, lexer, q, after):
+        if earley.ends_overlap(lexer, max(q, 0), after) and not _absorbed(earley, s, lexer, q, after):
             return None  # a character could go on with this lexeme or start the next: both are kept
         dfa = earley.dfas[lexer]
         # a lexeme that may end here but has no set after it (the branch of it going on, ``alternatives``)

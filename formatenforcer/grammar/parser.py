@@ -159,9 +159,13 @@ class GrammarState(CharacterParser):
         return any(s.accepting for s in self._fresh)
 
     def key(self) -> Hashable:
+        """Names each lexeme in progress by the set after it rather than the set it started in: a lexeme's
+        start set matters only through the set its end leads to (``scan``), so states whose lexemes lead to
+        the same sets read the same language, wherever their lexemes started, and share their walks."""
         found = self._key
         if found is None:
-            found = self._key = ("grammar", id(self._compiled), self._active, self._fresh)
+            active = frozenset((s.scan(lexer), lexer, q) for s, lexer, q in self._active)
+            found = self._key = ("grammar", id(self._compiled), active, self._fresh)
         return found
 
     def alternatives(self) -> tuple[CharacterParser, ...] | None:

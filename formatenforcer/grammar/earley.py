@@ -257,7 +257,6 @@ class CompiledGrammar:
             found = self._final_chars[key] = CharSet(intervals) if intervals else EMPTY
         return found
 
-
     def ends_overlap(self, lexer: int, state: int, after: EarleySet) -> bool:
         """Whether a character that terminal ``lexer`` may read on with, past a point where it may end on its
         way on from ``state``, could also start a lexeme in ``after`` (``final_chars`` against ``after``'s

@@ -42,6 +42,9 @@ _INTERNED = 1 << 16
 _RUN_MIN_CHARS = 8
 """A lexeme's run must have at least this many characters to be answered from the run tables."""
 
+_LOOP_CHARS = 256
+"""A looping state's run characters are looked for among at most this many first characters of its terminal."""
+
 Triple = tuple  # (EarleySet, lexer id, automaton state; -1: the lexeme has read nothing yet)
 
 
@@ -219,7 +222,7 @@ class GrammarState(CharacterParser):
         dfa, finals = earley.dfas[lexer], earley.finals[lexer]
         run = dfa.run(max(q, 0))
         if run is None:
-            return None
+            return self._loop_run(s, lexer, q)
         following = s.scan(lexer)
         if self._fresh and self._fresh != {following}:
             return None
@@ -236,6 +239,31 @@ class GrammarState(CharacterParser):
         if ends_inside and not run.loops:
             return None  # (see TerminalState.free_run)
         return FreeRun(chars, run.max_length, _RunAfter(self, s, lexer, chain, following), ends_inside)
+
+    def _loop_run(self, s: EarleySet, lexer: int, q: int) -> FreeRun | None:
+        """The run of a state that reads some characters back into itself: its one lexeme has ended and can
+        read nothing more (``-`` of ``atom: "-" atom``), the set after it is the set it started in (a
+        right-recursive chain keeps one set, ``EarleySet.chain_base``), and a character that starts only
+        this terminal there, into this very automaton state, leads to this same state again. Llama 3's
+        runs of dashes are then answered from the run tables, as an identifier's letters are."""
+        earley, compiled = self._compiled.earley, self._compiled
+        dfa = earley.dfas[lexer]
+        if q < 0 or isinstance(dfa, ParserLexer) or q not in earley.finals[lexer] or dfa.transitions[q]:
+            return None
+        if len(self._fresh) != 1 or s not in self._fresh or s.scan(lexer) is not s:
+            return None
+        key = ("loop", lexer, q, s.expected)  # what starts where depends on the expected terminals alone
+        chars = compiled.run_chars.get(key)
+        if chars is None:
+            if len(compiled.run_chars) >= _INTERNED:
+                compiled.run_chars.clear()
+            first, alone = dfa.charset(0), ((lexer, q),)
+            looping = [ch for ch in first.chars()] if first.size() <= _LOOP_CHARS else []
+            looping = [ch for ch in looping if s.starts(ch) == alone]
+            chars = compiled.run_chars[key] = CharSet.of(looping) if looping else EMPTY
+        if not chars:
+            return None
+        return FreeRun(chars, None, _Same(self), self.can_end())
 
     def lexeme(self) -> Lexeme | None:
         found = self._lexeme
@@ -311,6 +339,18 @@ class _RunAfter:
         state = chain[min(n, len(chain) - 1)]
         ended = frozenset((self.after,)) if state in compiled.earley.finals[self.lexer] else _NOTHING
         return compiled.state(frozenset(((self.s, self.lexer, state),)), ended)
+
+
+class _Same:
+    """``FreeRun.after`` of a state that each run character leads back to (``GrammarState._loop_run``)."""
+
+    __slots__ = ("state",)
+
+    def __init__(self, state: GrammarState) -> None:
+        self.state = state
+
+    def __call__(self, n: int) -> CharacterParser:
+        return self.state
 
 
 class _Resume:

@@ -68,12 +68,13 @@ def read_grammar(text: str, syntax: str | None = None) -> Grammar:
 class _Compiled:
     """What every state of one GrammarParser shares: the Earley grammar and the interned states."""
 
-    __slots__ = ("earley", "states", "epoch", "charsets", "run_chars", "__weakref__")
+    __slots__ = ("earley", "states", "epoch", "charsets", "run_chars", "absorbing", "__weakref__")
 
     def __init__(self, earley: CompiledGrammar) -> None:
         self.earley = earley
         self.charsets: dict[tuple, CharSet] = {}  # unions of allowed characters (GrammarState.allowed_characters)
         self.run_chars: dict[tuple, CharSet] = {}  # a lexeme's run characters by what follows it (_find_run)
+        self.absorbing: dict[tuple, bool] = {}  # see _absorbed
         self.states: dict[Hashable, GrammarState] = {}
         self.epoch = 0
         """Bumped when the intern table is cleared: states then drop their transition memos when next
@@ -284,7 +285,7 @@ class GrammarState(CharacterParser):
         ending = q >= 0 and q in earley.finals[lexer]
         if ending and self._fresh:
             return None  # the lexeme may end here: split (``alternatives``), not walked whole past its end
-        if earley.ends_overlap(lexer, max(q, 0), after) and not _absorbed(earley, s, lexer, q, after):
+        if earley.ends_overlap(lexer, max(q, 0), after) and not _absorbed(self._compiled, s, lexer, q, after):
             return None  # a character could go on with this lexeme or start the next: both are kept
         dfa = earley.dfas[lexer]
         # a lexeme that may end here but has no set after it (the branch of it going on, ``alternatives``)
@@ -394,15 +395,27 @@ def _ended(earley: CompiledGrammar, moved: set[Triple]) -> frozenset:
     return frozenset(ended)
 
 
-def _absorbed(earley: CompiledGrammar, s: EarleySet, lexer: int, q: int, after: EarleySet) -> bool:
+def _absorbed(compiled: _Compiled, s: EarleySet, lexer: int, q: int, after: EarleySet) -> bool:
     """Whether every split of this lexeme is the same configuration as reading it whole: an %ignore run
     (``[ \\t]+``) that ends and starts again is one run. True when the lexeme leaves the Earley set as it
     is, and each character that could start a new lexeme at a point where this one may end starts only
     this terminal, in the automaton state that going on would reach."""
     if after is not s:
         return False
+    # past that, what starts where depends on the set's expected terminals alone: memoised by them
+    key = (lexer, max(q, 0), after.expected)
+    found = compiled.absorbing.get(key)
+    if found is None:
+        if len(compiled.absorbing) >= _INTERNED:
+            compiled.absorbing.clear()
+        found = compiled.absorbing[key] = _absorbs(compiled.earley, lexer, max(q, 0), after)
+    return found
+
+
+def _absorbs(earley: CompiledGrammar, lexer: int, q: int, after: EarleySet) -> bool:
+    """``_absorbed`` past its first test, for a lexeme of ``lexer`` in automaton state ``q``."""
     dfa, finals = earley.dfas[lexer], earley.finals[lexer]
-    seen, todo = {max(q, 0)}, [max(q, 0)]
+    seen, todo = {q}, [q]
     while todo:
         current = todo.pop()
         if current in finals:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable
 
 import numpy as np
 
@@ -51,6 +51,11 @@ _FEW_BELOW: dict[int, bool] = {}
 """id(node) -> ``_few_below(node, _WALKED_SUBTREE)``. Only a choice of method (a walk or a table: the same
 tokens either way), so an id reused by another node costs at most a table built or skipped."""
 register_memo(_FEW_BELOW.clear)
+
+_FIRST_BYTES: dict[int, tuple[Trie, bytes]] = {}
+"""id(node) -> (node, the bytes its children start with): see ``_first_bytes``."""
+_FIRST_BYTES_KEPT = 1 << 16
+register_memo(_FIRST_BYTES.clear)
 
 
 def _few_below(node: Trie, limit: int) -> bool:
@@ -269,6 +274,8 @@ class _Walk:
         already read) accepts as a prefix."""
         if self.deadline is not None and _monotonic() > self.deadline:
             raise MaskTimeoutError(f"the mask took longer than its time budget (walking from {state!r:.200})")
+        if node.__class__ is _MergedNode:
+            _expanded(node)
         out, steps = self.out, self.steps
         charset = state.allowed_characters()
         ascii_ok = charset.ascii
@@ -469,7 +476,7 @@ def _end_groups(walker: _LexemeWalk, checked: bool) -> list[tuple[CharacterParse
         group = groups.get(state.key())
         if group is None:
             group = groups[state.key()] = (state, [], [])
-        group[2].append(as_dict(node))
+        group[2].append(_expanded(as_dict(node)))
     out = []
     for state, ids, nodes in groups.values():
         skip = state.allowed_characters().ascii
@@ -512,10 +519,10 @@ class Continuations:
         """The continuations merged into one trie (vocabulary nodes shared until two meet), made once."""
         found = self._trie
         if found is None:
-            found, owned = _MergedNode(), set()
+            found, owner = _MergedNode(), object()
             for node, taken in self.sources:
                 for byte in taken:
-                    _merge_child(found, byte, node[byte], owned)
+                    _merge_child(found, byte, node[byte], owner)
             self._trie = found
         return found
 
@@ -535,11 +542,26 @@ def trie_of(node: Trie | Continuations) -> Trie:
     return node.trie() if node.__class__ is Continuations else node  # type: ignore[union-attr,return-value]
 
 
-def _first_bytes(node: Trie | Continuations) -> Iterable[int]:
-    """The bytes the tokens below ``node`` start with (read lazily from a trie node)."""
+def _first_bytes(node: Trie | Continuations) -> bytes:
+    """The bytes the tokens below ``node`` start with (memoised per vocabulary node)."""
     if node.__class__ is Continuations:
         return node.first_bytes()  # type: ignore[union-attr]
-    return (byte for byte in node if byte != IDS)  # type: ignore[union-attr]
+    hit = _FIRST_BYTES.get(id(node))
+    if hit is None or hit[0] is not node:
+        if len(_FIRST_BYTES) >= _FIRST_BYTES_KEPT:
+            _FIRST_BYTES.clear()
+        hit = _FIRST_BYTES[id(node)] = (node, bytes(byte for byte in node if byte != IDS))  # type: ignore[union-attr]
+    return hit[1]
+
+
+def _any_allowed(first: bytes, ascii_ok: bytes, wide: bool) -> bool:
+    """Whether a state allows one of ``first`` as a token's first byte: ``ascii_ok`` its ASCII table (1 where
+    allowed), ``wide`` whether it allows some character beyond ASCII (a lead byte is then let through).
+    One ``bytes.translate`` instead of a Python loop over the bytes."""
+    return 1 in first.translate(ascii_ok + (_HIGH_ON if wide else _HIGH_OFF))
+
+
+_HIGH_ON, _HIGH_OFF = b"\x01" * 128, b"\x00" * 128
 
 
 def _width(node: Trie | Continuations) -> int:
@@ -550,26 +572,57 @@ def _width(node: Trie | Continuations) -> int:
 class _MergedNode(dict):
     """A trie node copied where two merged subtrees meet (see ``_merge_child``). It lives only as long as its
     lexeme result, so it never gets a subtree table: those are keyed by node id, and a freed copy's id
-    could be reused by another node. The vocabulary's own nodes (plain dicts) live as long as it does."""
+    could be reused by another node. The vocabulary's own nodes (plain dicts) live as long as it does.
+
+    A copy is filled one level at a time: until a walk reaches it (``_expanded``), it holds the ids of the
+    tokens ending at it and, under ``_PENDING``, the subtrees it stands for. A walk reads a few children of
+    a merged trie (those its state allows), so the copies below the others are never made."""
 
     __slots__ = ()
 
 
-def _merge_child(into: Trie, byte: int, child: Trie, owned: set[int]) -> None:
+_PENDING = -2
+"""The key of a merged copy not filled yet: ``[owner, subtree, ...]``, ``owner`` the token of the merged trie
+that made it (only its own copies are changed in place; another trie's are copied where they meet)."""
+
+
+def _merge_child(into: Trie, byte: int, child: Trie, owner: object) -> None:
     """Adds the subtree ``child`` under ``into[byte]``. Vocabulary nodes are shared until two meet; then
-    the meeting node is copied (``owned`` holds the ids of copies, which may be changed in place)."""
+    the meeting node is a copy holding the ids of both and, until it is walked, the subtrees to merge below
+    it (see ``_MergedNode``)."""
     current = into.get(byte)
     if current is None:
         into[byte] = child
         return
-    if id(current) not in owned:
-        current = into[byte] = _MergedNode(as_dict(current))
-        owned.add(id(current))
-    for key, sub in as_dict(child).items():
-        if key == IDS:
-            current[IDS] = (*ids_at(current.get(IDS, ())), *ids_at(sub))
-        else:
-            _merge_child(current, key, sub, owned)
+    pending = current.get(_PENDING) if current.__class__ is _MergedNode else None
+    if pending is None or pending[0] is not owner:
+        copy = _MergedNode()
+        ids = as_dict(current).get(IDS)
+        if ids is not None:
+            copy[IDS] = ids
+        pending = copy[_PENDING] = [owner]
+        if current.__class__ is not int:
+            pending.append(current)
+        into[byte] = current = copy
+    if child.__class__ is int:
+        current[IDS] = (*ids_at(current.get(IDS, ())), child)
+        return
+    pending.append(child)
+    ids = child.get(IDS)
+    if ids is not None:
+        current[IDS] = (*ids_at(current.get(IDS, ())), *ids_at(ids))
+
+
+def _expanded(node: Trie) -> Trie:
+    """``node`` with its children in place: a merged copy is filled one level on first use (``_MergedNode``)."""
+    pending = node.pop(_PENDING, None) if node.__class__ is _MergedNode else None
+    if pending is not None:
+        owner = pending[0]
+        for source in pending[1:]:
+            for key, sub in _expanded(source).items():
+                if key != IDS:
+                    _merge_child(node, key, sub, owner)
+    return node
 
 
 def _cached_lexeme(
@@ -666,9 +719,9 @@ def _walk_below(
     if lexeme is None or lexeme.inner.can_end():
         branches = state.alternatives() if _width(node) > _WIDE else None
         if branches is not None:  # the union of the branches' walks, each from its own cached lexeme walks
+            first = _first_bytes(node)
             for branch in branches:
-                ok = branch.allowed_characters().ascii
-                if any(byte >= 128 or ok[byte] for byte in _first_bytes(node)):  # (else nothing below)
+                if _any_allowed(first, branch.allowed_characters().ascii, True):  # (else nothing below)
                     out, masks = _walk_below(vocabulary, node, branch, lexemes)
                     sub.out.extend(out)
                     sub.masks.extend(masks)
@@ -712,7 +765,7 @@ def _refuses(state: CharacterParser, node: Trie | Continuations) -> bool:
     allowed = state.allowed_characters()
     ascii_ok = allowed.ascii
     wide = allowed.intervals and allowed.intervals[-1][1] >= 128
-    return not any((wide if byte >= 128 else ascii_ok[byte]) for byte in _first_bytes(node))
+    return not _any_allowed(_first_bytes(node), ascii_ok, bool(wide))
 
 
 def budgeted_mask(

@@ -102,6 +102,7 @@ class CompiledGrammar:
         self._sets: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
         self.epoch, self._made = 0, 0  # see _intern
         self._final_chars: dict[tuple[int, int], CharSet] = {}
+        self._overlaps: dict[tuple, bool] = {}  # see ``ends_overlap``
         self._merged: dict[frozenset, EarleySet] = {}
         self._predicted: dict[int, frozenset] = {}
         self._statics: dict[frozenset, tuple[frozenset, dict[int, tuple[Item, ...]]]] = {}
@@ -254,6 +255,19 @@ class CompiledGrammar:
                         seen.add(target)
                         todo.append(target)
             found = self._final_chars[key] = CharSet(intervals) if intervals else EMPTY
+        return found
+
+    def ends_overlap(self, lexer: int, state: int, after: EarleySet) -> bool:
+        """Whether a character that terminal ``lexer`` may read on with, past a point where it may end on its
+        way on from ``state``, could also start a lexeme in ``after`` (``final_chars`` against ``after``'s
+        start characters). Memoised by ``after``'s expected terminals, which decide its start characters:
+        the same few combinations recur at every position."""
+        key = (lexer, state, after.expected)
+        found = self._overlaps.get(key)
+        if found is None:
+            if len(self._overlaps) >= 1 << 14:
+                self._overlaps.clear()
+            found = self._overlaps[key] = bool(self.final_chars(lexer, state) & after.start_chars())
         return found
 
 

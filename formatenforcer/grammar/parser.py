@@ -43,6 +43,9 @@ _INTERNED = 1 << 16
 _RUN_MIN_CHARS = 8
 """A lexeme's run must have at least this many characters to be answered from the run tables."""
 
+_LOOP_CHARS = 256
+"""A looping state's run characters are looked for among at most this many first characters of its terminal."""
+
 Triple = tuple  # (EarleySet, lexer id, automaton state; -1: the lexeme has read nothing yet)
 
 
@@ -75,12 +78,13 @@ def read_grammar(text: str, syntax: str | None = None) -> Grammar:
 class _Compiled:
     """What every state of one GrammarParser shares: the Earley grammar and the interned states."""
 
-    __slots__ = ("earley", "states", "epoch", "charsets", "run_chars", "__weakref__")
+    __slots__ = ("earley", "states", "epoch", "charsets", "run_chars", "absorbing", "__weakref__")
 
     def __init__(self, earley: CompiledGrammar) -> None:
         self.earley = earley
         self.charsets: dict[tuple, CharSet] = {}  # unions of allowed characters (GrammarState.allowed_characters)
         self.run_chars: dict[tuple, CharSet] = {}  # a lexeme's run characters by what follows it (_find_run)
+        self.absorbing: dict[tuple, bool] = {}  # see _absorbed
         self.states: dict[Hashable, GrammarState] = {}
         self.epoch = 0
         """Bumped when the intern table is cleared: states then drop their transition memos when next
@@ -169,9 +173,13 @@ class GrammarState(CharacterParser):
         return any(s.accepting for s in self._fresh)
 
     def key(self) -> Hashable:
+        """Names each lexeme in progress by the set after it rather than the set it started in: a lexeme's
+        start set matters only through the set its end leads to (``scan``), so states whose lexemes lead to
+        the same sets read the same language, wherever their lexemes started, and share their walks."""
         found = self._key
         if found is None:
-            found = self._key = ("grammar", id(self._compiled), self._active, self._fresh)
+            active = frozenset((s.scan(lexer), lexer, q) for s, lexer, q in self._active)
+            found = self._key = ("grammar", id(self._compiled), active, self._fresh)
         return found
 
     def alternatives(self) -> tuple[CharacterParser, ...] | None:
@@ -225,7 +233,7 @@ class GrammarState(CharacterParser):
         dfa, finals = earley.dfas[lexer], earley.finals[lexer]
         run = dfa.run(max(q, 0))
         if run is None:
-            return None
+            return self._loop_run(s, lexer, q)
         following = s.scan(lexer)
         if self._fresh and self._fresh != {following}:
             return None
@@ -242,6 +250,31 @@ class GrammarState(CharacterParser):
         if ends_inside and not run.loops:
             return None  # (see TerminalState.free_run)
         return FreeRun(chars, run.max_length, _RunAfter(self, s, lexer, chain, following), ends_inside)
+
+    def _loop_run(self, s: EarleySet, lexer: int, q: int) -> FreeRun | None:
+        """The run of a state that reads some characters back into itself: its one lexeme has ended and can
+        read nothing more (``-`` of ``atom: "-" atom``), the set after it is the set it started in (a
+        right-recursive chain keeps one set, ``EarleySet.chain_base``), and a character that starts only
+        this terminal there, into this very automaton state, leads to this same state again. Llama 3's
+        runs of dashes are then answered from the run tables, as an identifier's letters are."""
+        earley, compiled = self._compiled.earley, self._compiled
+        dfa = earley.dfas[lexer]
+        if q < 0 or isinstance(dfa, ParserLexer) or q not in earley.finals[lexer] or dfa.transitions[q]:
+            return None
+        if len(self._fresh) != 1 or s not in self._fresh or s.scan(lexer) is not s:
+            return None
+        key = ("loop", lexer, q, s.expected)  # what starts where depends on the expected terminals alone
+        chars = compiled.run_chars.get(key)
+        if chars is None:
+            if len(compiled.run_chars) >= _INTERNED:
+                compiled.run_chars.clear()
+            first, alone = dfa.charset(0), ((lexer, q),)
+            looping = [ch for ch in first.chars()] if first.size() <= _LOOP_CHARS else []
+            looping = [ch for ch in looping if s.starts(ch) == alone]
+            chars = compiled.run_chars[key] = CharSet.of(looping) if looping else EMPTY
+        if not chars:
+            return None
+        return FreeRun(chars, None, _Same(self), self.can_end())
 
     def lexeme(self) -> Lexeme | None:
         found = self._lexeme
@@ -262,7 +295,7 @@ class GrammarState(CharacterParser):
         ending = q >= 0 and q in earley.finals[lexer]
         if ending and self._fresh:
             return None  # the lexeme may end here: split (``alternatives``), not walked whole past its end
-        if earley.final_chars(lexer, max(q, 0)) & after.start_chars() and not _absorbed(earley, s, lexer, q, after):
+        if earley.ends_overlap(lexer, max(q, 0), after) and not _absorbed(self._compiled, s, lexer, q, after):
             return None  # a character could go on with this lexeme or start the next: both are kept
         dfa = earley.dfas[lexer]
         # a lexeme that may end here but has no set after it (the branch of it going on, ``alternatives``)
@@ -319,6 +352,18 @@ class _RunAfter:
         return compiled.state(frozenset(((self.s, self.lexer, state),)), ended)
 
 
+class _Same:
+    """``FreeRun.after`` of a state that each run character leads back to (``GrammarState._loop_run``)."""
+
+    __slots__ = ("state",)
+
+    def __init__(self, state: GrammarState) -> None:
+        self.state = state
+
+    def __call__(self, n: int) -> CharacterParser:
+        return self.state
+
+
 class _Resume:
     """``Lexeme.resume`` of a grammar state whose one lexeme (of ``lexer``, after set ``s``, automaton state
     ``q``) is walked as its terminal alone: the grammar state once that terminal has read on, with ``after``
@@ -360,15 +405,27 @@ def _ended(earley: CompiledGrammar, moved: set[Triple]) -> frozenset:
     return frozenset(ended)
 
 
-def _absorbed(earley: CompiledGrammar, s: EarleySet, lexer: int, q: int, after: EarleySet) -> bool:
+def _absorbed(compiled: _Compiled, s: EarleySet, lexer: int, q: int, after: EarleySet) -> bool:
     """Whether every split of this lexeme is the same configuration as reading it whole: an %ignore run
     (``[ \\t]+``) that ends and starts again is one run. True when the lexeme leaves the Earley set as it
     is, and each character that could start a new lexeme at a point where this one may end starts only
     this terminal, in the automaton state that going on would reach."""
     if after is not s:
         return False
+    # past that, what starts where depends on the set's expected terminals alone: memoised by them
+    key = (lexer, max(q, 0), after.expected)
+    found = compiled.absorbing.get(key)
+    if found is None:
+        if len(compiled.absorbing) >= _INTERNED:
+            compiled.absorbing.clear()
+        found = compiled.absorbing[key] = _absorbs(compiled.earley, lexer, max(q, 0), after)
+    return found
+
+
+def _absorbs(earley: CompiledGrammar, lexer: int, q: int, after: EarleySet) -> bool:
+    """``_absorbed`` past its first test, for a lexeme of ``lexer`` in automaton state ``q``."""
     dfa, finals = earley.dfas[lexer], earley.finals[lexer]
-    seen, todo = {max(q, 0)}, [max(q, 0)]
+    seen, todo = {q}, [q]
     while todo:
         current = todo.pop()
         if current in finals:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 from functools import lru_cache
-from math import ceil, gcd
+from math import ceil, floor, gcd
 
 from ...core.charset import CharSet
 from .ir import Number
@@ -39,6 +39,7 @@ class NumberContext:
         "charsets",
         "feasible",
         "value_ident",
+        "integer_sets",
     )
 
     def __init__(self, node: Number) -> None:
@@ -71,6 +72,9 @@ class NumberContext:
         )
         self.value_ident = ("num", self.integer, self.exponent, self.positive, self.negative)
         """Equal for equal constraints of different schemas: their number walks are shared (see NumberParser)."""
+        self.integer_sets = (_integer_set(self.positive), _integer_set(self.negative))
+        """Per sign (positive, negative), the allowed magnitudes as ``(lowest, step, highest)`` in plain ints
+        when they are the multiples of an integer step between two integers (None: see ``_integer_set``)."""
 
 
 def _lcm_int(multiple: Fraction) -> Fraction | None:
@@ -127,9 +131,73 @@ def _hits(a: Fraction, b: Fraction | None, bounds: tuple) -> bool:
     return False
 
 
+def _integer_set(bounds: tuple) -> tuple[int | None, int, int | None] | None:
+    """The allowed values of mirrored ``bounds`` as ``(lowest, step, highest)``: the multiples of ``step``
+    from ``lowest`` to ``highest`` (None: unbounded), all plain ints, when ``multiple`` is an integer and
+    nothing is excluded (integers, and numbers under an integer ``multipleOf``); else None. The bounds
+    become the nearest integers inside them (``> 2.5`` is ``>= 3``, ``< 7`` is ``<= 6``)."""
+    low, low_open, high, high_open, multiple, excluded, non = bounds
+    if multiple is None or multiple.denominator != 1 or excluded or non:
+        return None
+    lowest = highest = None
+    if low is not None:
+        lowest = ceil(low)
+        if low_open and lowest == low:
+            lowest += 1
+    if high is not None:
+        highest = floor(high)
+        if high_open and highest == high:
+            highest -= 1
+    return lowest, multiple.numerator, highest
+
+
+def _integer_feasible(allowed: tuple[int | None, int, int | None], whole: str, fraction: str | None) -> bool:
+    """``feasible`` for a prefix without exponent whose allowed set is ``_integer_set``'s, in int arithmetic:
+    the same intervals as the general case (``_fraction_feasible``), each asked whether it holds a multiple
+    of ``step`` between ``lowest`` and ``highest``. Most bounded numbers of real schemas are integers, and
+    their first walk asks this for every digit token of the vocabulary."""
+    lowest, step, highest = allowed
+
+    def holds(a: int, b: int | None) -> bool:  # a multiple of step in [a, b] (b None: unbounded) and the set
+        if lowest is not None and lowest > a:
+            a = lowest
+        x = -(-a // step) * step
+        return (b is None or x <= b) and (highest is None or x <= highest)
+
+    if whole == "":
+        return holds(0, None)
+    if fraction is not None:  # [p/q, (p+1)/q) with q >= 1 holds one integer at most: p/q when q divides p
+        p, q = int(whole + fraction), 10 ** len(fraction)
+        return p % q == 0 and holds(p // q, p // q)
+    n = int(whole)
+    if n == 0:
+        return holds(0, 0)
+    scale = 1
+    for _ in range(_MAX_K):
+        a = n * scale
+        if highest is not None and a > highest:
+            return False
+        if holds(a, a + scale - 1):
+            return True
+        scale *= 10
+    return False
+
+
 def feasible(ctx: NumberContext, negative: bool, whole: str, fraction: str | None, exp: str | None = None) -> bool:
     """Whether the prefix (sign, integer digits, fraction digits or None, exponent text or None) can still end
     inside the set."""
+    if not ctx.constrained:
+        return True
+    allowed = ctx.integer_sets[1 if negative else 0]
+    if allowed is not None and exp is None:
+        return _integer_feasible(allowed, whole, fraction)
+    return _fraction_feasible(ctx, negative, whole, fraction, exp)
+
+
+def _fraction_feasible(
+    ctx: NumberContext, negative: bool, whole: str, fraction: str | None, exp: str | None = None
+) -> bool:
+    """``feasible`` in Fraction arithmetic, for every constraint (the reference the int path must agree with)."""
     if not ctx.constrained:
         return True
     bounds = ctx.negative if negative else ctx.positive

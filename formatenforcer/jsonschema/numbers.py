@@ -53,39 +53,44 @@ class NumberParser(CharacterParser):
             return (dot + e) if self._whole == "0" else (DIGITS + dot + e)
         return DIGITS + e if self._frac else DIGITS
 
+    def _next(self, ch: str) -> tuple[bool, str, str | None, str | None]:
+        """The fields after reading ``ch``, a candidate."""
+        neg, whole, frac, exp = self._neg, self._whole, self._frac, self._exp
+        if exp is not None:
+            return neg, whole, frac, exp + ch
+        if ch == "-":
+            return True, whole, frac, exp
+        if ch == "e" or ch == "E":
+            return neg, whole, frac, ""
+        if ch == ".":
+            return neg, whole, "", exp
+        if frac is not None:
+            return neg, whole, frac + ch, exp
+        return neg, whole + ch, frac, exp
+
+    def _feasible(self, fields: tuple[bool, str, str | None, str | None]) -> bool:
+        """Whether a constrained prefix can still end inside the set (memoized per context)."""
+        memo = self._ctx.feasible
+        ok = memo.get(fields)
+        if ok is None:
+            ok = memo[fields] = feasible(self._ctx, *fields)
+            if len(memo) > 65536:
+                memo.clear()
+        return ok
+
     def add_character(self, ch: str) -> NumberParser | None:
         if ch not in self._candidates():
             return None
-        neg, whole, frac, exp = self._neg, self._whole, self._frac, self._exp
-        if exp is not None:
-            exp += ch
-        elif ch == "-":
-            neg = True
-        elif ch in "eE":
-            exp = ""
-        elif ch == ".":
-            frac = ""
-        elif frac is not None:
-            frac += ch
-        else:
-            whole += ch
-        if self._ctx.constrained:
-            memo = self._ctx.feasible
-            key = (neg, whole, frac, exp)
-            ok = memo.get(key)
-            if ok is None:
-                ok = memo[key] = feasible(self._ctx, neg, whole, frac, exp)
-                if len(memo) > 65536:
-                    memo.clear()
-            if not ok:
-                return None
-        return NumberParser(self._ctx, neg, whole, frac, exp)
+        fields = self._next(ch)
+        if self._ctx.constrained and not self._feasible(fields):
+            return None
+        return NumberParser(self._ctx, *fields)
 
     def allowed_characters(self) -> CharSet:
         if self._allowed is None:
             chars = self._candidates()
             if self._ctx.constrained:  # (unconstrained, every candidate is allowed: see add_character)
-                chars = "".join(c for c in chars if self.add_character(c) is not None)
+                chars = "".join(c for c in chars if self._feasible(self._next(c)))
             memo = self._ctx.charsets
             hit = memo.get(chars)
             if hit is None:

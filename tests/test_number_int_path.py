@@ -1,7 +1,8 @@
 """The int-arithmetic path of ``feasible`` (integers, and numbers under an integer ``multipleOf``) agrees with
 the Fraction reference on seeded random bounds (integer, decimal and arbitrary fractions, open and closed,
-negative, huge, one-sided, empty) and random prefixes, and a bounded integer's walk reads the same characters
-along random digit strings as the reference would allow."""
+negative, huge, one-sided, empty) and random prefixes, a number ends where ``validate.number_ok`` accepts its
+value, and a bounded integer's walk reads the same characters along random digit strings as the reference
+would allow."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from fractions import Fraction
 
 from formatenforcer.jsonschema.numbers import NumberParser
 from formatenforcer.jsonschema.schema.ir import Number
-from formatenforcer.jsonschema.schema.number_bounds import NumberContext, _fraction_feasible, feasible
+from formatenforcer.jsonschema.schema.number_bounds import NumberContext, _fraction_feasible, feasible, mantissa
+from formatenforcer.jsonschema.schema.validate import number_ok
 
 
 def _bound(rng: random.Random) -> Fraction | None:
@@ -70,6 +72,25 @@ def test_int_path_agrees_with_fraction_reference() -> None:
             assert feasible(ctx, negative, whole, fraction) == expected, (node, negative, whole, fraction)
             fast += ctx.integer_sets[1 if negative else 0] is not None
     assert fast > 15000  # most cases took the int path (the rest check the fallback still answers)
+
+
+def test_int_path_end_agrees_with_number_ok() -> None:
+    """A number may end where the value written satisfies its node (``can_end`` reads the int set)."""
+    rng = random.Random(71)
+    fast = 0
+    for _ in range(1500):
+        node = _node(rng)
+        ctx = NumberContext(node)
+        for _ in range(25):
+            negative = rng.random() < 0.4
+            whole, fraction = _prefix(rng, node.integer)
+            if whole == "" or fraction == "":
+                continue
+            value = mantissa(whole, fraction)
+            expected = number_ok(node, -value if negative else value, True)
+            assert NumberParser(ctx, negative, whole, fraction).can_end() == expected, (node, negative, whole, fraction)
+            fast += ctx.integer_sets[1 if negative else 0] is not None
+    assert fast > 10000
 
 
 def test_bounded_integer_digits_match_reference() -> None:

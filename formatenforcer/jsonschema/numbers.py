@@ -17,7 +17,14 @@ from collections.abc import Hashable
 from ..core.charset import EMPTY, CharSet
 from ..core.hooks import FreeRun
 from ..core.protocol import CharacterParser
-from .schema.number_bounds import NumberContext, exponent_feasible, exponent_shape, feasible, mantissa
+from .schema.number_bounds import (
+    NumberContext,
+    exponent_feasible,
+    exponent_shape,
+    feasible,
+    integer_complete,
+    mantissa,
+)
 
 DIGITS = "0123456789"
 _DIGIT_SET = CharSet.of(DIGITS)
@@ -103,6 +110,9 @@ class NumberParser(CharacterParser):
             return False
         if not self._ctx.constrained:
             return True
+        allowed = self._ctx.integer_sets[1 if self._neg else 0]
+        if allowed is not None and self._exp is None:
+            return integer_complete(allowed, self._whole, self._frac)
         value = mantissa(self._whole, self._frac)
         if self._exp is not None:  # bounds alone (see NumberContext.exponent), decided without 10**x
             return exponent_feasible(value, self._exp, self._ctx.negative if self._neg else self._ctx.positive, True)

@@ -183,6 +183,20 @@ def _integer_feasible(allowed: tuple[int | None, int, int | None], whole: str, f
     return False
 
 
+def integer_complete(allowed: tuple[int | None, int, int | None], whole: str, fraction: str | None) -> bool:
+    """Whether the magnitude written (digits, no exponent) is in ``_integer_set``'s set ``allowed``: what
+    ``validate.number_ok`` answers for it, in int arithmetic."""
+    lowest, step, highest = allowed
+    if fraction:
+        p, q = int(whole + fraction), 10 ** len(fraction)
+        if p % q:
+            return False
+        value = p // q
+    else:
+        value = int(whole)
+    return (lowest is None or value >= lowest) and (highest is None or value <= highest) and value % step == 0
+
+
 def feasible(ctx: NumberContext, negative: bool, whole: str, fraction: str | None, exp: str | None = None) -> bool:
     """Whether the prefix (sign, integer digits, fraction digits or None, exponent text or None) can still end
     inside the set."""

@@ -4,7 +4,9 @@ A prefix such as ``12`` can still become any value in ``[12·10^k, 13·10^k)`` f
 a ``.`` is read); ``feasible`` intersects each such interval with the bounds, the multiples of ``multipleOf``
 and the excluded values. The number parser (numbers.py) asks it per character; stage one asks
 ``number_satisfiable`` when it merges bounds. Cost: a few Fraction comparisons, and a loop over k bounded by
-the digits of ``maximum``.
+the digits of ``maximum``; when the allowed values are the multiples of an integer between two integers
+(integers under bounds, an integer ``multipleOf``: most bounded numbers of real schemas) the same intervals
+are decided in int arithmetic instead (``_integer_set``), 20-80x cheaper per question.
 
 Numbers under bounds alone take exponents too (``1e-06`` is how Python's ``json.dumps`` writes 0.000001): a
 mantissa prefix with significant digits ``s`` can still become any value ``0.s… × 10^j``, and an exponent

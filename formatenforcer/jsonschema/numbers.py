@@ -176,7 +176,7 @@ class NumberParser(CharacterParser):
         if excluded or non or not (multiple is None or (ctx.integer and multiple == 1)):
             return None
         magnitude = int(whole)  # bounds are mirrored for negatives: they bound the magnitude
-        if ctx.exponent and ((low is not None and low > 0) or high is not None):
+        if ctx.exponent and ((low is not None and low.numerator > 0) or high is not None):
             # an exponent reaches values near 0 and past any maximum (``1201e-1`` is 120.1 under 1000): any
             # digits may follow, and what decides the continuations is which exponents put the mantissa
             # inside the bounds — the same for every mantissa the prefix can become, unless a bound's ratio

@@ -276,10 +276,10 @@ def _mantissa_feasible(whole: str, fraction: str | None, bounds: tuple) -> bool:
     low, _, high, _ = bounds[:4]
     if high is None:
         return True  # a large enough exponent passes any minimum
-    if high <= 0:
+    if high.numerator <= 0:  # (the sign of a Fraction is its numerator's: no Fraction comparison per character)
         return False
     n = int(significant)
-    if low is None or low <= 0:
+    if low is None or low.numerator <= 0:
         return True  # a small enough exponent goes under any maximum > 0
     c = _pow10(_floor_log10(low / (n + 1)) + 1)  # the smallest power of ten with (n+1)·c > low
     return _hits(n * c, (n + 1) * c, bounds)
@@ -290,12 +290,12 @@ def _exponent_range(m: Fraction, bounds: tuple) -> tuple[int | None, int | None]
     unbounded on that side; None when there is none."""
     low, low_open, high, high_open = bounds[:4]
     lowest = highest = None
-    if low is not None and low > 0:
+    if low is not None and low.numerator > 0:
         r = low / m
         e = _floor_log10(r)
         lowest = e if (_pow10(e) == r and not low_open) else e + 1
     if high is not None:
-        if high < 0 or (high == 0):
+        if high.numerator <= 0:
             return None
         r = high / m
         e = _floor_log10(r)
@@ -316,9 +316,9 @@ def exponent_shape(n: int, bounds: tuple) -> tuple[int | None, int | None] | Non
     States of a number whose mantissas share these offsets accept the same continuations, so the token walk
     of one is the walk of all (NumberParser._far_shape)."""
     low, _, high, _ = bounds[:4]
-    if n <= 0 or (high is not None and high <= 0):
+    if n <= 0 or (high is not None and high.numerator <= 0):
         return None
-    live_low = low is not None and low > 0
+    live_low = low is not None and low.numerator > 0
     if live_low and high is not None:
         return None
     offsets: list[int | None] = []

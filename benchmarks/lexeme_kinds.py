@@ -40,9 +40,9 @@ def main() -> None:
         result = lexeme_result(vocabulary, inner, checked, first)
         content = getattr(inner, "_content", None)
         kind = type(inner if content is None else content).__name__
-        start = getattr(inner, "_start", None)  # a value start: by the kind of value it starts
-        if start is not None:
-            kind += f"({type(start).__name__})"
+        value = getattr(inner, "_start", None)  # a value start: by the kind of value it starts
+        if value is not None:
+            kind += f"({type(value).__name__})"
         spent[kind] += time.process_time() - start
         count[kind] += 1
         return result

@@ -5,7 +5,9 @@ Each trial builds a new schema ``{"a": <number>}``, reads ``{"a":`` and times th
 value start before the number (whitespace, sign, digits), which the vocabulary's lexeme cache keeps per
 bound set. Every trial moves the maximum by one so that no trial finds another's walk cached. The
 reference side makes ``NumberContext`` build no int set (``_integer_set`` answers None), so every question
-goes to ``_fraction_feasible``. Sides alternate trial by trial; best and median of the trials.
+goes to ``_fraction_feasible``. Sides alternate trial by trial; best and median of the trials. Then the cost
+of one question alone: ``feasible`` and ``_fraction_feasible`` on the prefixes 1 to 999 of each integer
+bound set, best of five.
 
     python benchmarks/number_walks.py [--trials 7]
 """
@@ -16,6 +18,8 @@ import argparse
 import statistics
 import sys
 import time
+import timeit
+from fractions import Fraction
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -24,6 +28,7 @@ import maskbench  # noqa: E402
 
 from formatenforcer import JsonSchemaParser, TokenEnforcer, Vocabulary  # noqa: E402
 from formatenforcer.jsonschema.schema import number_bounds  # noqa: E402
+from formatenforcer.jsonschema.schema.ir import Number  # noqa: E402
 
 BOUNDS = [
     ("integer", 1024, 49151),
@@ -70,6 +75,19 @@ def main() -> None:
         label = f"{kind} [{low}, {high}]"
         print(f"{label:<26} {min(fast) * 1e3:>9.2f} / {statistics.median(fast) * 1e3:>6.2f} ms"
               f" {min(slow) * 1e3:>9.2f} / {statistics.median(slow) * 1e3:>6.2f} ms")  # fmt: skip
+    print(f"\n{'feasible, per question':<26} {'int path':>10} {'Fraction':>10}")
+    prefixes = [str(n) for n in range(1, 1000)]
+    for kind, low, high in BOUNDS:
+        if kind != "integer":
+            continue
+        ctx = number_bounds.NumberContext(Number(True, Fraction(low), False, Fraction(high), False))
+        costs = []
+        for ask in (number_bounds.feasible, number_bounds._fraction_feasible):
+            run = lambda ask=ask, ctx=ctx: [ask(ctx, False, p, None) for p in prefixes]  # noqa: E731
+            best = min(timeit.repeat(run, number=5, repeat=5))
+            costs.append(best / 5 / len(prefixes))
+        label = f"{kind} [{low}, {high}]"
+        print(f"{label:<26} {costs[0] * 1e6:>7.2f} µs {costs[1] * 1e6:>7.2f} µs")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ and the excluded values. The number parser (numbers.py) asks it per character; s
 ``number_satisfiable`` when it merges bounds. Cost: a few Fraction comparisons, and a loop over k bounded by
 the digits of ``maximum``; when the allowed values are the multiples of an integer between two integers
 (integers under bounds, an integer ``multipleOf``: most bounded numbers of real schemas) the same intervals
-are decided in int arithmetic instead (``_integer_set``), 20-80x cheaper per question.
+are decided in int arithmetic instead (``_integer_set``), 5-50x cheaper per question
+(``python benchmarks/number_walks.py``).
 
 Numbers under bounds alone take exponents too (``1e-06`` is how Python's ``json.dumps`` writes 0.000001): a
 mantissa prefix with significant digits ``s`` can still become any value ``0.s… × 10^j``, and an exponent

@@ -1,8 +1,9 @@
 """Where the first walks of MaskBench go, by lexeme kind: every case's compact instance teacher-forced through
 one TokenEnforcer per case (Llama 3 tokenizer, one vocabulary for the process, as in a server), with the CPU
 time of each lexeme walk (``walk.lexeme_result``) added up by the kind of its inner state: the content of a
-string (pattern, lengths, key, enum), a number, a spaced value start. ``--python-lexemes`` keeps every
-lexeme on the Python walk, so two runs show what the compiled lexeme walk (core/lexeme_automaton.py) changes.
+string (pattern, lengths, key, enum), a number, a spaced value start (by the kind of value it starts).
+``--python-lexemes`` keeps every lexeme on the Python walk, so two runs show what the compiled lexeme walk
+(core/lexeme_automaton.py) changes.
 
     python benchmarks/lexeme_kinds.py
     python benchmarks/lexeme_kinds.py --python-lexemes
@@ -39,6 +40,9 @@ def main() -> None:
         result = lexeme_result(vocabulary, inner, checked, first)
         content = getattr(inner, "_content", None)
         kind = type(inner if content is None else content).__name__
+        value = getattr(inner, "_start", None)  # a value start: by the kind of value it starts
+        if value is not None:
+            kind += f"({type(value).__name__})"
         spent[kind] += time.process_time() - start
         count[kind] += 1
         return result
@@ -63,9 +67,9 @@ def main() -> None:
             total += time.process_time() - start
             tokens += len(ids)
     print(f"{tokens} tokens, {total:.2f} s CPU, mean {total / tokens * 1e6:.0f} µs per token (accept + mask)")
-    print(f"{'kind':<16} {'walks':>6} {'CPU s':>7}")
+    print(f"{'kind':<34} {'walks':>6} {'CPU s':>7}")
     for kind, seconds in spent.most_common():
-        print(f"{kind:<16} {count[kind]:>6} {seconds:>7.3f}")
+        print(f"{kind:<34} {count[kind]:>6} {seconds:>7.3f}")
 
 
 if __name__ == "__main__":

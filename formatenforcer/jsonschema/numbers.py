@@ -17,7 +17,14 @@ from collections.abc import Hashable
 from ..core.charset import EMPTY, CharSet
 from ..core.hooks import FreeRun
 from ..core.protocol import CharacterParser
-from .schema.number_bounds import NumberContext, exponent_feasible, exponent_shape, feasible, mantissa
+from .schema.number_bounds import (
+    NumberContext,
+    exponent_feasible,
+    exponent_shape,
+    feasible,
+    integer_complete,
+    mantissa,
+)
 
 DIGITS = "0123456789"
 _DIGIT_SET = CharSet.of(DIGITS)
@@ -53,39 +60,44 @@ class NumberParser(CharacterParser):
             return (dot + e) if self._whole == "0" else (DIGITS + dot + e)
         return DIGITS + e if self._frac else DIGITS
 
+    def _next(self, ch: str) -> tuple[bool, str, str | None, str | None]:
+        """The fields after reading ``ch``, a candidate."""
+        neg, whole, frac, exp = self._neg, self._whole, self._frac, self._exp
+        if exp is not None:
+            return neg, whole, frac, exp + ch
+        if ch == "-":
+            return True, whole, frac, exp
+        if ch == "e" or ch == "E":
+            return neg, whole, frac, ""
+        if ch == ".":
+            return neg, whole, "", exp
+        if frac is not None:
+            return neg, whole, frac + ch, exp
+        return neg, whole + ch, frac, exp
+
+    def _feasible(self, fields: tuple[bool, str, str | None, str | None]) -> bool:
+        """Whether a constrained prefix can still end inside the set (memoized per context)."""
+        memo = self._ctx.feasible
+        ok = memo.get(fields)
+        if ok is None:
+            ok = memo[fields] = feasible(self._ctx, *fields)
+            if len(memo) > 65536:
+                memo.clear()
+        return ok
+
     def add_character(self, ch: str) -> NumberParser | None:
         if ch not in self._candidates():
             return None
-        neg, whole, frac, exp = self._neg, self._whole, self._frac, self._exp
-        if exp is not None:
-            exp += ch
-        elif ch == "-":
-            neg = True
-        elif ch in "eE":
-            exp = ""
-        elif ch == ".":
-            frac = ""
-        elif frac is not None:
-            frac += ch
-        else:
-            whole += ch
-        if self._ctx.constrained:
-            memo = self._ctx.feasible
-            key = (neg, whole, frac, exp)
-            ok = memo.get(key)
-            if ok is None:
-                ok = memo[key] = feasible(self._ctx, neg, whole, frac, exp)
-                if len(memo) > 65536:
-                    memo.clear()
-            if not ok:
-                return None
-        return NumberParser(self._ctx, neg, whole, frac, exp)
+        fields = self._next(ch)
+        if self._ctx.constrained and not self._feasible(fields):
+            return None
+        return NumberParser(self._ctx, *fields)
 
     def allowed_characters(self) -> CharSet:
         if self._allowed is None:
             chars = self._candidates()
             if self._ctx.constrained:  # (unconstrained, every candidate is allowed: see add_character)
-                chars = "".join(c for c in chars if self.add_character(c) is not None)
+                chars = "".join(c for c in chars if self._feasible(self._next(c)))
             memo = self._ctx.charsets
             hit = memo.get(chars)
             if hit is None:
@@ -98,6 +110,9 @@ class NumberParser(CharacterParser):
             return False
         if not self._ctx.constrained:
             return True
+        allowed = self._ctx.integer_sets[1 if self._neg else 0]
+        if allowed is not None and self._exp is None:
+            return integer_complete(allowed, self._whole, self._frac)
         value = mantissa(self._whole, self._frac)
         if self._exp is not None:  # bounds alone (see NumberContext.exponent), decided without 10**x
             return exponent_feasible(value, self._exp, self._ctx.negative if self._neg else self._ctx.positive, True)
@@ -161,7 +176,7 @@ class NumberParser(CharacterParser):
         if excluded or non or not (multiple is None or (ctx.integer and multiple == 1)):
             return None
         magnitude = int(whole)  # bounds are mirrored for negatives: they bound the magnitude
-        if ctx.exponent and ((low is not None and low > 0) or high is not None):
+        if ctx.exponent and ((low is not None and low.numerator > 0) or high is not None):
             # an exponent reaches values near 0 and past any maximum (``1201e-1`` is 120.1 under 1000): any
             # digits may follow, and what decides the continuations is which exponents put the mantissa
             # inside the bounds — the same for every mantissa the prefix can become, unless a bound's ratio

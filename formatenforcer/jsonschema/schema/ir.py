@@ -306,7 +306,7 @@ def _grouped_literals(flat: list[Node]) -> list[Node]:
     enums = [o for o in flat if type(o) is String and o.values is not None]
     booleans = [o for o in flat if type(o) is Boolean]
     nulls = [o for o in flat if type(o) is Null]
-    numbers = [o for o in flat if type(o) is Number and _number_literals(o) is not None]
+    numbers = [o for o in flat if type(o) is Number and number_literals(o) is not None]
     grouped = len(numbers) > 1 and (len(numbers) > NUMBER_SET_MIN or any(o.values is not None for o in numbers))
     if len(enums) < 2 and len(booleans) < 2 and len(nulls) < 2 and not grouped:
         return flat
@@ -318,7 +318,7 @@ def _grouped_literals(flat: list[Node]) -> list[Node]:
     if len(nulls) > 1:
         merged[Null] = nulls[0]
     if grouped:
-        merged[Number] = Number(values=frozenset().union(*(_number_literals(o) for o in numbers)))  # type: ignore[arg-type]
+        merged[Number] = Number(values=frozenset().union(*(number_literals(o) for o in numbers)))  # type: ignore[arg-type]
     out: list[Node] = []
     placed: set[type] = set()
     for option in flat:
@@ -326,7 +326,7 @@ def _grouped_literals(flat: list[Node]) -> list[Node]:
         if (
             kind not in merged
             or (kind is String and option.values is None)  # type: ignore[attr-defined]
-            or (kind is Number and _number_literals(option) is None)  # type: ignore[arg-type]
+            or (kind is Number and number_literals(option) is None)  # type: ignore[arg-type]
         ):
             out.append(option)
         elif kind not in placed:
@@ -335,7 +335,7 @@ def _grouped_literals(flat: list[Node]) -> list[Node]:
     return out
 
 
-def _number_literals(node: Number) -> frozenset[Fraction] | None:
+def number_literals(node: Number) -> frozenset[Fraction] | None:
     """The values of a number node that is a literal (``low == high``, nothing else) or a bare set of values
     (``values``, nothing else); None for any other number node."""
     if node.integer or node.multiple_of is not None or node.excluded or node.not_multiples:

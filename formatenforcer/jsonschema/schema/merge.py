@@ -26,6 +26,7 @@ from .ir import (
     Union,
     Unsupported,
     deref,
+    number_literals,
     settled,
     union_of,
 )
@@ -201,6 +202,10 @@ class Merger:
                     return True
             return False
         if isinstance(a, Number):
+            for one, other in ((a, b), (b, a)):
+                listed = number_literals(one)  # a literal or an enum: no merge (oneOf of hundreds of consts)
+                if listed is not None:
+                    return not any(number_ok(other, v, v.denominator == 1) for v in listed)
             return isinstance(_numbers(a, b), Never)
         if isinstance(a, Object):
             if any(_forbids(one, name) for one, other in ((a, b), (b, a)) for name in other.required):

@@ -62,11 +62,14 @@ def _candidates(name: str) -> list[str]:
         prices = [t for v in _numbers_near(DECIMALS) for t in _plain_texts(v)]
         return [f'{{"code": {c}, "price": {p}}}' for c, p in zip(codes, prices * 3)]
     if name == "unique":
-        return ["[]", "[1, 2, 3]", "[1, 1]", "[299, 300]", "[0.0, 0]", "[5, 4, 3, 2]", "[5, 4, 3, 2, 1]", "[-1]", "[1.0, 2]"]
+        arrays = ["[]", "[0]", "[1, 2, 3]", "[1, 1]", "[299, 300]", "[0.0, 0]", "[5, 4, 3, 2]", "[5, 4, 3, 2, 1]"]
+        return [*arrays, "[-1]", "[1.0, 2]", "[2.5]", "[7, 7.0]"]
     strings = ['"a"', '"10"', '"1.5"', '"b"', "null", "true", "false", '{"k": 1}', "[1]", "[]", "{}"]
     texts = [t for v in _numbers_near(INTEGERS) + _numbers_near(DECIMALS) for t in _plain_texts(v)] + strings
     if name == "not":  # (``type: integer`` is written without a fraction: "3.0" is refused, docs/json-schema.md)
         texts = [t for t in texts if "." not in t]
+    if "anyOf" in SCHEMAS[name] or "oneOf" in SCHEMAS[name]:
+        texts = texts[::4] + strings  # (jsonschema tries every branch: 10 ms a text)
     return texts
 
 
@@ -120,7 +123,7 @@ def test_natural_tokens_write_every_value(llama3_tokenizer, llama3_vocabulary) -
         assert ok, (code, price, reason)
 
 
-@pytest.mark.parametrize("text", ['{"code": -49987, "price": -12.35}', "[299, 7, 0]"])
+@pytest.mark.parametrize("text", ['{"code": -1565, "price": -42.6}', "[299, 7, 0]"])
 def test_the_mask_is_the_step_at_every_token(llama3_tokenizer, llama3_vocabulary, text: str) -> None:
     schema = OBJECT if text.startswith("{") else SCHEMAS["unique"]
     assert jsonschema.Draft202012Validator(schema).is_valid(json.loads(text))

@@ -39,6 +39,7 @@ from .schema.ir import (
     union_of,
 )
 from .schema.normalize import literal_node
+from .schema.validate import number_ok
 from .unique_text import canonical
 
 if TYPE_CHECKING:
@@ -148,12 +149,16 @@ def _distinct_values(node: Node, limit: int) -> set[tuple] | None:
 
 
 def _bounded_numbers(node: Number, limit: int) -> list[Fraction] | None:
-    """The numbers of ``node`` when it is a single point or bounded integers (at most ``limit`` candidates
-    before the multiple and exclusion filters), else None."""
+    """The numbers of ``node`` when it is a single point, a set of at most ``limit`` values or bounded integers
+    (at most ``limit`` candidates before the multiple and exclusion filters), else None."""
     low, high = node.low, node.high
-    if low is None or high is None:
+    if node.values is not None:
+        candidates = sorted(node.values)
+        if len(candidates) > limit:
+            return None
+    elif low is None or high is None:
         return None
-    if low == high:
+    elif low == high:
         candidates = [low]
     elif node.integer:
         first = ceil(low) + (1 if node.low_open and low == ceil(low) else 0)
@@ -163,16 +168,7 @@ def _bounded_numbers(node: Number, limit: int) -> list[Fraction] | None:
         candidates = [Fraction(k) for k in range(first, last + 1)]
     else:
         return None
-    return [
-        value
-        for value in candidates
-        if (low < value or not node.low_open)
-        and (value < high or not node.high_open)
-        and (not node.integer or value.denominator == 1)
-        and (node.multiple_of is None or (value / node.multiple_of).denominator == 1)
-        and value not in node.excluded
-        and all((value / m).denominator != 1 for m in node.not_multiples)
-    ]
+    return [value for value in candidates if number_ok(node, value, value.denominator == 1)]
 
 
 def no_array(node: Array, merger: Merger, has_value: Callable[[Node], bool] | None = None) -> bool:

@@ -6,8 +6,8 @@ arithmetic of schema/number_bounds.py decides. So the parser never reaches a dea
 ``minimum``/``maximum`` are enforced while generating, not checked afterwards.
 
 Integers never take a fraction or exponent. Numbers under bounds alone take exponents too (``1e-06``), decided
-exactly by schema/number_bounds.py; numbers under ``multipleOf`` or excluded values are written in plain
-decimal notation.
+exactly by schema/number_bounds.py; numbers under ``multipleOf``, excluded values or a set of values (a large
+number enum) are written in plain decimal notation.
 """
 
 from __future__ import annotations
@@ -170,7 +170,7 @@ class NumberParser(CharacterParser):
         digits and may end alike, so their walks are one cached walk. None when the value matters (near a
         bound, multipleOf, excluded values) or the number has no digit yet."""
         ctx, whole, frac = self._ctx, self._whole, self._frac
-        if not ctx.constrained or whole == "" or self._exp is not None:
+        if not ctx.constrained or whole == "" or self._exp is not None or ctx.values_positive is not None:
             return None
         low, _, high, _, multiple, excluded, non = ctx.negative if self._neg else ctx.positive
         if excluded or non or not (multiple is None or (ctx.integer and multiple == 1)):

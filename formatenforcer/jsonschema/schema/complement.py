@@ -116,6 +116,9 @@ def _within_kind(merger: Merger, node: Node) -> list[Node]:
 
 
 def _numbers(node: Number) -> list[Node]:
+    if node.values is not None:  # every number but these, and the non-integers when only integers are allowed
+        rest = Number(excluded=node.values)
+        return [rest, Number(not_multiples=(Fraction(1),))] if node.integer else [rest]
     point = node.low is not None and node.low == node.high and not node.low_open and not node.high_open
     if point and not (node.integer or node.multiple_of is not None or node.excluded or node.not_multiples):
         return [Number(excluded=frozenset({node.low}))]  # a literal: every other number

@@ -79,7 +79,9 @@ class Boolean(Node):
 class Number(Node):
     """A JSON number in ``[low, high]`` (each end open when its flag is set), a multiple of ``multiple_of``
     (``Fraction(1)`` for integers). ``integer`` also forbids fraction and exponent in the text.
-    ``not_multiples`` (from ``not``): the value is a multiple of none of them (``1``: not an integer)."""
+    ``not_multiples`` (from ``not``): the value is a multiple of none of them (``1``: not an integer).
+    ``values`` (a large number enum, see ``union_of``): the value is also one of them; such a number is
+    written in plain decimal notation (no exponent)."""
 
     integer: bool = False
     low: Fraction | None = None
@@ -89,6 +91,7 @@ class Number(Node):
     multiple_of: Fraction | None = None
     excluded: frozenset[Fraction] = frozenset()
     not_multiples: tuple[Fraction, ...] = ()
+    values: frozenset[Fraction] | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -258,6 +261,11 @@ def deref(node: Node) -> Node:
 MAX_UNION = 256
 """A union that would grow past this many branches (anyOf of anyOf of ...) is refused as unsupported."""
 
+NUMBER_SET_MIN = 64
+"""A union with more number literals than this holds them as one ``Number`` with a set of ``values``. Fewer
+stay one branch each, which may also be written with an exponent (``1e2`` for 100); the set is written in
+plain decimal notation only, like numbers under ``multipleOf``."""
+
 
 class Unsupported(Exception):
     """A combination the parsers cannot enforce without risking a dead end; ``keyword`` names it."""
@@ -291,13 +299,16 @@ def union_of(options: list[Node] | tuple[Node, ...]) -> Node:
 
 def _grouped_literals(flat: list[Node]) -> list[Node]:
     """``flat`` with its string enums made one ``String`` (the union of their values), its booleans one
-    ``Boolean`` and its nulls one ``Null``, in the place of the first of each: the same values, as one
-    branch. So ``anyOf`` of hundreds of string ``const``s (a union type written out) is one enum, never
-    hundreds of branches, and stays clear of ``MAX_UNION``."""
+    ``Boolean``, its nulls one ``Null`` and, past ``NUMBER_SET_MIN``, its number literals one ``Number`` with
+    a set of ``values``, in the place of the first of each: the same values, as one branch. So ``anyOf`` of
+    hundreds of ``const``s (a union type written out) is one enum, never hundreds of branches, and stays
+    clear of ``MAX_UNION``."""
     enums = [o for o in flat if type(o) is String and o.values is not None]
     booleans = [o for o in flat if type(o) is Boolean]
     nulls = [o for o in flat if type(o) is Null]
-    if len(enums) < 2 and len(booleans) < 2 and len(nulls) < 2:
+    numbers = [o for o in flat if type(o) is Number and number_literals(o) is not None]
+    grouped = len(numbers) > 1 and (len(numbers) > NUMBER_SET_MIN or any(o.values is not None for o in numbers))
+    if len(enums) < 2 and len(booleans) < 2 and len(nulls) < 2 and not grouped:
         return flat
     merged: dict[type, Node] = {}
     if len(enums) > 1:
@@ -306,16 +317,34 @@ def _grouped_literals(flat: list[Node]) -> list[Node]:
         merged[Boolean] = Boolean(frozenset().union(*(o.values for o in booleans)))  # type: ignore[attr-defined]
     if len(nulls) > 1:
         merged[Null] = nulls[0]
+    if grouped:
+        merged[Number] = Number(values=frozenset().union(*(number_literals(o) for o in numbers)))  # type: ignore[arg-type]
     out: list[Node] = []
     placed: set[type] = set()
     for option in flat:
         kind = type(option)
-        if kind not in merged or (kind is String and option.values is None):  # type: ignore[attr-defined]
+        if (
+            kind not in merged
+            or (kind is String and option.values is None)  # type: ignore[attr-defined]
+            or (kind is Number and number_literals(option) is None)  # type: ignore[arg-type]
+        ):
             out.append(option)
         elif kind not in placed:
             placed.add(kind)
             out.append(merged[kind])
     return out
+
+
+def number_literals(node: Number) -> frozenset[Fraction] | None:
+    """The values of a number node that is a literal (``low == high``, nothing else) or a bare set of values
+    (``values``, nothing else); None for any other number node."""
+    if node.integer or node.multiple_of is not None or node.excluded or node.not_multiples:
+        return None
+    if node.values is not None:
+        return node.values if node.low is None and node.high is None else None
+    if node.low is not None and node.low == node.high and not node.low_open and not node.high_open:
+        return frozenset({node.low})
+    return None
 
 
 def kinds_of(node: Node) -> set[type] | None:

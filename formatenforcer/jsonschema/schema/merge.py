@@ -26,11 +26,12 @@ from .ir import (
     Union,
     Unsupported,
     deref,
+    number_literals,
     settled,
     union_of,
 )
 from .number_bounds import number_satisfiable
-from .validate import _search, accepts, string_ok
+from .validate import _search, accepts, number_ok, string_ok
 
 
 def _min_opt(a: int | None, b: int | None) -> int | None:
@@ -201,6 +202,10 @@ class Merger:
                     return True
             return False
         if isinstance(a, Number):
+            for one, other in ((a, b), (b, a)):
+                listed = number_literals(one)  # a literal or an enum: no merge (oneOf of hundreds of consts)
+                if listed is not None:
+                    return not any(number_ok(other, v, v.denominator == 1) for v in listed)
             return isinstance(_numbers(a, b), Never)
         if isinstance(a, Object):
             if any(_forbids(one, name) for one, other in ((a, b), (b, a)) for name in other.required):
@@ -274,6 +279,12 @@ def _numbers(a: Number, b: Number) -> Node:
         multiple = _lcm(a.multiple_of, b.multiple_of)
     merged = Number(a.integer or b.integer, low, low_open, high, high_open, multiple, a.excluded | b.excluded,
                     tuple(dict.fromkeys(a.not_multiples + b.not_multiples)))  # fmt: skip
+    if a.values is not None or b.values is not None:
+        # a set of values under other constraints: the values that meet them are the whole node (only
+        # ``integer`` stays, as it also rules out a fraction in the text)
+        listed = a.values if b.values is None else b.values if a.values is None else a.values & b.values
+        values = frozenset(v for v in listed if number_ok(merged, v, v.denominator == 1))  # type: ignore[union-attr]
+        return Number(merged.integer, values=values) if values else Never("no enum number satisfies the bounds")
     return merged if number_satisfiable(merged) else Never("no number satisfies the bounds")
 
 

@@ -18,12 +18,14 @@ for the exponent written. Numbers under ``multipleOf`` or excluded values are wr
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from fractions import Fraction
 from functools import lru_cache
 from math import ceil, floor, gcd
 
 from ...core.charset import CharSet
 from .ir import Number
+from .validate import number_ok
 
 DIGITS = "0123456789"
 _MAX_K = 400
@@ -43,6 +45,8 @@ class NumberContext:
         "feasible",
         "value_ident",
         "integer_sets",
+        "values_positive",
+        "values_negative",
     )
 
     def __init__(self, node: Number) -> None:
@@ -55,13 +59,18 @@ class NumberContext:
             multiple = _lcm_int(multiple) if multiple is not None else None
         non = node.not_multiples
         self.constrained = (
-            node.low is not None or node.high is not None or multiple is not None or bool(node.excluded) or bool(non)
+            node.low is not None
+            or node.high is not None
+            or multiple is not None
+            or bool(node.excluded)
+            or bool(non)
+            or node.values is not None
         )
         if node.integer and multiple is None and self.constrained:
             # the candidates are integers, not every decimal: "0" cannot go on when 0 is excluded, and
             # [0.5, 0.9] holds no integer
             multiple = Fraction(1)
-        self.exponent = not node.integer and multiple is None and not node.excluded and not non
+        self.exponent = not node.integer and multiple is None and not node.excluded and not non and node.values is None
         """Whether an exponent may follow the mantissa: unconstrained, or under bounds alone."""
         self.positive = (node.low, node.low_open, node.high, node.high_open, multiple, node.excluded, non)
         self.negative = (
@@ -73,11 +82,31 @@ class NumberContext:
             frozenset(-x for x in node.excluded),
             non,
         )
-        self.value_ident = ("num", self.integer, self.exponent, self.positive, self.negative)
+        self.values_positive: tuple[Fraction, ...] | None = None
+        """For a set of ``values``: those a text can spell, >= 0, ascending (with ``values_negative``, the
+        magnitudes of those <= 0: 0 is both ``0`` and ``-0``); None without a set."""
+        self.values_negative: tuple[Fraction, ...] | None = None
+        self.value_ident: tuple = ("num", self.integer, self.exponent, self.positive, self.negative)
         """Equal for equal constraints of different schemas: their number walks are shared (see NumberParser)."""
-        self.integer_sets = (_integer_set(self.positive), _integer_set(self.negative))
+        if node.values is not None:
+            spelled = frozenset(v for v in node.values if _terminates(v) and number_ok(node, v, v.denominator == 1))
+            self.values_positive = tuple(sorted(v for v in spelled if v >= 0))
+            self.values_negative = tuple(sorted(-v for v in spelled if v <= 0))
+            self.value_ident = (*self.value_ident, spelled)  # (a frozenset keeps its hash: cheap to look up)
+        self.integer_sets = (
+            (None, None) if node.values is not None else (_integer_set(self.positive), _integer_set(self.negative))
+        )
         """Per sign (positive, negative), the allowed magnitudes as ``(lowest, step, highest)`` in plain ints
         when they are the multiples of an integer step between two integers (None: see ``_integer_set``)."""
+
+
+def _terminates(value: Fraction) -> bool:
+    """Whether ``value`` has a finite decimal expansion (only such values can be written in plain notation)."""
+    d = value.denominator
+    for p in (2, 5):
+        while d % p == 0:
+            d //= p
+    return d == 1
 
 
 def _lcm_int(multiple: Fraction) -> Fraction | None:
@@ -205,6 +234,9 @@ def feasible(ctx: NumberContext, negative: bool, whole: str, fraction: str | Non
     inside the set."""
     if not ctx.constrained:
         return True
+    values = ctx.values_negative if negative else ctx.values_positive
+    if values is not None:
+        return _set_feasible(values, whole, fraction)
     allowed = ctx.integer_sets[1 if negative else 0]
     if allowed is not None and exp is None:
         return _integer_feasible(allowed, whole, fraction)
@@ -238,6 +270,33 @@ def _fraction_feasible(
         if _hits(a, Fraction((n + 1) * 10**k), bounds):
             return True
     return False
+
+
+def _set_feasible(values: tuple[Fraction, ...], whole: str, fraction: str | None) -> bool:
+    """``feasible`` for a set of values (ascending magnitudes of one sign), in plain decimal notation: whether
+    one of them lies in one of the intervals the prefix can still reach (the same intervals as above)."""
+    if not values:
+        return False
+    if whole == "":
+        return True
+    if fraction is not None:
+        a = Fraction(int(whole + fraction), 10 ** len(fraction))
+        return _set_hits(values, a, a + Fraction(1, 10 ** len(fraction)))
+    n = int(whole)
+    if n == 0:
+        return _set_hits(values, Fraction(0), Fraction(1))
+    top, scale = values[-1], 1
+    while n * scale <= top:
+        if _set_hits(values, Fraction(n * scale), Fraction((n + 1) * scale)):
+            return True
+        scale *= 10
+    return False
+
+
+def _set_hits(values: tuple[Fraction, ...], a: Fraction, b: Fraction) -> bool:
+    """Whether the ascending ``values`` hold one in ``[a, b)``."""
+    i = bisect_left(values, a)
+    return i < len(values) and values[i] < b
 
 
 def mantissa(whole: str, fraction: str | None) -> Fraction:
@@ -372,14 +431,14 @@ def exponent_feasible(m: Fraction, exp: str, bounds: tuple, complete: bool) -> b
 def number_satisfiable(node: Number) -> bool:
     """Whether any JSON number matches ``node`` (as this parser writes numbers)."""
     return _satisfiable((node.integer, node.low, node.low_open, node.high, node.high_open, node.multiple_of,
-                         node.excluded, node.not_multiples))  # fmt: skip
+                         node.excluded, node.not_multiples, node.values))  # fmt: skip
 
 
 def bounds_satisfiable(integer: bool, low: Fraction | None, low_open: bool, high: Fraction | None, high_open: bool,
                        multiple_of: Fraction | None) -> bool:  # fmt: skip
     """``number_satisfiable`` of the Number node with these fields and no excluded values or non-multiples,
     without building the node (the normalizer asks it once per bound of a schema)."""
-    return _satisfiable((integer, low, low_open, high, high_open, multiple_of, frozenset(), ()))
+    return _satisfiable((integer, low, low_open, high, high_open, multiple_of, frozenset(), (), None))
 
 
 @lru_cache(maxsize=1024)

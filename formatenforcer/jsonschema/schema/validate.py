@@ -77,7 +77,7 @@ def number_ok(node: Number, value: Fraction, is_integral: bool) -> bool:
         return False
     if any((value / m).denominator == 1 for m in node.not_multiples):
         return False
-    return value not in node.excluded
+    return value not in node.excluded and (node.values is None or value in node.values)
 
 
 def accepts(node: Node, value: Any) -> bool:

@@ -28,6 +28,7 @@ NAME_MAX = 253
 LABEL_MAX = 63
 WITNESSES = ("a", "l", "\u03b1", "\u3041", "\u05d0", "\u0628", "\u1820")
 ASCII_CANDIDATES = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-"
+_ASCII_CANDIDATE_SET = frozenset(ASCII_CANDIDATES)  # (a label's characters checked in one C loop)
 _LDH_LABEL = re.compile(r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?")
 
 # A domain state: (an RTL label seen, some label fails the bidi rule)
@@ -112,7 +113,7 @@ def viable(label: str, done: int, domain: Domain, nfc: bool) -> bool:
         low = label.lower()
         if low.startswith("xn--"):
             return not domain[0] and can_complete(low[4:], Budget(done + 4, 0, NAME_MAX))
-        if low[0] == "-" or low[2:4] == "--" or not all(ch in ASCII_CANDIDATES for ch in label):
+        if low[0] == "-" or low[2:4] == "--" or not _ASCII_CANDIDATE_SET.issuperset(label):
             return False
         if domain[0] and not low[0].isalpha():
             return False  # a digit first fails the bidi rule a bidi domain requires

@@ -140,4 +140,4 @@ def test_bad_cache_sizes_are_refused_and_no_budget_is_allowed() -> None:
     with pytest.raises(TypeError, match="cache_size"):
         EnforcerConfig(cache_size=2.5)
     assert EnforcerConfig(mask_seconds=None).mask_seconds is None
-    assert EnforcerConfig().mask_seconds == 30.0
+    assert EnforcerConfig().mask_seconds == 60.0

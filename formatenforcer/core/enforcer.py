@@ -42,15 +42,16 @@ class EnforcerConfig:
     mask_seconds: the most one mask may take to compute (None: no limit). Past it the walk stops with
         ``MaskTimeoutError``: the matcher that asked enters its error state (end-of-sequence only, the error
         logged once), and ``allowed_tokens`` answers end-of-sequence for that call. A mask normally takes
-        microseconds to tens of milliseconds; the default leaves room for a loaded machine and a first
-        walk of a huge format, and stops a hostile one.
+        microseconds to tens of milliseconds, and the costliest first walks seen (an IDN hostname's
+        63-letter label) about 1.5 CPU-seconds; the budget is wall time, so the default leaves room for a
+        machine loaded tenfold, and still stops a hostile format.
 
     Memory: the walks' shared caches count against the vocabulary's budget (``Vocabulary(cache_bytes=...)``,
     256 MiB by default), and a mask in progress holds a few rows of the vocabulary's width.
     """
 
     cache_size: int = 2048
-    mask_seconds: float | None = 30.0
+    mask_seconds: float | None = 60.0
 
     def __post_init__(self) -> None:
         size, seconds = self.cache_size, self.mask_seconds

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .bitmask import ids_of
+from .budget import checked_seconds
 from .cache_release import track
 from .errors import FormatError
 from .matcher import Matcher, log_fallback
@@ -59,12 +60,7 @@ class EnforcerConfig:
             raise TypeError(f"EnforcerConfig.cache_size must be an int, not {type(size).__name__}: {size!r}")
         if size < 1:
             raise ValueError(f"EnforcerConfig.cache_size must be at least 1, not {size}")
-        if seconds is None:
-            return
-        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
-            raise TypeError(f"EnforcerConfig.mask_seconds must be a number or None, not {type(seconds).__name__}")
-        if not 0 < seconds < float("inf"):
-            raise ValueError(f"EnforcerConfig.mask_seconds must be a positive, finite number of seconds, not {seconds}")
+        checked_seconds(seconds, "EnforcerConfig.mask_seconds")
 
 
 class TokenEnforcer:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable, Hashable
 
+from ..core.budget import checked_seconds
 from ..core.charset import EMPTY, CharSet, union_memo
 from ..core.errors import GrammarError
 from ..core.hooks import nested_lexeme
@@ -52,15 +53,6 @@ Triple = tuple  # (EarleySet, lexer id, automaton state; -1: the lexeme has read
 def detect_syntax(text: str) -> str:
     """As vLLM decides: a grammar containing ``::=`` is EBNF/GBNF, anything else Lark."""
     return "gbnf" if "::=" in text else "lark"
-
-
-def _check_seconds(seconds: object) -> None:
-    if seconds is None:
-        return
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
-        raise TypeError(f"build_seconds must be a number or None, not {type(seconds).__name__}")
-    if not 0 < seconds < float("inf"):
-        raise ValueError(f"build_seconds must be a positive, finite number of seconds, not {seconds}")
 
 
 def read_grammar(text: str, syntax: str | None = None) -> Grammar:
@@ -545,7 +537,7 @@ class GrammarParser(GrammarState):
     __slots__ = ("grammar", "syntax")
 
     def __init__(self, grammar: str, syntax: str | None = None, *, build_seconds: float | None = 60.0) -> None:
-        _check_seconds(build_seconds)
+        checked_seconds(build_seconds, "GrammarParser's build_seconds")
         with build_budget(build_seconds, "GrammarParser(build_seconds=...)"):
             neutral = read_grammar(grammar, syntax)
             compiled = _Compiled(CompiledGrammar(neutral))

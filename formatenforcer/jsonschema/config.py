@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from ..core.budget import checked_seconds
 from ..core.errors import FormatError
 
 
@@ -83,8 +84,4 @@ class JsonConfig:
             raise FormatError(f"JsonConfig.closed_objects must be True, False or None, not {self.closed_objects!r}")
         if self.whitespace_pattern is not None and not isinstance(self.whitespace_pattern, str):
             raise FormatError("JsonConfig.whitespace_pattern must be a string or None")
-        seconds = self.build_seconds
-        if seconds is not None and (
-            isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds < float("inf")
-        ):
-            raise FormatError(f"JsonConfig.build_seconds must be a positive, finite number or None, not {seconds!r}")
+        checked_seconds(self.build_seconds, "JsonConfig.build_seconds")

@@ -27,6 +27,7 @@ import interegular
 from interegular.fsm import anything_else
 
 from ..core import disk_cache
+from ..core.budget import checked_seconds
 from ..core.cache_release import register_memo
 from ..core.charset import ANY, EMPTY, CharSet
 from ..core.errors import RegexError
@@ -515,10 +516,7 @@ def _timed(label: str, build):  # noqa: ANN001, ANN202 - interegular's FSM type
 def _budgeted(pattern: str, seconds: float) -> CompiledRegex:
     """``compile_regex`` within ``seconds`` (under the automaton's own ``COMPILE_SECONDS``), else
     ``BuildTimeoutError``."""
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
-        raise TypeError(f"build_seconds must be a number or None, not {type(seconds).__name__}")
-    if not 0 < seconds < float("inf"):
-        raise ValueError(f"build_seconds must be a positive, finite number of seconds, not {seconds}")
+    checked_seconds(seconds, "RegexParser's build_seconds")
     with build_budget(seconds, "RegexParser(build_seconds=...)"):
         try:
             return compile_regex(pattern)

@@ -23,7 +23,7 @@ from formatenforcer.core.hooks import walk_lexeme
 from formatenforcer.core.lexeme_automaton import compiled_lexeme
 from formatenforcer.core.protocol import CharacterParser
 from formatenforcer.core.trie import IDS, ids_at
-from formatenforcer.core.walk import allowed_mask, lexeme_result, trie_of
+from formatenforcer.core.walk import _expanded, allowed_mask, lexeme_result, trie_of
 
 from .conftest import TOKENIZER_NAMES
 
@@ -55,15 +55,15 @@ def restore():
 def _tokens_below(node) -> set[int]:
     """The tokens strictly below a node: what the full state walks on from an end point (the tokens ending
     at the point itself are the inside mask's, and a merged copy of the Python walk's exits may hold more
-    of those)."""
+    of those). A merged copy is filled on first use, as a walk fills it (``walk._expanded``)."""
     out: set[int] = set()
-    stack = [child for byte, child in node.items() if byte != IDS]
+    stack = [child for byte, child in _expanded(node).items() if byte != IDS]
     while stack:
         current = stack.pop()
         if current.__class__ is int:
             out.add(current)
             continue
-        for byte, child in current.items():
+        for byte, child in _expanded(current).items():
             if byte == IDS:
                 out.update(ids_at(child))
             else:

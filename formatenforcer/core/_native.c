@@ -1640,6 +1640,33 @@ done:
     return result;
 }
 
+/* Checks that every item of the list ``ids`` is an int inside a row of ``limit`` bits; on failure sets the
+   exception (naming ``who`` and the first bad item) and returns -1. */
+static int check_ids(PyObject *ids, Py_ssize_t limit, const char *who) {
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(ids); i++) {
+        PyObject *item = PyList_GET_ITEM(ids, i);
+        if (!PyLong_CheckExact(item)) {
+            PyErr_Format(PyExc_TypeError, "%s: ids[%zd] is not an int", who, i);
+            return -1;
+        }
+        long long id = PyLong_AsLongLong(item);
+        if (id == -1 && PyErr_Occurred()) return -1;
+        if (id < 0 || id >= limit) {
+            PyErr_Format(PyExc_ValueError, "%s: ids[%zd] = %lld is outside a row of %zd bits", who, i, id, limit);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Sets the bit of each id of the list ``ids`` (checked by check_ids) in the row ``w``. */
+static void set_bits(uint32_t *w, PyObject *ids) {
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(ids); i++) {
+        long long id = PyLong_AsLongLong(PyList_GET_ITEM(ids, i));
+        w[id >> 5] |= (uint32_t)1 << (id & 31);
+    }
+}
+
 /* set_ids(words, ids): sets bit i % 32 of words[i // 32] for each id i of ``ids`` (a list of ints, the ids a
    walk collected). ``words``: a writable, C-contiguous int32 buffer. Every id is checked against the row's
    width before anything is written: ValueError names the first one outside it. */
@@ -1653,25 +1680,8 @@ static PyObject *set_ids(PyObject *module, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "set_ids: words must be a contiguous int32 buffer");
         goto done;
     }
-    Py_ssize_t count = PyList_GET_SIZE(ids), limit = (words.len / 4) * 32;
-    for (Py_ssize_t i = 0; i < count; i++) {
-        PyObject *item = PyList_GET_ITEM(ids, i);
-        if (!PyLong_CheckExact(item)) {
-            PyErr_Format(PyExc_TypeError, "set_ids: ids[%zd] is not an int", i);
-            goto done;
-        }
-        long long id = PyLong_AsLongLong(item);
-        if (id == -1 && PyErr_Occurred()) goto done;
-        if (id < 0 || id >= limit) {
-            PyErr_Format(PyExc_ValueError, "set_ids: ids[%zd] = %lld is outside a row of %zd bits", i, id, limit);
-            goto done;
-        }
-    }
-    uint32_t *w = (uint32_t *)words.buf;
-    for (Py_ssize_t i = 0; i < count; i++) {
-        long long id = PyLong_AsLongLong(PyList_GET_ITEM(ids, i));
-        w[id >> 5] |= (uint32_t)1 << (id & 31);
-    }
+    if (check_ids(ids, (words.len / 4) * 32, "set_ids") < 0) goto done;
+    set_bits((uint32_t *)words.buf, ids);
     result = Py_None;
     Py_INCREF(result);
 done:
@@ -1697,20 +1707,8 @@ static PyObject *or_rows(PyObject *module, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "or_rows: out must be a contiguous int32 buffer");
         goto done;
     }
-    Py_ssize_t words = out.len / 4, limit = words * 32;
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(ids); i++) {
-        PyObject *item = PyList_GET_ITEM(ids, i);
-        if (!PyLong_CheckExact(item)) {
-            PyErr_Format(PyExc_TypeError, "or_rows: ids[%zd] is not an int", i);
-            goto done;
-        }
-        long long id = PyLong_AsLongLong(item);
-        if (id == -1 && PyErr_Occurred()) goto done;
-        if (id < 0 || id >= limit) {
-            PyErr_Format(PyExc_ValueError, "or_rows: ids[%zd] = %lld is outside a row of %zd bits", i, id, limit);
-            goto done;
-        }
-    }
+    Py_ssize_t words = out.len / 4;
+    if (check_ids(ids, words * 32, "or_rows") < 0) goto done;
     views = PyMem_Calloc(n_rows > 0 ? (size_t)n_rows : 1, sizeof(Py_buffer));
     if (views == NULL) {
         PyErr_NoMemory();
@@ -1740,10 +1738,7 @@ static PyObject *or_rows(PyObject *module, PyObject *args) {
             for (Py_ssize_t k = 0; k < words; k++) w[k] |= src[k];
         }
     }
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(ids); i++) {
-        long long id = PyLong_AsLongLong(PyList_GET_ITEM(ids, i));
-        w[id >> 5] |= (uint32_t)1 << (id & 31);
-    }
+    set_bits(w, ids);
     uint32_t any = 0;
     for (Py_ssize_t k = 0; k < words && !any; k++) any |= w[k];
     result = PyBool_FromLong(any != 0);

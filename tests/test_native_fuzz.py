@@ -847,3 +847,69 @@ def test_or_rows_refuses_read_only_outputs_and_non_lists():
         native.or_rows(np.zeros(4, dtype=np.int32), [], (np.zeros(4, dtype=np.int32),))
     empty = np.full(4, -1, dtype=np.int32)
     assert native.or_rows(empty, [], []) is False and not empty.any()  # no row, no id: a zero row
+
+
+def _same_trie(built, reference) -> bool:
+    if built.__class__ is not reference.__class__:
+        return False
+    if reference.__class__ is not dict:
+        return built == reference
+    return list(built) == list(reference) and all(_same_trie(built[k], reference[k]) for k in reference)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.binary(max_size=6), st.sampled_from([b"a", b"ab", b"abc", b"b"])), max_size=80))
+def test_dict_trie_from_the_flat_trie_is_the_inserted_one(tokens):
+    """``Trie.as_dicts`` builds the dicts ``trie.build`` does, key order included: prefixes of each other,
+    duplicates (an id tuple), tokens left out (None, empty), leaves as bare ids."""
+    from formatenforcer.core.flat_trie import build_flat_trie
+    from formatenforcer.core.trie import build
+
+    flat = build_flat_trie(tokens, len(tokens) + 3)
+    assert _same_trie(flat.as_dicts(), build(tokens))
+
+
+def test_no_leak_over_many_dict_tries():
+    rng = random.Random(5)
+    trie = trie_of(random_tokens(rng, 300))
+    for _ in range(200):
+        trie.as_dicts()
+    before = _rss()
+    for _ in range(2_000):
+        trie.as_dicts()
+    grown = _rss() - before
+    assert grown < 1 << 20, f"resident size grew by {grown} bytes over 2,000 builds"
+
+
+_SPELLING = "ĠĊĉ!aZ~¡¬®ÿĀĎŃńĠĠ"  # the table's characters, then some outside it
+_OUTSIDE = " \x00\x7f\xad中😀Ņ"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.text(alphabet=_SPELLING + _OUTSIDE, max_size=8)), max_size=40))
+def test_spelled_bytes_match_piece_bytes(pieces):
+    """``spelled_bytes`` reads a piece as ``piece_bytes`` does when every character is in the byte-level
+    table, and answers None for the others (and for None), which the caller then reads as plain text."""
+    from formatenforcer.core import token_texts
+
+    got = native.spelled_bytes(pieces, token_texts._byte_level_table())
+    for piece, data in zip(pieces, got, strict=True):
+        if piece is None or any(ch not in token_texts._BYTE_LEVEL for ch in piece):
+            assert data is None
+        else:
+            assert data == token_texts.piece_bytes(piece, "byte-level", lambda _: "", 0)
+
+
+def test_spelled_bytes_checks_its_arguments():
+    from formatenforcer.core import token_texts
+
+    table = token_texts._byte_level_table()
+    with pytest.raises(TypeError, match="piece 1 is bytes"):
+        native.spelled_bytes(["a", b"a"], table)
+    with pytest.raises(TypeError):
+        native.spelled_bytes(("a",), table)
+    with pytest.raises(ValueError, match="int16"):
+        native.spelled_bytes(["a"], b"\x00\x01\x02")
+    assert native.spelled_bytes(["a", "é"], b"") == [None, None]  # an empty table spells nothing
+    bad = np.array([-1, 300, 65], dtype=np.int16).tobytes()  # entries past a byte are not bytes
+    assert native.spelled_bytes(["\x01", "\x02", "\x00"], bad) == [None, b"A", None]

@@ -16,10 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from formatenforcer import RegexError, RegexParser, TokenEnforcer, core_backend
-from formatenforcer.core import backend
+from formatenforcer.core import backend, token_texts
 from formatenforcer.core.compiled_walk import native_run
 from formatenforcer.core.flat_trie import arrays, flat_trie
-from formatenforcer.core.trie import IDS
+from formatenforcer.core.trie import IDS, build
 from formatenforcer.core.walk import allowed_mask
 
 from .conftest import TOKENIZER_NAMES
@@ -231,3 +231,35 @@ def test_walks_from_a_free_run_same_masks(vocabularies, both, name, pattern):
         for pending in pendings(state)[:4]:
             assert_same(vocabulary, state, pending)
     assert taken, "no state handed the compiled walk a run: the check would prove little"
+
+
+def same_trie(built, reference, path: bytes = b"") -> None:
+    """``built`` is ``reference``: the same dicts, keys in the same order, the same bare ids and id tuples."""
+    assert built.__class__ is reference.__class__, f"at {path!r}: {built!r} vs {reference!r}"
+    if reference.__class__ is not dict:
+        assert built == reference, f"at {path!r}"
+        return
+    assert list(built) == list(reference), f"keys at {path!r}: {list(built)[:8]} vs {list(reference)[:8]}"
+    for key, child in reference.items():
+        same_trie(built[key], child, path + bytes([key]) if key != IDS else path)
+
+
+@pytest.mark.parametrize("name", TOKENIZER_NAMES)
+def test_the_compiled_dict_trie_is_the_inserted_one(vocabularies, name):
+    """The vocabulary's dict trie, built in C from the flat trie, is node for node (key order and bare leaf
+    ids included) the trie that inserting every token in id order builds (``trie.build``, the reference)."""
+    vocabulary = vocabularies[name]
+    same_trie(flat_trie(vocabulary).as_dicts(), build(vocabulary.token_bytes))
+    same_trie(vocabulary.trie, build(vocabulary.token_bytes))
+
+
+@pytest.mark.parametrize("name", ["llama3", "smollm2"])
+def test_byte_level_pieces_read_in_c_as_one_at_a_time(tokenizers, name):
+    """A byte-level vocabulary's token bytes read in one compiled call are those read one piece at a time
+    (``piece_bytes``), special and added tokens included."""
+    tokenizer = tokenizers[name]
+    pieces, special, added = token_texts._pieces(tokenizer)
+    decode_one = token_texts._decoder_of(tokenizer)
+    assert token_texts._scheme(tokenizer, pieces) == "byte-level"
+    one_at_a_time = token_texts._each_piece(pieces, special, added, "byte-level", decode_one)
+    assert token_texts._byte_level_bytes(pieces, special, added) == one_at_a_time

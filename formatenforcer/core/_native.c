@@ -507,6 +507,98 @@ done:
     return result;
 }
 
+/* One key of a node of the dict trie, ordered by the smallest token id that uses it. */
+typedef struct {
+    int32_t first; /* the smallest token id below the key (for the ids entry: ending at the node) */
+    int32_t key;   /* a byte, or -1 for the node's own ids */
+    int32_t child; /* the child node (for a byte) */
+} DictKey;
+
+/* Trie.as_dicts(): the same trie as dicts, exactly as inserting every token in id order builds it (trie.py):
+   a node is ``{byte: child, -1: ids}``, its keys in the order they were first used; a node with one token
+   and no children is that token's bare id; several ids of the same bytes are a tuple in id order. Built
+   from the leaves up, so each node's children exist when the node is made. */
+static PyObject *Trie_as_dicts(TrieObject *self, PyObject *Py_UNUSED(ignored)) {
+    const int32_t *es = i32(self->edge_start), *ec = i32(self->edge_child), *ts = i32(self->tok_start),
+                  *ti = i32(self->tok_ids);
+    const uint8_t *eb = (const uint8_t *)PyBytes_AS_STRING(self->edge_byte);
+    Py_ssize_t nodes = self->nodes;
+    PyObject **made = calloc((size_t)nodes, sizeof(PyObject *));
+    int32_t *first = malloc(sizeof(int32_t) * (size_t)nodes);
+    DictKey *keys = malloc(sizeof(DictKey) * 257);
+    PyObject *small[256] = {NULL};
+    PyObject *ids_key = PyLong_FromLong(-1);
+    PyObject *result = NULL;
+    if (!made || !first || !keys || !ids_key) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (int b = 0; b < 256; b++)
+        if (!(small[b] = PyLong_FromLong(b))) goto done;
+    for (Py_ssize_t n = nodes - 1; n >= 0; n--) {
+        int32_t lo = ts[n], hi = ts[n + 1], count = 0;
+        int32_t least = INT32_MAX;
+        if (hi > lo) { /* ids ascend within a node (the tokens were sorted by bytes, then id) */
+            keys[count++] = (DictKey){ti[lo], -1, -1};
+            least = ti[lo];
+        }
+        for (int32_t e = es[n]; e < es[n + 1]; e++) {
+            int32_t child = ec[e];
+            keys[count++] = (DictKey){first[child], eb[e], child};
+            if (first[child] < least) least = first[child];
+        }
+        first[n] = least;
+        if (n > 0 && count == 1 && hi - lo == 1) { /* a leaf: its bare id */
+            if (!(made[n] = PyLong_FromLong(ti[lo]))) goto done;
+            continue;
+        }
+        for (int32_t i = 1; i < count; i++) { /* insertion sort: a node has few keys */
+            DictKey k = keys[i];
+            int32_t j = i - 1;
+            while (j >= 0 && keys[j].first > k.first) keys[j + 1] = keys[j], j--;
+            keys[j + 1] = k;
+        }
+        PyObject *node = PyDict_New();
+        if (!node) goto done;
+        made[n] = node;
+        for (int32_t i = 0; i < count; i++) {
+            PyObject *value;
+            int failed;
+            if (keys[i].key >= 0) {
+                failed = PyDict_SetItem(node, small[keys[i].key], made[keys[i].child]);
+            } else {
+                if (hi - lo == 1) {
+                    value = PyLong_FromLong(ti[lo]);
+                } else {
+                    value = PyTuple_New(hi - lo);
+                    for (int32_t k = lo; value && k < hi; k++) {
+                        PyObject *id = PyLong_FromLong(ti[k]);
+                        if (!id) Py_CLEAR(value);
+                        else PyTuple_SET_ITEM(value, k - lo, id);
+                    }
+                }
+                if (!value) goto done;
+                failed = PyDict_SetItem(node, ids_key, value);
+                Py_DECREF(value);
+            }
+            if (failed) goto done;
+        }
+        for (int32_t i = 0; i < count; i++) /* the node holds its children now */
+            if (keys[i].key >= 0) Py_CLEAR(made[keys[i].child]);
+    }
+    result = made[0];
+    made[0] = NULL;
+done:
+    if (made)
+        for (Py_ssize_t n = 0; n < nodes; n++) Py_XDECREF(made[n]);
+    for (int b = 0; b < 256; b++) Py_XDECREF(small[b]);
+    Py_XDECREF(ids_key);
+    free(made);
+    free(first);
+    free(keys);
+    return result;
+}
+
 static PyObject *Trie_get_array(TrieObject *self, void *which) {
     PyObject *value = *(PyObject **)((char *)self + (Py_ssize_t)which);
     Py_INCREF(value);
@@ -535,6 +627,8 @@ static PyMemberDef Trie_members[] = {
 static PyMethodDef Trie_methods[] = {
     {"from_tokens", (PyCFunction)Trie_from_tokens, METH_VARARGS | METH_CLASS,
      "from_tokens(blob, offsets, vocab_size): the trie of the tokens blob[offsets[i]:offsets[i+1]] (int64)"},
+    {"as_dicts", (PyCFunction)Trie_as_dicts, METH_NOARGS,
+     "as_dicts(): the same trie as the dicts of trie.py, as inserting the tokens in id order builds them"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1667,6 +1761,63 @@ static void set_bits(uint32_t *w, PyObject *ids) {
     }
 }
 
+/* spelled_bytes(pieces, table): the bytes each piece spells, for vocabularies that spell every byte as one
+   character (byte-level BPE). ``table``: int16, one entry per code point below its length, the byte that
+   code point spells or -1. A piece (a str) whose every character is in the table gives those bytes; None,
+   or a piece with any other character, gives None (the caller reads those its own way). */
+static PyObject *spelled_bytes(PyObject *module, PyObject *args) {
+    PyObject *pieces;
+    Py_buffer table;
+    if (!PyArg_ParseTuple(args, "O!y*", &PyList_Type, &pieces, &table)) return NULL;
+    PyObject *out = NULL;
+    uint8_t *buffer = NULL;
+    if (table.len % 2 != 0 || ((uintptr_t)table.buf % 2) != 0) {
+        PyErr_SetString(PyExc_ValueError, "spelled_bytes: the table must be aligned int16");
+        goto done;
+    }
+    const int16_t *map = (const int16_t *)table.buf;
+    Py_ssize_t known = table.len / 2, count = PyList_GET_SIZE(pieces), room = 0;
+    if (!(out = PyList_New(count))) goto done;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *piece = PyList_GET_ITEM(pieces, i), *value = Py_None;
+        if (piece != Py_None) {
+            if (!PyUnicode_Check(piece)) {
+                PyErr_Format(PyExc_TypeError, "spelled_bytes: piece %zd is %.100s, not str or None", i,
+                             Py_TYPE(piece)->tp_name);
+                goto fail;
+            }
+            Py_ssize_t length = PyUnicode_GET_LENGTH(piece);
+            int kind = PyUnicode_KIND(piece);
+            const void *data = PyUnicode_DATA(piece);
+            if (length > room) {
+                uint8_t *grown = realloc(buffer, (size_t)length);
+                if (!grown) {
+                    PyErr_NoMemory();
+                    goto fail;
+                }
+                buffer = grown, room = length;
+            }
+            Py_ssize_t k = 0;
+            for (; k < length; k++) {
+                Py_UCS4 ch = PyUnicode_READ(kind, data, k);
+                if (ch >= (Py_UCS4)known || map[ch] < 0 || map[ch] > 255) break;
+                buffer[k] = (uint8_t)map[ch];
+            }
+            if (k == length && !(value = PyBytes_FromStringAndSize((const char *)buffer, length))) goto fail;
+            if (k < length) value = Py_None;
+        }
+        if (value == Py_None) Py_INCREF(Py_None);
+        PyList_SET_ITEM(out, i, value);
+    }
+    goto done;
+fail:
+    Py_CLEAR(out);
+done:
+    free(buffer);
+    PyBuffer_Release(&table);
+    return out;
+}
+
 /* set_ids(words, ids): sets bit i % 32 of words[i // 32] for each id i of ``ids`` (a list of ints, the ids a
    walk collected). ``words``: a writable, C-contiguous int32 buffer. Every id is checked against the row's
    width before anything is written: ValueError names the first one outside it. */
@@ -1753,6 +1904,8 @@ static PyMethodDef module_methods[] = {
     {"or_rows", or_rows, METH_VARARGS,
      "or_rows(out, ids, rows): writes into the int32 row out the OR of the rows with the ids' bits set; "
      "returns whether any bit is set"},
+    {"spelled_bytes", spelled_bytes, METH_VARARGS,
+     "spelled_bytes(pieces, table): each piece's bytes through an int16 table (code point -> byte), or None"},
     {"set_ids", set_ids, METH_VARARGS,
      "set_ids(words, ids): sets the bit of each id of the list ids in the packed int32 row words"},
     {"walk_mask", walk_mask, METH_VARARGS,

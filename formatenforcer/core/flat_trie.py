@@ -31,10 +31,10 @@ def build_flat_trie(token_bytes: list[bytes | None], size: int) -> Any:
     native = backend.native
     if native is None:
         raise RuntimeError("the compiled core is not available (see formatenforcer.core_backend())")
-    lengths = np.fromiter((len(data) if data else 0 for data in token_bytes), dtype=np.int64, count=len(token_bytes))
-    offsets = np.zeros(len(token_bytes) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    blob = b"".join(data for data in token_bytes if data)
+    filled = [data or b"" for data in token_bytes]
+    offsets = np.zeros(len(filled) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, filled), dtype=np.int64, count=len(filled)), out=offsets[1:])
+    blob = b"".join(filled)
     return native.Trie.from_tokens(blob, offsets, size)
 
 

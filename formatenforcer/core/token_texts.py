@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import disk_cache
+from . import backend, disk_cache
 from .errors import VocabularyError
 
 _BYTE_FALLBACK = re.compile(r"^<0x([0-9A-Fa-f]{2})>$")
@@ -43,6 +43,18 @@ def _byte_level_decoder() -> dict[str, int]:
 
 
 _BYTE_LEVEL = _byte_level_decoder()
+_BYTE_LEVEL_TABLE: bytes | None = None
+"""``_BYTE_LEVEL`` as the compiled core reads it (``spelled_bytes``): int16 per code point, -1 where none."""
+
+
+def _byte_level_table() -> bytes:
+    global _BYTE_LEVEL_TABLE
+    if _BYTE_LEVEL_TABLE is None:
+        table = [-1] * (max(map(ord, _BYTE_LEVEL)) + 1)
+        for ch, byte in _BYTE_LEVEL.items():
+            table[ord(ch)] = byte
+        _BYTE_LEVEL_TABLE = b"".join(value.to_bytes(2, "little", signed=True) for value in table)
+    return _BYTE_LEVEL_TABLE
 
 
 def scheme_of(decoder: str, pieces: list[str] = ()) -> str:
@@ -175,6 +187,42 @@ def token_bytes_of(tokenizer: Any, parts: tuple | None = None) -> tuple[list[byt
     pieces, special, added_literal = parts or _pieces(tokenizer)
     scheme = _scheme(tokenizer, pieces)
     decode_one = _decoder_of(tokenizer)
+    if scheme == "byte-level" and backend.native is not None and isinstance(pieces, list):
+        data = _byte_level_bytes(pieces, special, added_literal)
+    else:
+        data = _each_piece(pieces, special, added_literal, scheme, decode_one)
+    strip = _strips_leading_space(tokenizer, data)
+    verify_token_bytes(decode_one, data, strip)
+    return data, strip, scheme
+
+
+def _byte_level_bytes(pieces: list[str], special: set[int], added_literal: dict[int, str]) -> list[bytes | None]:
+    """What ``_each_piece`` gives for a byte-level vocabulary, with the spelled pieces read in C (one call
+    for the whole vocabulary: ~0.1 s less for 128k pieces); the few others (special and added tokens, a
+    piece with a character outside the table) are read as ``_each_piece`` reads them."""
+    data: list[bytes | None] = backend.native.spelled_bytes(pieces, _byte_level_table())  # type: ignore[union-attr]
+    for token_id in [i for i, spelled in enumerate(data) if spelled is None]:
+        piece = pieces[token_id]
+        if piece is not None:
+            data[token_id] = piece.encode("utf-8")  # an added token spelled as plain text (as piece_bytes)
+    for token_id, text in added_literal.items():
+        if 0 <= token_id < len(data) and pieces[token_id] is not None:
+            data[token_id] = text.encode("utf-8")
+    for token_id in special:
+        if 0 <= token_id < len(data):
+            data[token_id] = None
+    return data
+
+
+def _each_piece(
+    pieces: Sequence[str | None],
+    special: set[int],
+    added_literal: dict[int, str],
+    scheme: str,
+    decode_one: Callable[[int], str],
+) -> list[bytes | None]:
+    """The bytes of each token, one piece at a time: None for special tokens and missing pieces, the literal
+    text of added tokens, ``piece_bytes`` for the others."""
     data: list[bytes | None] = []
     for token_id, piece in enumerate(pieces):
         if token_id in special or piece is None:
@@ -183,9 +231,7 @@ def token_bytes_of(tokenizer: Any, parts: tuple | None = None) -> tuple[list[byt
             data.append(added_literal[token_id].encode("utf-8"))
         else:
             data.append(piece_bytes(piece, scheme, decode_one, token_id))
-    strip = _strips_leading_space(tokenizer, data)
-    verify_token_bytes(decode_one, data, strip)
-    return data, strip, scheme
+    return data
 
 
 def _strips_leading_space(tokenizer: Any, data: list[bytes | None]) -> bool:

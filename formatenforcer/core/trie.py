@@ -34,6 +34,16 @@ def insert(trie: Trie, data: bytes, token_id: int) -> None:
         node[IDS] = (*ids_at(ids), token_id)
 
 
+def build(token_bytes: Sequence[bytes | None]) -> Trie:
+    """The trie of these tokens (index = id; None or empty: left out), inserted in id order. The compiled
+    core builds the same dicts, key order included (``_native.Trie.as_dicts``); this is the reference."""
+    trie: Trie = {}
+    for token_id, data in enumerate(token_bytes):
+        if data:
+            insert(trie, data, token_id)
+    return trie
+
+
 def as_dict(node: Trie | int) -> Trie:
     """``node`` as a dict (a leaf's id becomes ``{IDS: id}``), for code off the hot path."""
     return {IDS: node} if node.__class__ is int else node

@@ -40,7 +40,7 @@ from .errors import VocabularyError
 from .pretokens import PreTokens
 from .run_tables import FreeRunTable, TokenTexts, pack_ids
 from .token_texts import agrees, cache_key, default_eos_ids, encoder_of, token_bytes_of
-from .trie import IDS, Trie, ids_at, insert, longest_match, subtree_entries
+from .trie import IDS, Trie, build, ids_at, longest_match, subtree_entries
 
 __all__ = ["IDS", "Trie", "Vocabulary", "pack_ids"]
 
@@ -152,13 +152,13 @@ class Vocabulary:
         return self._longest
 
     def _build_trie(self) -> Trie:
-        trie: Trie = {}
         # Hundreds of thousands of small dicts, none cyclic: pausing the cycle collector halves the build time.
         with paused():
-            for token_id, data in enumerate(self.token_bytes):
-                if data is not None:
-                    insert(trie, data, token_id)
-        return trie
+            if backend.native is not None:
+                # the flat trie (one sort in C; the compiled walk needs it anyway) made into the same dicts
+                # in C: ~0.1 s instead of ~0.3 s for 128k tokens
+                return flat_trie.flat_trie(self).as_dicts()
+            return build(self.token_bytes)
 
     @classmethod
     def from_tokens(

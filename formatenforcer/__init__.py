@@ -26,6 +26,7 @@ from .core.bitmask import write_row as write_mask_row
 from .core.charset import CharSet
 from .core.enforcer import EnforcerConfig, TokenEnforcer
 from .core.errors import (
+    BuildMemoryError,
     BuildTimeoutError,
     FormatEnforcerError,
     FormatError,
@@ -49,6 +50,7 @@ from .parsers.reasoning import ReasoningParser
 from .parsers.regex import RegexParser
 
 __all__ = [
+    "BuildMemoryError",
     "BuildTimeoutError",
     "CharSet",
     "CharacterParser",

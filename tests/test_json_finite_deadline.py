@@ -64,7 +64,7 @@ def test_with_time_the_list_has_no_value() -> None:
     assert parser.accepts("{}") and not parser.accepts('{"list": []}')
 
 
-def test_a_check_out_of_time_refuses_the_node_instead_of_answering_possible(tiny_budget) -> None:
+def test_a_check_over_budget_refuses_the_node_instead_of_answering_possible(tiny_budget) -> None:
     compiler, listed, item = _compiler(_schema("e", "f"))
     with pytest.raises(TimedOut) as raised:
         compiler.finite(listed)  # (it answered True before: "possible", for a list that has no value)
@@ -111,7 +111,7 @@ def _contains_schema(a: str) -> tuple[dict, dict, dict]:
     return {"type": "object", "properties": {"tags": tags}}, items, contains
 
 
-def test_a_contains_match_out_of_time_is_refused_naming_contains(tiny_budget) -> None:
+def test_a_contains_match_over_budget_is_refused_naming_contains(tiny_budget) -> None:
     # the array check used to answer "has a value" for the match whose build ran out of time (a guess: on a
     # quieter machine it could find none); now it refuses, naming the contains schema, not the array (#...)
     schema, items, contains = _contains_schema("k")
@@ -127,7 +127,7 @@ def test_a_contains_match_out_of_time_is_refused_naming_contains(tiny_budget) ->
     assert parser.accepts('{"tags": ["kbbbkkkbbbbbbz"]}') and not parser.accepts('{"tags": ["kkkkkkkkkkkkkz"]}')
 
 
-def test_lenient_relaxes_an_out_of_time_contains_match_and_never_dead_ends(tiny_budget) -> None:
+def test_lenient_relaxes_an_over_budget_contains_match_and_never_dead_ends(tiny_budget) -> None:
     schema, items, contains = _contains_schema("m")
     tiny_budget.undo()
     JsonSchemaParser(items), JsonSchemaParser(contains)
@@ -140,7 +140,7 @@ def test_lenient_relaxes_an_out_of_time_contains_match_and_never_dead_ends(tiny_
     _walks_finish(parser)
 
 
-def test_a_required_string_out_of_time_is_refused_at_its_own_pointer(tiny_budget) -> None:
+def test_a_required_string_over_budget_is_refused_at_its_own_pointer(tiny_budget) -> None:
     # the finiteness check asks whether the required string has a value; its build running out of time is
     # refused at the string's pointer (as its own build would), not at the object that asked
     key = {"type": "string", "pattern": "^w(?:w|b){12}z$", "not": {"pattern": "www"}}

@@ -46,6 +46,12 @@ class BuildTimeoutError(FormatError):
     by the parser's constructor, never during generation."""
 
 
+class BuildMemoryError(FormatError):
+    """A format whose build needed more memory than its budget (``JsonConfig.build_megabytes``: the
+    process's resident memory may grow by that much while the parser's constructor runs): raised by the
+    constructor, never during generation."""
+
+
 class MaskTimeoutError(FormatEnforcerError):
     """One mask took longer to compute than ``EnforcerConfig.mask_seconds``. Never raised into an engine's
     loop: the matcher that asked enters its error state (end-of-sequence only) with this as its ``error``,

@@ -11,7 +11,7 @@ prefix the parser accepts can be completed.
 from __future__ import annotations
 
 from ..core.errors import FormatEnforcerError, GrammarError, RegexError
-from ..parsers.build_budget import out_of_time
+from ..parsers.build_budget import over_budget
 from ..parsers.regex import CompiledRegex, compile_regex
 from .ir import Grammar, Symbol
 from .json_lexer import ParserLexer
@@ -71,11 +71,11 @@ def compile_terminals(grammar: Grammar) -> dict[str, CompiledRegex | ParserLexer
         if pattern is None:
             out[name] = None
             continue
-        out_of_time()  # (the grammar's whole build budget, GrammarParser(build_seconds=...))
+        over_budget()  # (the grammar's whole build budget, GrammarParser(build_seconds=...))
         try:
             out[name] = compile_regex(pattern)
         except RegexError as error:
-            out_of_time()  # an automaton cut short by the whole budget: that budget is the reason
+            over_budget()  # an automaton cut short by the whole budget: that budget is the reason
             raise GrammarError(f"{grammar.describe(name, 'terminal')}: {error}") from None
     return out
 

@@ -24,12 +24,12 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable, Hashable
 
-from ..core.budget import checked_seconds
+from ..core.budget import checked_megabytes, checked_seconds
 from ..core.charset import EMPTY, CharSet, union_memo
 from ..core.errors import GrammarError
 from ..core.hooks import nested_lexeme
 from ..core.protocol import CharacterParser, FreeRun, Lexeme
-from ..parsers.build_budget import build_budget, out_of_time
+from ..parsers.build_budget import build_budget, over_budget
 from ..parsers.regex import CompiledRegex
 from .earley import CompiledGrammar, EarleySet
 from .gbnf_text import read_gbnf
@@ -532,16 +532,27 @@ class GrammarParser(GrammarState):
     recognizer over lexemes; see docs/grammars.md). A grammar that cannot be enforced exactly raises
     ``GrammarError`` here, naming the rule and line; generation itself never fails. ``build_seconds`` bounds
     the whole build (None: no limit), else ``BuildTimeoutError``; each terminal's automaton also stops at
-    its own limit (5 s, a ``GrammarError`` naming it), cut to what is left of the budget."""
+    its own limit (5 s, a ``GrammarError`` naming it), cut to what is left of the budget. ``build_megabytes``
+    bounds how much the process's resident memory may grow meanwhile (None: no limit), else
+    ``BuildMemoryError`` (see ``JsonConfig.build_megabytes``)."""
 
     __slots__ = ("grammar", "syntax")
 
-    def __init__(self, grammar: str, syntax: str | None = None, *, build_seconds: float | None = 60.0) -> None:
+    def __init__(
+        self,
+        grammar: str,
+        syntax: str | None = None,
+        *,
+        build_seconds: float | None = 60.0,
+        build_megabytes: float | None = 1024.0,
+    ) -> None:
         checked_seconds(build_seconds, "GrammarParser's build_seconds")
-        with build_budget(build_seconds, "GrammarParser(build_seconds=...)"):
+        checked_megabytes(build_megabytes, "GrammarParser's build_megabytes")
+        with build_budget(build_seconds, "GrammarParser(build_seconds=...)", build_megabytes,
+                          "GrammarParser(build_megabytes=...)"):  # fmt: skip
             neutral = read_grammar(grammar, syntax)
             compiled = _Compiled(CompiledGrammar(neutral))
-            out_of_time()
+            over_budget()
         super().__init__(compiled, frozenset(), frozenset((compiled.earley.root,)))
         # (the parser holds no cycle of its own, so it dies at once; at interpreter exit there is nothing to do)
         weakref.finalize(self, compiled.release).atexit = False

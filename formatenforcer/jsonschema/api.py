@@ -16,7 +16,7 @@ from ..core.charset import CharSet
 from ..core.errors import Problem, SchemaError, UnsupportedSchemaError
 from ..core.hooks import FreeRun, Lexeme, walk_lexeme
 from ..core.protocol import CharacterParser
-from ..parsers.build_budget import build_budget, out_of_time
+from ..parsers.build_budget import build_budget, over_budget
 from .compile import Compiler, forget_memos
 from .config import JsonConfig
 from .depth import DepthLimit
@@ -132,8 +132,9 @@ class JsonSchemaParser(_Document):
                     load_schema(document)
                 except SchemaError as error:
                     raise SchemaError(f"in resource {uri!r}: {error}") from None
-        seconds = (config or JsonConfig()).build_seconds
-        with build_budget(seconds, "JsonConfig.build_seconds"):
+        budget = config or JsonConfig()
+        with build_budget(budget.build_seconds, "JsonConfig.build_seconds", budget.build_megabytes,
+                          "JsonConfig.build_megabytes"):  # fmt: skip
             normalizer = Normalizer(built, resources)
             prepare(normalizer, built)
             root = normalizer.node(built)
@@ -142,7 +143,7 @@ class JsonSchemaParser(_Document):
             compiler = Compiler(config or JsonConfig(), normalizer.merger, lambda n: origins.get(id(n), "#"))
             problems = list(normalizer.problems)
             problems.extend(compiler.check_all(root, lenient=lenient))
-            out_of_time()
+            over_budget()
         problems = list(dict.fromkeys(problems))
         missing = "".join(f"; the $ref at {p} names {uri!r}, {missing_hint(uri)}"
                           for p, uri in normalizer.missing.items())  # fmt: skip

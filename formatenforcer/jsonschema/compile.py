@@ -13,7 +13,7 @@ from collections.abc import Callable
 from ..core.charset import ANY
 from ..core.errors import Problem, SchemaError, UnsupportedSchemaError
 from ..core.protocol import CharacterParser
-from ..parsers.build_budget import out_of_time
+from ..parsers.build_budget import over_budget
 from ..parsers.choice import CharTrie, ChoiceParser
 from ..parsers.combinators import UnionParser
 from ..parsers.regex import timed_out
@@ -199,7 +199,7 @@ class Compiler:
             if id(node) in seen:
                 continue
             seen.add(id(node))
-            out_of_time()  # (the format's whole build budget, JsonConfig.build_seconds)
+            over_budget()  # (the format's whole build budget, JsonConfig.build_seconds)
             if isinstance(node, AnyValue):
                 # nothing in "any value" can be unsupported, and it has no sub-schemas: its union of the six
                 # kinds (a third of a small schema's build) is built when a value first needs it

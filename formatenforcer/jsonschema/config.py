@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ..core.budget import checked_seconds
+from ..core.budget import checked_megabytes, checked_seconds
 from ..core.errors import FormatError
 
 
@@ -55,6 +55,11 @@ class JsonConfig:
         its own limit (5 s), refused as unsupported at its keyword; this budget bounds the whole, so a schema
         with thousands of costly patterns cannot hold a server's thread for minutes. Schemas build in
         milliseconds; the default leaves room for a loaded machine.
+    build_megabytes: how much the process's resident memory may grow while ``JsonSchemaParser(...)`` builds
+        the schema (MiB; None: no limit), else ``BuildMemoryError``: an automaton whose states explode (a
+        pattern such as ``(a|b)*a(a|b){20}``, a product of patterns) is stopped at its next state once past
+        it, instead of taking the server's memory. Real schemas need a few megabytes, the largest formats
+        tens; other threads' allocations during the build count too, hence the generous default.
     """
 
     property_order: Literal["any", "schema"] = "any"
@@ -66,6 +71,7 @@ class JsonConfig:
     max_depth: int = 1000
     closed_objects: bool | None = None
     build_seconds: float | None = 60.0
+    build_megabytes: float | None = 1024.0
 
     def __post_init__(self) -> None:
         if self.property_order not in ("any", "schema"):
@@ -85,3 +91,4 @@ class JsonConfig:
         if self.whitespace_pattern is not None and not isinstance(self.whitespace_pattern, str):
             raise FormatError("JsonConfig.whitespace_pattern must be a string or None")
         checked_seconds(self.build_seconds, "JsonConfig.build_seconds")
+        checked_megabytes(self.build_megabytes, "JsonConfig.build_megabytes")

@@ -22,6 +22,8 @@ from contextlib import contextmanager
 
 import interegular.fsm as _fsm
 
+from ..core.budget import resident_bytes
+
 ORIGINAL_CRAWL = _fsm.crawl
 """interegular's own crawl, kept for comparison (tests/test_fsm_crawl.py)."""
 
@@ -45,7 +47,7 @@ def _hashable(state):  # noqa: ANN001, ANN202
 
 
 def _crawl(alphabet, initial, final: Callable, follow: Callable):  # noqa: ANN001, ANN202 - interegular's types
-    end = getattr(_local, "end", None)
+    limited = getattr(_local, "end", None) is not None or getattr(_local, "memory", None) is not None
     states = [initial]
     index: dict | None = {}
     try:
@@ -58,7 +60,7 @@ def _crawl(alphabet, initial, final: Callable, follow: Callable):  # noqa: ANN00
     symbols = list(alphabet.by_transition)
     i = 0
     while i < len(states):
-        if end is not None and not i & 63 and time.monotonic() > end:
+        if limited and not i & 63 and expired():
             raise CrawlTimeout
         state = states[i]
         if final(state):
@@ -101,9 +103,63 @@ def install() -> None:
 
 
 def expired() -> bool:
-    """Whether this thread's current ``deadline`` has passed (for builders other than interegular's)."""
+    """Whether this thread's current ``deadline`` has passed or its ``memory_limit`` has been exceeded (for
+    builders other than interegular's)."""
     end = getattr(_local, "end", None)
-    return end is not None and time.monotonic() > end
+    if end is not None and time.monotonic() > end:
+        return True
+    memory = getattr(_local, "memory", None)
+    return memory is not None and memory.exceeded()
+
+
+def over_memory() -> bool:
+    """Whether this thread's current ``memory_limit`` has been exceeded (what ``expired`` reported, if so)."""
+    memory = getattr(_local, "memory", None)
+    return memory is not None and memory.over
+
+
+class _Memory:
+    """A memory limit: the resident size the process may reach (``cap`` bytes), read at most once a
+    millisecond (``exceeded`` is polled at every state of an automaton build; a read costs ~5 µs)."""
+
+    __slots__ = ("cap", "next_read", "over")
+
+    def __init__(self, cap: int) -> None:
+        self.cap, self.next_read, self.over = cap, 0.0, False
+
+    def exceeded(self) -> bool:
+        if not self.over:
+            now = time.monotonic()
+            if now >= self.next_read:
+                self.next_read = now + _MEMORY_READ_SECONDS
+                size = resident_bytes()
+                self.over = size is not None and size > self.cap
+        return self.over
+
+
+_MEMORY_READ_SECONDS = 0.001
+
+
+@contextmanager
+def memory_limit(megabytes: float | None) -> Iterator[None]:
+    """Within this block, automaton construction on this thread raises CrawlTimeout once the process's
+    resident memory has grown by more than ``megabytes`` (MiB) since the block began, or past the limit of
+    an enclosing block if that is lower (None: no limit of its own). Where the system does not tell the
+    resident size, there is no limit."""
+    install()
+    previous = getattr(_local, "memory", None)
+    start = resident_bytes() if megabytes is not None else None
+    if start is None:
+        yield
+        return
+    memory = _Memory(start + int(megabytes * 2**20))  # type: ignore[operator]
+    if previous is not None and previous.cap <= memory.cap:
+        memory = previous
+    _local.memory = memory
+    try:
+        yield
+    finally:
+        _local.memory = previous
 
 
 @contextmanager

@@ -27,14 +27,14 @@ import interegular
 from interegular.fsm import anything_else
 
 from ..core import disk_cache
-from ..core.budget import checked_seconds
+from ..core.budget import checked_megabytes, checked_seconds
 from ..core.cache_release import register_memo
 from ..core.charset import ANY, EMPTY, CharSet
 from ..core.errors import RegexError
 from ..core.hooks import FreeRun
 from ..core.protocol import CharacterParser
 from . import fsm_crawl, regex_build
-from .build_budget import build_budget, out_of_time
+from .build_budget import build_budget, over_budget
 
 COMPILE_SECONDS = 5.0
 """A pattern whose automaton takes longer than this to build is refused with RegexError (no hang)."""
@@ -513,34 +513,44 @@ def _timed(label: str, build):  # noqa: ANN001, ANN202 - interegular's FSM type
         raise _too_complex(label) from None
 
 
-def _budgeted(pattern: str, seconds: float) -> CompiledRegex:
+def _budgeted(pattern: str, seconds: float | None, megabytes: float | None) -> CompiledRegex:
     """``compile_regex`` within ``seconds`` (under the automaton's own ``COMPILE_SECONDS``), else
-    ``BuildTimeoutError``."""
+    ``BuildTimeoutError``, and within ``megabytes`` of growth of the process, else ``BuildMemoryError``."""
     checked_seconds(seconds, "RegexParser's build_seconds")
-    with build_budget(seconds, "RegexParser(build_seconds=...)"):
+    checked_megabytes(megabytes, "RegexParser's build_megabytes")
+    with build_budget(seconds, "RegexParser(build_seconds=...)", megabytes, "RegexParser(build_megabytes=...)"):
         try:
             return compile_regex(pattern)
         except RegexError:
-            out_of_time()  # cut short by the budget: that is the reason
+            over_budget()  # cut short by the budget: that is the reason
             raise
 
 
 class RegexParser(CharacterParser):
     """Accepts exactly the strings that ``re.fullmatch(pattern, s)`` accepts (see the module notes).
     ``build_seconds`` lowers the automaton's build limit (``COMPILE_SECONDS``, past which it is a
-    ``RegexError``), past which the build is a ``BuildTimeoutError``."""
+    ``RegexError``), past which the build is a ``BuildTimeoutError``; ``build_megabytes`` bounds how much the
+    process's resident memory may grow while the automaton is built (None: no limit), else
+    ``BuildMemoryError`` (an automaton whose states explode, such as ``(a|b)*a(a|b){20}``'s)."""
 
     __slots__ = ("_dfa", "_state", "__weakref__")  # weakly referable: see TokenEnforcer
 
-    def __init__(self, pattern: str | CompiledRegex, _state: int = 0, *, build_seconds: float | None = None) -> None:
+    def __init__(
+        self,
+        pattern: str | CompiledRegex,
+        _state: int = 0,
+        *,
+        build_seconds: float | None = None,
+        build_megabytes: float | None = 1024.0,
+    ) -> None:
         if not isinstance(pattern, (str, CompiledRegex)):
             raise RegexError(f"a regular expression must be a string, not {type(pattern).__name__}")
         if isinstance(pattern, str):
             _check_encodable(pattern)
-            if build_seconds is None:
+            if build_seconds is None and build_megabytes is None:
                 self._dfa = compile_regex(pattern)
             else:
-                self._dfa = _budgeted(pattern, build_seconds)
+                self._dfa = _budgeted(pattern, build_seconds, build_megabytes)
         else:
             self._dfa = pattern
         self._state = _state

@@ -34,7 +34,7 @@ from .classes import (
     union_of,
     zwnj_pending,
 )
-from .label import ASCII_CANDIDATES, LABEL_MAX, NAME_MAX, WITNESSES, Domain, label_ends, viable
+from .label import ASCII_CANDIDATES, LABEL_MAX, NAME_MAX, WITNESSES, Domain, ascii_shape, label_ends, viable
 from .length import a_length_appended, bound_fits
 from .runs import VAGUE, ends_vague, free_run, label_far, mixed_chars
 from .tables import DOTS, tables
@@ -101,6 +101,10 @@ class IdnHostnameContent(Content):
         if label and (not label.isascii() or label.islower() and label[:4] != "xn--") and self._far(state):
             # ASCII labels apart: capitals are allowed there and nowhere else
             return ("far", domain, summary(label), blind, label.isascii())
+        if len(label) >= 4 and label.isascii() and label.lower() != label and label[:4].lower() != "xn--":
+            # a capital in: only ASCII characters and dots may follow, judged by the LDH rules, which read
+            # the label's length and shape only (the walk meets many such labels, one per token)
+            return ("ascii", done, domain, len(label), ascii_shape(label), blind == VAGUE)
         return state
 
     def allowed(self, state: tuple) -> CharSet:

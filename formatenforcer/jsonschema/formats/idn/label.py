@@ -124,6 +124,22 @@ def viable(label: str, done: int, domain: Domain, nfc: bool) -> bool:
     return any(label_ends(label + w, done, domain, nfc) is not None for w in ("", *WITNESSES))
 
 
+def ascii_shape(label: str) -> tuple[bool, ...]:
+    """What ``viable`` and ``label_end`` read of an ASCII ``label`` of 4 or more characters that is no
+    ``xn--`` label, beyond its length, for it and for it followed by one ASCII character: a leading hyphen,
+    a leading letter, ``--`` in positions 3-4, the LDH syntax of the lowercased label, characters that are
+    all ASCII candidates. Labels of one shape and length take the same ASCII characters and dots after
+    them."""
+    low = label.lower()
+    return (
+        low[0] == "-",
+        low[0].isalpha(),
+        low[2:4] == "--",
+        _LDH_LABEL.fullmatch(low) is not None,
+        _ASCII_CANDIDATE_SET.issuperset(label),
+    )
+
+
 def idn_hostname_ok(text: str, nfc: bool = True) -> bool:
     """Whether ``text`` is a valid idn-hostname (the automaton's language, judged directly)."""
     done, domain = 0, (False, False)

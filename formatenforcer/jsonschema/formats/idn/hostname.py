@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Hashable
+from functools import lru_cache
 
 from ....core.charset import EMPTY, CharSet
 from ..content import Content, FreeContent
@@ -40,6 +41,15 @@ from .runs import VAGUE, ends_vague, free_run, label_far, mixed_chars
 from .tables import DOTS, tables
 
 _MISSING = object()
+
+
+@lru_cache(maxsize=4096)
+def _near_candidates(generic: CharSet, blocks: frozenset[int]) -> tuple[str, ...]:
+    """The characters of ``generic`` in the 64-code-point ``blocks`` and the non-ASCII witnesses (the ones
+    checked one by one near the length limit; few distinct arguments recur, and the intersection walks
+    every interval of ``generic``)."""
+    near = generic & CharSet([(b << 6, (b << 6) + 63) for b in blocks] + [(ord(w), ord(w)) for w in WITNESSES[2:]])
+    return tuple(near.chars())
 
 
 class IdnHostnameContent(Content):
@@ -154,9 +164,7 @@ class IdnHostnameContent(Content):
         room = min(LABEL_MAX, NAME_MAX - done)
         if self._far(state):
             return union_of(ascii_part, generic, picked)
-        blocks = {ord(ch) >> 6 for ch in label if not ch.isascii()}
-        near = generic & CharSet([(b << 6, (b << 6) + 63) for b in blocks] + [(ord(w), ord(w)) for w in WITNESSES[2:]])
-        candidates = list(near.chars())
+        candidates = _near_candidates(generic, frozenset(ord(ch) >> 6 for ch in label if not ch.isascii()))
         # one bound for them all: when any one of them surely fits, no A-label length is computed per character
         fits = bool(candidates) and bound_fits(label, (max(map(ord, candidates)),), room)
         picked += tuple(c for c in candidates if self._near_ok(state, c, room, fits))

@@ -30,6 +30,7 @@ WITNESSES = ("a", "l", "\u03b1", "\u3041", "\u05d0", "\u0628", "\u1820")
 ASCII_CANDIDATES = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-"
 _ASCII_CANDIDATE_SET = frozenset(ASCII_CANDIDATES)  # (a label's characters checked in one C loop)
 _LDH_LABEL = re.compile(r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?")
+_CAPITAL = re.compile("[A-Z]")
 
 # A domain state: (an RTL label seen, some label fails the bidi rule)
 Domain = tuple[bool, bool]
@@ -119,7 +120,7 @@ def viable(label: str, done: int, domain: Domain, nfc: bool) -> bool:
             return False  # a digit first fails the bidi rule a bidi domain requires
         room = min(LABEL_MAX, NAME_MAX - done)
         return len(label) <= room and (low[-1] != "-" or len(label) + 1 <= room)
-    if any("A" <= ch <= "Z" for ch in label):
+    if _CAPITAL.search(label):
         return False
     return any(label_ends(label + w, done, domain, nfc) is not None for w in ("", *WITNESSES))
 

@@ -22,6 +22,9 @@ from formatenforcer.jsonschema.formats.idn.email import IdnEmailContent, idn_ema
 from formatenforcer.jsonschema.formats.idn.hostname import IdnHostnameContent
 from formatenforcer.jsonschema.formats.idn.label import idn_hostname_ok
 from formatenforcer.jsonschema.formats.idn.length import (
+    _digit_steps,
+    _digits,
+    _digits_by_loop,
     a_length,
     a_length_appended,
     a_length_bound,
@@ -151,6 +154,16 @@ def test_a_lengths_with_basics_replay_a_length():
                        for _ in range(rng.randint(1, 40)))  # fmt: skip
         if not text.isascii():
             assert a_lengths_with_basics(text, 25) == [a_length(text + "a" * k) for k in range(26)], text
+
+
+def test_digits_by_thresholds_are_the_encoders():
+    rng = random.Random(5)
+    for _ in range(20000):
+        q, bias = rng.randrange(10 ** rng.randrange(1, 40)), rng.randrange(0, 800)
+        assert _digits(q, bias) == _digits_by_loop(q, bias), (q, bias)
+    for bias in (0, 1, 25, 26, 72, 300):  # every threshold and its neighbours
+        for q in sorted({t + d for t in _digit_steps(bias) for d in (-1, 0, 1) if t + d >= 0}):
+            assert _digits(q, bias) == _digits_by_loop(q, bias), (q, bias)
 
 
 def test_a_length_bound_holds_for_every_completion():

@@ -20,7 +20,7 @@ import unicodedata
 from functools import lru_cache
 
 from .a_labels import Budget, can_complete, decoding, valid_a_label_text
-from .label_facts import MAX_INPUT, bidi_ok, contexts_ok, label_facts
+from .label_facts import KATAKANA_DOT, MAX_INPUT, bidi_ok, contexts_ok, label_facts
 from .length import a_length
 from .tables import DOTS
 
@@ -122,7 +122,29 @@ def viable(label: str, done: int, domain: Domain, nfc: bool) -> bool:
         return len(label) <= room and (low[-1] != "-" or len(label) + 1 <= room)
     if _CAPITAL.search(label):
         return False
-    return any(label_ends(label + w, done, domain, nfc) is not None for w in ("", *WITNESSES))
+    return any(label_ends(label + w, done, domain, nfc) is not None for w in _endings(label))
+
+
+_LEFT_TO_RIGHT_ENDINGS = ("", *(w for w in WITNESSES if unicodedata.bidirectional(w) not in ("R", "AL")))
+_RIGHT_TO_LEFT_ENDINGS = ("", *(w for w in WITNESSES if unicodedata.bidirectional(w) != "L"))
+
+
+def _endings(label: str) -> tuple[str, ...]:
+    """The endings of ``("", *WITNESSES)`` after which the non-ASCII ``label`` may pass the rules; every other
+    one surely fails them (``label_end`` is None), so ``viable`` does not ask: a right-to-left witness breaks
+    the bidi rule after a first character that is not R or AL (RFC 5893 rules 1 and 5), a left-to-right one
+    after one that is (rule 2); after a Greek keraia only a Greek character and after a middle dot only ``l``
+    may come (RFC 5892 A.4, A.3); a katakana middle dot needs a Hiragana, Katakana or Han character (A.7)."""
+    last = label[-1]
+    if last == "\u0375":
+        return ("\u03b1",)
+    if last == "\u00b7":
+        return ("l",)
+    if KATAKANA_DOT in label and not label_facts(label).kana_han:
+        return ("\u3041",)
+    if unicodedata.bidirectional(label[0]) in ("R", "AL"):
+        return _RIGHT_TO_LEFT_ENDINGS
+    return _LEFT_TO_RIGHT_ENDINGS
 
 
 def ascii_shape(label: str) -> tuple[bool, ...]:

@@ -12,6 +12,7 @@ grown by what the unknown characters appended after it can add, and a shared bud
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from functools import cache, lru_cache
 
 from .a_labels import _adapt
@@ -19,7 +20,17 @@ from .tables import tables
 
 
 def _digits(q: int, bias: int) -> int:
-    """How many punycode digits the delta ``q`` takes after ``bias`` (RFC 3492 section 6.3)."""
+    """How many punycode digits the delta ``q`` takes after ``bias`` (RFC 3492 section 6.3): one more than
+    the number of ``bias``'s thresholds at or below ``q`` (``_digit_steps``), found by bisection."""
+    steps = _STEPS.get(bias)
+    if steps is None:
+        steps = _STEPS[bias] = _digit_steps(bias)
+    above = bisect_right(steps, q)
+    return above + 1 if above < len(steps) else _digits_by_loop(q, bias)
+
+
+def _digits_by_loop(q: int, bias: int) -> int:
+    """``_digits`` as the encoder's loop counts them."""
     count, k = 0, 36
     while True:
         count += 1
@@ -28,6 +39,25 @@ def _digits(q: int, bias: int) -> int:
             return count
         q = (q - t) // (36 - t)
         k += 36
+
+
+_STEPS: dict[int, tuple[int, ...]] = {}
+
+
+def _digit_steps(bias: int) -> tuple[int, ...]:
+    """L_d for d = 0, 1, ...: the least delta written with more than d + 1 digits after ``bias``. The encoder
+    writes a digit and stops when what is left, q_d, is below the threshold t_d; q_{d+1} = (q_d - t_d) //
+    (36 - t_d), so q_{d+1} >= t_{d+1} exactly when q_d >= t_d + t_{d+1} * (36 - t_d), and by induction
+    q >= L_d = t_0 + (36 - t_0) * (t_1 + (36 - t_1) * (...t_d)). (32 of them: a larger delta, past any a label
+    of at most 1024 characters takes, is counted by the loop; tests compare the two.)"""
+    out, total, weight, k = [], 0, 1, 36
+    for _ in range(32):
+        t = 1 if k <= bias else 26 if k >= bias + 26 else k - bias
+        total += t * weight
+        weight *= 36 - t
+        k += 36
+        out.append(total)
+    return tuple(out)
 
 
 @lru_cache(maxsize=128)

@@ -18,9 +18,10 @@ import numpy as np
 import pytest
 
 from formatenforcer import JsonSchemaParser, TokenEnforcer
+from formatenforcer.jsonschema.formats.idn.classes import backward_ok
 from formatenforcer.jsonschema.formats.idn.email import IdnEmailContent, idn_email_ok
-from formatenforcer.jsonschema.formats.idn.hostname import IdnHostnameContent
-from formatenforcer.jsonschema.formats.idn.label import idn_hostname_ok
+from formatenforcer.jsonschema.formats.idn.hostname import IdnHostnameContent, _digits_viable
+from formatenforcer.jsonschema.formats.idn.label import idn_hostname_ok, viable
 from formatenforcer.jsonschema.formats.idn.length import (
     _digit_steps,
     _digits,
@@ -164,6 +165,24 @@ def test_digits_by_thresholds_are_the_encoders():
     for bias in (0, 1, 25, 26, 72, 300):  # every threshold and its neighbours
         for q in sorted({t + d for t in _digit_steps(bias) for d in (-1, 0, 1) if t + d >= 0}):
             assert _digits(q, bias) == _digits_by_loop(q, bias), (q, bias)
+
+
+def test_digit_runs_taken_at_once_are_each_viable():
+    # labels up to the length limit, below the digits and above them, left-to-right and right-to-left, with
+    # and without digits of the other run; every digit a run lets through passes its own check, and a run
+    # is let through at once somewhere
+    rng = random.Random(4)
+    starts, special = [0xE0, 0x3B1, 0x5D0, 0x628, 0x4E00], tables().special
+    taken = 0
+    for _ in range(600):
+        label = "".join(chr(rng.choice(starts) + rng.randrange(24)) if rng.random() < 0.85
+                        else rng.choice(["a", "0", "\u0661", "\u06f1"]) for _ in range(rng.randint(1, 60)))  # fmt: skip
+        done, domain = rng.choice([0, 150, 190]), rng.choice([(False, False), (True, False)])
+        sure = _digits_viable(label, done, domain, True, special)
+        for ch in sure:
+            assert backward_ok(label, ch) and viable(label + ch, done, domain, True), (label, ch)
+        taken += len(sure)
+    assert taken > 100
 
 
 def test_a_length_bound_holds_for_every_completion():

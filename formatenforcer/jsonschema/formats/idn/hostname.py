@@ -52,6 +52,31 @@ def _near_candidates(generic: CharSet, blocks: frozenset[int]) -> tuple[str, ...
     return tuple(near.chars())
 
 
+_DIGIT_RUNS = ((0x660, 0x669), (0x6F0, 0x6F9))  # ARABIC-INDIC and EXTENDED ARABIC-INDIC DIGITs
+
+
+def _digits_viable(label: str, done: int, domain: Domain, nfc: bool, exact: CharSet) -> str:
+    """The Arabic-Indic digits of ``exact`` known to be viable after ``label`` from one check per run: when
+    a whole run lies above every code point of the label and the label may end after its last digit, it
+    may end after each of them. The digits of a run are alike for every rule (one bidi class, one CONTEXTO
+    rule each, starters that compose with nothing and have no decomposition), and a character above every
+    code point of a label is its last insertion in the A-label, whose delta, at a bias the label alone
+    sets, grows with the code point (so do its digits): the length is largest for the last digit."""
+    if not label:
+        return ""
+    top = ord(max(label))
+    out = ""
+    for first, last in _DIGIT_RUNS:
+        if (
+            top < first
+            and exact.contains_interval(first, last)
+            and backward_ok(label, chr(last))
+            and label_ends(label + chr(last), done, domain, nfc) is not None
+        ):
+            out += "".join(map(chr, range(first, last + 1)))
+    return out
+
+
 class IdnHostnameContent(Content):
     """Content automaton of ``idn-hostname`` (and of ``idn-email``'s domain, with ``nfc=False``). State:
     (octets of the finished labels and their dots, Domain, the current label as written, blind) where blind
@@ -160,7 +185,10 @@ class IdnHostnameContent(Content):
             starter = max(i for i, ch in enumerate(label) if i == 0 or not unicodedata.combining(ch))
             refused = None if blind else refused_at(label, starter)
             generic = composing_cut(generic, refused)
-        picked = tuple(c for c in exact.chars() if backward_ok(label, c) and viable(label + c, done, domain, self.nfc))
+        sure = _digits_viable(label, done, domain, self.nfc, exact)
+        picked = tuple(
+            c for c in exact.chars() if c in sure or backward_ok(label, c) and viable(label + c, done, domain, self.nfc)
+        )
         room = min(LABEL_MAX, NAME_MAX - done)
         if self._far(state):
             return union_of(ascii_part, generic, picked)

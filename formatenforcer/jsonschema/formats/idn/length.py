@@ -175,6 +175,7 @@ def a_lengths_with_basics(label: str, most: int, room: int | None = None) -> lis
                 count = 0
         plan.append((m, gaps, count))
     out = []
+    steps_of, digits = _STEPS, _digits
     for k in range(most + 1):
         total = 4 + basic + k + (1 if basic + k else 0)
         n, delta, bias, handled = 128, 0, 72, basic + k
@@ -182,8 +183,17 @@ def a_lengths_with_basics(label: str, most: int, room: int | None = None) -> lis
             delta += (m - n) * (handled + 1)
             for gap in gaps:
                 delta += gap
-                total += _digits(delta, bias)
-                bias = _adapt(delta, handled + 1, handled == basic + k)
+                # _digits and _adapt written out (the replays of a near-limit label are most of its free run)
+                steps = steps_of.get(bias)
+                above = bisect_right(steps, delta) if steps is not None else 32
+                total += above + 1 if above < 32 else digits(delta, bias)
+                scaled = delta // 700 if handled == basic + k else delta // 2
+                scaled += scaled // (handled + 1)
+                bias = 0
+                while scaled > 455:
+                    scaled //= 35
+                    bias += 36
+                bias += (36 * scaled) // (scaled + 38)
                 delta = 0
                 handled += 1
             delta += trailing + k + 1

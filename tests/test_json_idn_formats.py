@@ -147,6 +147,20 @@ def test_a_length_appended_is_a_length():
         assert a_length_appended(text, ch) == a_length(text + ch), (text, ch)
 
 
+def test_a_length_appended_below_the_highest_is_a_length():
+    # the encoder resumed part-way: a code point of the label itself, one between two of them, the lowest
+    rng = random.Random(10)
+    starts = [0xE0, 0x3B1, 0x5D0, 0x4E00, 0x300]
+    for _ in range(400):
+        text = "".join(chr(rng.choice(starts) + rng.randrange(60)) if rng.random() < 0.8 else rng.choice("ab0")
+                       for _ in range(rng.randint(1, 50)))  # fmt: skip
+        own = sorted({ord(c) for c in text if not c.isascii()})
+        if not own:
+            continue
+        for cp in {rng.choice(own), rng.randrange(128, own[-1] + 1), own[0], own[-1], 128}:
+            assert a_length_appended(text, chr(cp)) == a_length(text + chr(cp)), (text, cp)
+
+
 def test_a_lengths_with_basics_replay_a_length():
     rng = random.Random(8)
     starts = [0xE0, 0x3B1, 0x5D0, 0x4E00, 0xAC00, 0x1F600, 0x20000, 0x300, 0x400]

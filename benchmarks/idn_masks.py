@@ -5,6 +5,7 @@ the enforcer's mask cache cleared (the lexeme walks stay cached). A plain ``maxL
 yardstick.
 
     python benchmarks/idn_masks.py
+    python benchmarks/idn_masks.py --instance 0   # the suite's costliest idn-hostname instances (0, 1, 2), CPU-s
 
 Figures of 22 Nov 2026, after the bound on code points (formats_idn_length.a_length_bound; same machine,
 first masks, before -> after): Greek labels of 5-6 letters 10.6-14.2 s -> 0.3-0.7 s (mixed runs of 6 where
@@ -39,7 +40,7 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from formatenforcer import JsonSchemaParser, TokenEnforcer, Vocabulary  # noqa: E402
+from formatenforcer import EnforcerConfig, JsonSchemaParser, TokenEnforcer, Vocabulary  # noqa: E402
 from formatenforcer.core.enforcer import Position  # noqa: E402
 from tests.tokenizers_fixtures import LLAMA3_EOS, llama3_tokenizer  # noqa: E402
 
@@ -66,8 +67,33 @@ def run(vocabulary: Vocabulary, schema: dict, prefixes: list[str]) -> None:
         print(f"  {prefix[:24]!r:28} first {first * 1000:8.1f} ms  later {later * 1000:7.2f} ms  {count} tokens")
 
 
+# the JSON-Schema-Test-Suite's costliest idn-hostname instances, in its two layouts (``--instance i ...``)
+INSTANCES = [("a" * 63, False), ("παράδειγμα" * 5 + "πα.com", False), ("παράδειγμα" * 5 + "πα.com", True)]
+
+
+def instances(vocabulary: Vocabulary, tokenizer: object, which: list[int]) -> None:
+    """CPU seconds of each instance's token pass as the suite runs it (a fresh enforcer each, no mask budget,
+    every token in the mask and taken, end-of-sequence at the end; the process's caches are shared, so one
+    instance per process compares best)."""
+    from tests.json_checks import accepts_tokens
+
+    for text, escaped in (INSTANCES[i] for i in which):
+        parser = JsonSchemaParser({"type": "string", "format": "idn-hostname"})
+        enforcer = TokenEnforcer(vocabulary, parser, EnforcerConfig(mask_seconds=None))
+        document = json.dumps(text, ensure_ascii=escaped)
+        start = time.process_time()
+        ok, _ = accepts_tokens(enforcer, tokenizer, document)
+        seconds = time.process_time() - start
+        tokens = len(tokenizer.encode(document, add_special_tokens=False))  # type: ignore[attr-defined]
+        print(f"  {document[:24]!r:28} {tokens:4} tokens  {seconds:6.1f} CPU-s  {'ok' if ok else 'REFUSED'}")
+
+
 def main() -> None:
-    vocabulary = Vocabulary.from_transformers(llama3_tokenizer(), LLAMA3_EOS)
+    tokenizer = llama3_tokenizer()
+    vocabulary = Vocabulary.from_transformers(tokenizer, LLAMA3_EOS)
+    if "--instance" in sys.argv[1:]:
+        instances(vocabulary, tokenizer, [int(x) for x in sys.argv[sys.argv.index("--instance") + 1 :]])
+        return
     run(vocabulary, {"type": "string", "maxLength": 63}, PLAIN)
     run(vocabulary, {"type": "string", "format": "idn-hostname"}, HOST)
     run(vocabulary, {"type": "string", "format": "idn-email"}, EMAIL)

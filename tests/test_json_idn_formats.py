@@ -18,10 +18,14 @@ import numpy as np
 import pytest
 
 from formatenforcer import JsonSchemaParser, TokenEnforcer
+from formatenforcer.jsonschema.formats.idn.classes import backward_ok
 from formatenforcer.jsonschema.formats.idn.email import IdnEmailContent, idn_email_ok
-from formatenforcer.jsonschema.formats.idn.hostname import IdnHostnameContent
-from formatenforcer.jsonschema.formats.idn.label import idn_hostname_ok
+from formatenforcer.jsonschema.formats.idn.hostname import IdnHostnameContent, _digits_viable
+from formatenforcer.jsonschema.formats.idn.label import idn_hostname_ok, viable
 from formatenforcer.jsonschema.formats.idn.length import (
+    _digit_steps,
+    _digits,
+    _digits_by_loop,
     a_length,
     a_length_appended,
     a_length_bound,
@@ -143,6 +147,20 @@ def test_a_length_appended_is_a_length():
         assert a_length_appended(text, ch) == a_length(text + ch), (text, ch)
 
 
+def test_a_length_appended_below_the_highest_is_a_length():
+    # the encoder resumed part-way: a code point of the label itself, one between two of them, the lowest
+    rng = random.Random(10)
+    starts = [0xE0, 0x3B1, 0x5D0, 0x4E00, 0x300]
+    for _ in range(400):
+        text = "".join(chr(rng.choice(starts) + rng.randrange(60)) if rng.random() < 0.8 else rng.choice("ab0")
+                       for _ in range(rng.randint(1, 50)))  # fmt: skip
+        own = sorted({ord(c) for c in text if not c.isascii()})
+        if not own:
+            continue
+        for cp in {rng.choice(own), rng.randrange(128, own[-1] + 1), own[0], own[-1], 128}:
+            assert a_length_appended(text, chr(cp)) == a_length(text + chr(cp)), (text, cp)
+
+
 def test_a_lengths_with_basics_replay_a_length():
     rng = random.Random(8)
     starts = [0xE0, 0x3B1, 0x5D0, 0x4E00, 0xAC00, 0x1F600, 0x20000, 0x300, 0x400]
@@ -151,6 +169,34 @@ def test_a_lengths_with_basics_replay_a_length():
                        for _ in range(rng.randint(1, 40)))  # fmt: skip
         if not text.isascii():
             assert a_lengths_with_basics(text, 25) == [a_length(text + "a" * k) for k in range(26)], text
+
+
+def test_digits_by_thresholds_are_the_encoders():
+    rng = random.Random(5)
+    for _ in range(20000):
+        q, bias = rng.randrange(10 ** rng.randrange(1, 40)), rng.randrange(0, 800)
+        assert _digits(q, bias) == _digits_by_loop(q, bias), (q, bias)
+    for bias in (0, 1, 25, 26, 72, 300):  # every threshold and its neighbours
+        for q in sorted({t + d for t in _digit_steps(bias) for d in (-1, 0, 1) if t + d >= 0}):
+            assert _digits(q, bias) == _digits_by_loop(q, bias), (q, bias)
+
+
+def test_digit_runs_taken_at_once_are_each_viable():
+    # labels up to the length limit, below the digits and above them, left-to-right and right-to-left, with
+    # and without digits of the other run; every digit a run lets through passes its own check, and a run
+    # is let through at once somewhere
+    rng = random.Random(4)
+    starts, special = [0xE0, 0x3B1, 0x5D0, 0x628, 0x4E00], tables().special
+    taken = 0
+    for _ in range(600):
+        label = "".join(chr(rng.choice(starts) + rng.randrange(24)) if rng.random() < 0.85
+                        else rng.choice(["a", "0", "\u0661", "\u06f1"]) for _ in range(rng.randint(1, 60)))  # fmt: skip
+        done, domain = rng.choice([0, 150, 190]), rng.choice([(False, False), (True, False)])
+        sure = _digits_viable(label, done, domain, True, special)
+        for ch in sure:
+            assert backward_ok(label, ch) and viable(label + ch, done, domain, True), (label, ch)
+        taken += len(sure)
+    assert taken > 100
 
 
 def test_a_length_bound_holds_for_every_completion():

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Hashable
+from functools import lru_cache
 
 from ....core.charset import EMPTY, CharSet
 from ..content import Content, FreeContent
@@ -34,12 +35,46 @@ from .classes import (
     union_of,
     zwnj_pending,
 )
-from .label import ASCII_CANDIDATES, LABEL_MAX, NAME_MAX, WITNESSES, Domain, label_ends, viable
+from .label import ASCII_CANDIDATES, LABEL_MAX, NAME_MAX, WITNESSES, Domain, ascii_shape, label_ends, viable
 from .length import a_length_appended, bound_fits
 from .runs import VAGUE, ends_vague, free_run, label_far, mixed_chars
 from .tables import DOTS, tables
 
 _MISSING = object()
+
+
+@lru_cache(maxsize=4096)
+def _near_candidates(generic: CharSet, blocks: frozenset[int]) -> tuple[str, ...]:
+    """The characters of ``generic`` in the 64-code-point ``blocks`` and the non-ASCII witnesses (the ones
+    checked one by one near the length limit; few distinct arguments recur, and the intersection walks
+    every interval of ``generic``)."""
+    near = generic & CharSet([(b << 6, (b << 6) + 63) for b in blocks] + [(ord(w), ord(w)) for w in WITNESSES[2:]])
+    return tuple(near.chars())
+
+
+_DIGIT_RUNS = ((0x660, 0x669), (0x6F0, 0x6F9))  # ARABIC-INDIC and EXTENDED ARABIC-INDIC DIGITs
+
+
+def _digits_viable(label: str, done: int, domain: Domain, nfc: bool, exact: CharSet) -> str:
+    """The Arabic-Indic digits of ``exact`` known to be viable after ``label`` from one check per run: when
+    a whole run lies above every code point of the label and the label may end after its last digit, it
+    may end after each of them. The digits of a run are alike for every rule (one bidi class, one CONTEXTO
+    rule each, starters that compose with nothing and have no decomposition), and a character above every
+    code point of a label is its last insertion in the A-label, whose delta, at a bias the label alone
+    sets, grows with the code point (so do its digits): the length is largest for the last digit."""
+    if not label:
+        return ""
+    top = ord(max(label))
+    out = ""
+    for first, last in _DIGIT_RUNS:
+        if (
+            top < first
+            and exact.contains_interval(first, last)
+            and backward_ok(label, chr(last))
+            and label_ends(label + chr(last), done, domain, nfc) is not None
+        ):
+            out += "".join(map(chr, range(first, last + 1)))
+    return out
 
 
 class IdnHostnameContent(Content):
@@ -101,6 +136,10 @@ class IdnHostnameContent(Content):
         if label and (not label.isascii() or label.islower() and label[:4] != "xn--") and self._far(state):
             # ASCII labels apart: capitals are allowed there and nowhere else
             return ("far", domain, summary(label), blind, label.isascii())
+        if len(label) >= 4 and label.isascii() and label.lower() != label and label[:4].lower() != "xn--":
+            # a capital in: only ASCII characters and dots may follow, judged by the LDH rules, which read
+            # the label's length and shape only (the walk meets many such labels, one per token)
+            return ("ascii", done, domain, len(label), ascii_shape(label), blind == VAGUE)
         return state
 
     def allowed(self, state: tuple) -> CharSet:
@@ -146,13 +185,14 @@ class IdnHostnameContent(Content):
             starter = max(i for i, ch in enumerate(label) if i == 0 or not unicodedata.combining(ch))
             refused = None if blind else refused_at(label, starter)
             generic = composing_cut(generic, refused)
-        picked = tuple(c for c in exact.chars() if backward_ok(label, c) and viable(label + c, done, domain, self.nfc))
+        sure = _digits_viable(label, done, domain, self.nfc, exact)
+        picked = tuple(
+            c for c in exact.chars() if c in sure or backward_ok(label, c) and viable(label + c, done, domain, self.nfc)
+        )
         room = min(LABEL_MAX, NAME_MAX - done)
         if self._far(state):
             return union_of(ascii_part, generic, picked)
-        blocks = {ord(ch) >> 6 for ch in label if not ch.isascii()}
-        near = generic & CharSet([(b << 6, (b << 6) + 63) for b in blocks] + [(ord(w), ord(w)) for w in WITNESSES[2:]])
-        candidates = list(near.chars())
+        candidates = _near_candidates(generic, frozenset(ord(ch) >> 6 for ch in label if not ch.isascii()))
         # one bound for them all: when any one of them surely fits, no A-label length is computed per character
         fits = bool(candidates) and bound_fits(label, (max(map(ord, candidates)),), room)
         picked += tuple(c for c in candidates if self._near_ok(state, c, room, fits))

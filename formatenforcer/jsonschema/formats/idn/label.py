@@ -20,7 +20,7 @@ import unicodedata
 from functools import lru_cache
 
 from .a_labels import Budget, can_complete, decoding, valid_a_label_text
-from .label_facts import MAX_INPUT, bidi_ok, contexts_ok, label_facts
+from .label_facts import KATAKANA_DOT, MAX_INPUT, bidi_ok, contexts_ok, label_facts
 from .length import a_length
 from .tables import DOTS
 
@@ -30,6 +30,7 @@ WITNESSES = ("a", "l", "\u03b1", "\u3041", "\u05d0", "\u0628", "\u1820")
 ASCII_CANDIDATES = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-"
 _ASCII_CANDIDATE_SET = frozenset(ASCII_CANDIDATES)  # (a label's characters checked in one C loop)
 _LDH_LABEL = re.compile(r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?")
+_CAPITAL = re.compile("[A-Z]")
 
 # A domain state: (an RTL label seen, some label fails the bidi rule)
 Domain = tuple[bool, bool]
@@ -119,9 +120,47 @@ def viable(label: str, done: int, domain: Domain, nfc: bool) -> bool:
             return False  # a digit first fails the bidi rule a bidi domain requires
         room = min(LABEL_MAX, NAME_MAX - done)
         return len(label) <= room and (low[-1] != "-" or len(label) + 1 <= room)
-    if any("A" <= ch <= "Z" for ch in label):
+    if _CAPITAL.search(label):
         return False
-    return any(label_ends(label + w, done, domain, nfc) is not None for w in ("", *WITNESSES))
+    return any(label_ends(label + w, done, domain, nfc) is not None for w in _endings(label))
+
+
+_LEFT_TO_RIGHT_ENDINGS = ("", *(w for w in WITNESSES if unicodedata.bidirectional(w) not in ("R", "AL")))
+_RIGHT_TO_LEFT_ENDINGS = ("", *(w for w in WITNESSES if unicodedata.bidirectional(w) != "L"))
+
+
+def _endings(label: str) -> tuple[str, ...]:
+    """The endings of ``("", *WITNESSES)`` after which the non-ASCII ``label`` may pass the rules; every other
+    one surely fails them (``label_end`` is None), so ``viable`` does not ask: a right-to-left witness breaks
+    the bidi rule after a first character that is not R or AL (RFC 5893 rules 1 and 5), a left-to-right one
+    after one that is (rule 2); after a Greek keraia only a Greek character and after a middle dot only ``l``
+    may come (RFC 5892 A.4, A.3); a katakana middle dot needs a Hiragana, Katakana or Han character (A.7)."""
+    last = label[-1]
+    if last == "\u0375":
+        return ("\u03b1",)
+    if last == "\u00b7":
+        return ("l",)
+    if KATAKANA_DOT in label and not label_facts(label).kana_han:
+        return ("\u3041",)
+    if unicodedata.bidirectional(label[0]) in ("R", "AL"):
+        return _RIGHT_TO_LEFT_ENDINGS
+    return _LEFT_TO_RIGHT_ENDINGS
+
+
+def ascii_shape(label: str) -> tuple[bool, ...]:
+    """What ``viable`` and ``label_end`` read of an ASCII ``label`` of 4 or more characters that is no
+    ``xn--`` label, beyond its length, for it and for it followed by one ASCII character: a leading hyphen,
+    a leading letter, ``--`` in positions 3-4, the LDH syntax of the lowercased label, characters that are
+    all ASCII candidates. Labels of one shape and length take the same ASCII characters and dots after
+    them."""
+    low = label.lower()
+    return (
+        low[0] == "-",
+        low[0].isalpha(),
+        low[2:4] == "--",
+        _LDH_LABEL.fullmatch(low) is not None,
+        _ASCII_CANDIDATE_SET.issuperset(label),
+    )
 
 
 def idn_hostname_ok(text: str, nfc: bool = True) -> bool:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import unicodedata
 from typing import NamedTuple
 
-from idna.idnadata import codepoint_classes, scripts
+from idna.idnadata import codepoint_classes
 from idna.intranges import intranges_contain
 
 from ....core.cache_release import register_memo
@@ -74,11 +74,7 @@ def _extend(facts: Facts | None, pos: int, ch: str) -> Facts:
         ok = ch in t.allowed
         special = ok and ch in t.special
     cp = ord(ch)
-    kana = ch != KATAKANA_DOT and (
-        intranges_contain(cp, scripts["Hiragana"])
-        or intranges_contain(cp, scripts["Katakana"])
-        or intranges_contain(cp, scripts["Han"])
-    )
+    kana = cp >= 0x80 and ch != KATAKANA_DOT and ch in t.kana_han  # (no ASCII character is in those scripts)
     direction = unicodedata.bidirectional(ch)
     if facts is None:
         first = direction

@@ -12,6 +12,7 @@ grown by what the unknown characters appended after it can add, and a shared bud
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from functools import cache, lru_cache
 
 from .a_labels import _adapt
@@ -19,7 +20,17 @@ from .tables import tables
 
 
 def _digits(q: int, bias: int) -> int:
-    """How many punycode digits the delta ``q`` takes after ``bias`` (RFC 3492 section 6.3)."""
+    """How many punycode digits the delta ``q`` takes after ``bias`` (RFC 3492 section 6.3): one more than
+    the number of ``bias``'s thresholds at or below ``q`` (``_digit_steps``), found by bisection."""
+    steps = _STEPS.get(bias)
+    if steps is None:
+        steps = _STEPS[bias] = _digit_steps(bias)
+    above = bisect_right(steps, q)
+    return above + 1 if above < len(steps) else _digits_by_loop(q, bias)
+
+
+def _digits_by_loop(q: int, bias: int) -> int:
+    """``_digits`` as the encoder's loop counts them."""
     count, k = 0, 36
     while True:
         count += 1
@@ -28,6 +39,25 @@ def _digits(q: int, bias: int) -> int:
             return count
         q = (q - t) // (36 - t)
         k += 36
+
+
+_STEPS: dict[int, tuple[int, ...]] = {}
+
+
+def _digit_steps(bias: int) -> tuple[int, ...]:
+    """L_d for d = 0, 1, ...: the least delta written with more than d + 1 digits after ``bias``. The encoder
+    writes a digit and stops when what is left, q_d, is below the threshold t_d; q_{d+1} = (q_d - t_d) //
+    (36 - t_d), so q_{d+1} >= t_{d+1} exactly when q_d >= t_d + t_{d+1} * (36 - t_d), and by induction
+    q >= L_d = t_0 + (36 - t_0) * (t_1 + (36 - t_1) * (...t_d)). (32 of them: a larger delta, past any a label
+    of at most 1024 characters takes, is counted by the loop; tests compare the two.)"""
+    out, total, weight, k = [], 0, 1, 36
+    for _ in range(32):
+        t = 1 if k <= bias else 26 if k >= bias + 26 else k - bias
+        total += t * weight
+        weight *= 36 - t
+        k += 36
+        out.append(total)
+    return tuple(out)
 
 
 @lru_cache(maxsize=128)
@@ -121,17 +151,15 @@ def a_length_appended(label: str, ch: str) -> int:
     out, delta, n, bias, handled = _encoder_end(label)
     cp = ord(ch)
     if cp < n:
-        return a_length(label + ch)
+        return _appended_below(label, cp)
     delta += (cp - n) * (handled + 1) + len(label)
     return out + _digits(delta, bias)
 
 
-def a_lengths_with_basics(label: str, most: int, room: int | None = None) -> list[int]:
-    """``a_length(label + "a" * k)`` for ``k`` in ``0..most`` (``label`` not ASCII): the label's positions
-    are read once (for each non-basic code point, how many smaller code points lie before each of its
-    occurrences and after the last), then each ``k`` only replays the deltas, with ``k`` more basic code
-    points at the end (tests compare it with ``a_length``). With ``room``, stops after the first length
-    past it."""
+def _basics_plan(label: str) -> tuple[int, list[tuple[int, list[int], int]]]:
+    """(basic code points, for each non-basic code point in increasing order: (it, how many smaller code
+    points lie before each of its occurrences, how many after the last)) of ``label``: what the encoder
+    reads of its positions."""
     points = [ord(ch) for ch in label]
     basic = sum(cp < 128 for cp in points)
     plan = []
@@ -144,7 +172,70 @@ def a_lengths_with_basics(label: str, most: int, room: int | None = None) -> lis
                 gaps.append(count)
                 count = 0
         plan.append((m, gaps, count))
+    return basic, plan
+
+
+@lru_cache(maxsize=256)
+def _checkpoints(label: str) -> tuple:
+    """What ``_appended_below`` reads of the (non-ASCII) ``label``: (basic code points, its non-basic code
+    points in increasing order, the encoder's state (octets, delta, n, bias, handled) before each, their
+    positions as ``_basics_plan`` gives them, every code point sorted)."""
+    points = [ord(ch) for ch in label]
+    basic, plan = _basics_plan(label)
+    out = 4 + basic + (1 if basic else 0)
+    n, delta, bias, handled = 128, 0, 72, basic
+    states = []
+    for m, gaps, trailing in plan:
+        states.append((out, delta, n, bias, handled))
+        delta += (m - n) * (handled + 1)
+        for gap in gaps:
+            delta += gap
+            out += _digits(delta, bias)
+            bias = _adapt(delta, handled + 1, handled == basic)
+            delta = 0
+            handled += 1
+        delta += trailing + 1
+        n = m + 1
+    return basic, [m for m, _, _ in plan], states, plan, sorted(points)
+
+
+def _appended_below(label: str, cp: int) -> int:
+    """``a_length(label + chr(cp))`` for a non-basic ``cp`` at or below the label's highest code point: the
+    encoder handles every smaller code point of the label as before (the new one comes after them all), so
+    it resumes at the state before the first code point not below ``cp``; from there on each later one
+    counts the new one after its last occurrence, and ``cp`` itself is inserted after everything smaller."""
+    basic, ms, states, plan, ordered = _checkpoints(label)
+    i = bisect_left(ms, cp)
+    out, delta, n, bias, handled = states[i]
+    if ms[i] == cp:
+        _, gaps, trailing = plan[i]
+        entries = [(cp, [*gaps, trailing], 0)]
+        i += 1
+    else:
+        entries = [(cp, [bisect_left(ordered, cp)], 0)]
+    entries.extend((m, gaps, trailing + 1) for m, gaps, trailing in plan[i:])
+    for m, gaps, trailing in entries:
+        delta += (m - n) * (handled + 1)
+        for gap in gaps:
+            delta += gap
+            out += _digits(delta, bias)
+            bias = _adapt(delta, handled + 1, handled == basic)
+            delta = 0
+            handled += 1
+        delta += trailing + 1
+        n = m + 1
+    return out
+
+
+def a_lengths_with_basics(label: str, most: int, room: int | None = None) -> list[int]:
+    """``a_length(label + "a" * k)`` for ``k`` in ``0..most`` (``label`` not ASCII): the label's positions
+    are read once (for each non-basic code point, how many smaller code points lie before each of its
+    occurrences and after the last), then each ``k`` only replays the deltas, with ``k`` more basic code
+    points at the end (tests compare it with ``a_length``). With ``room``, stops after the first length
+    past it."""
+    basic, plan = _basics_plan(label)
     out = []
+    steps_of, digits = _STEPS, _digits
     for k in range(most + 1):
         total = 4 + basic + k + (1 if basic + k else 0)
         n, delta, bias, handled = 128, 0, 72, basic + k
@@ -152,8 +243,17 @@ def a_lengths_with_basics(label: str, most: int, room: int | None = None) -> lis
             delta += (m - n) * (handled + 1)
             for gap in gaps:
                 delta += gap
-                total += _digits(delta, bias)
-                bias = _adapt(delta, handled + 1, handled == basic + k)
+                # _digits and _adapt written out (the replays of a near-limit label are most of its free run)
+                steps = steps_of.get(bias)
+                above = bisect_right(steps, delta) if steps is not None else 32
+                total += above + 1 if above < 32 else digits(delta, bias)
+                scaled = delta // 700 if handled == basic + k else delta // 2
+                scaled += scaled // (handled + 1)
+                bias = 0
+                while scaled > 455:
+                    scaled //= 35
+                    bias += 36
+                bias += (36 * scaled) // (scaled + 38)
                 delta = 0
                 handled += 1
             delta += trailing + k + 1

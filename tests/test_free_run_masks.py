@@ -245,6 +245,17 @@ CASES += [
     (RegexParser(r"[a-z]{2,5}-[0-9A-F]{3}"), ["a", "abc", "abcde", "ab-", "ab-0F"]),
 ]
 
+TRACKED = {"type": "array", "items": {"type": "string"}, "minItems": 3,
+           "contains": {"type": "string", "minLength": 0, "maxLength": 6}}  # fmt: skip
+TRACKED_PATTERN = {"type": "array", "items": {"type": "string", "maxLength": 12}, "minContains": 2,
+                   "contains": {"type": "string", "pattern": "^[a-z]+$"}}  # fmt: skip
+CASES += [
+    # an item string with its contains tracker riding along: the run over the characters both take, the
+    # tracker gone once past its own bound (or on a character it refuses, walked as an exit)
+    (JsonSchemaParser(TRACKED), ['["', '["abc', '["abcdef', '["abcdefg', '["x","', '["x","yy","']),
+    (JsonSchemaParser(TRACKED_PATTERN), ['["', '["ab', '["aB', '["abcdefghijk', '["abc","d']),
+]
+
 
 @pytest.mark.parametrize("schema", [{}, {"type": "number"}, {"type": "string", "maxLength": 5}, NESTED, NOTIFY,
                                     {"anyOf": [{"type": "integer"}, {"type": "array"}]}])  # fmt: skip

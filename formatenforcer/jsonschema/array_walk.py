@@ -17,6 +17,7 @@ from .after_value import after_value_lexeme
 from .array_phases import AFTER, FIRST, NEXT, VALUE
 from .partial_item import PartialItem, first_char
 from .spaced import SpacedValue
+from .strings import StringParser
 from .whitespace import JSON_WHITESPACE
 
 
@@ -32,11 +33,13 @@ class ArrayWalkHooks:
         state = type(self)
         if self._phase in (FIRST, AFTER, NEXT):
             return self._whitespace_run()
-        if self._phase != VALUE or self._tracker is not None:
+        if self._phase != VALUE:
             return None
         inner = self._child.free_run()
         if inner is None:
             return None
+        if self._tracker is not None:
+            return self._tracked_run(inner)
         ctx, index, extra, after, text = self._ctx, self._index, self._extra, inner.after, self._text
         if not ctx.unique:
             return FreeRun(inner.chars, inner.max_length, lambda n: state(ctx, VALUE, index, 0, after(n), extra))
@@ -55,6 +58,37 @@ class ArrayWalkHooks:
             return state(ctx, VALUE, index, 0, after(n), extra, None, item)
 
         return FreeRun(inner.chars, inner.max_length, stand_in)
+
+    def _tracked_run(self, inner: FreeRun) -> FreeRun | None:
+        """The item's run with its ``contains`` tracker riding along, where the tracker is a string whose own
+        run is exact (``StringParser``: the same key as the characters read): over the characters both runs
+        take, the tracker reads ``n`` of them as its run says, and past its run's bound it has refused one,
+        so it is gone (None: the item no longer matches ``contains``), as ``add_character`` leaves it. The
+        other characters of the item's run are exits, walked from the state after the run. Without this an
+        item string under a tracker was walked over the whole vocabulary, character by character."""
+        tracker = self._tracker
+        if isinstance(tracker, tuple) or self._ctx.unique or type(tracker) is not StringParser:
+            return None
+        own = tracker.free_run()
+        if own is None:
+            return None
+        chars = inner.chars & own.chars
+        if not chars.intervals:
+            return None
+        state = type(self)
+        ctx, index, extra, after, tracked, bound = (
+            self._ctx,
+            self._index,
+            self._extra,
+            inner.after,
+            own.after,
+            own.max_length,
+        )
+
+        def stand_in(n: int) -> CharacterParser:
+            return state(ctx, VALUE, index, 0, after(n), extra, tracked(n) if bound is None or n <= bound else None)
+
+        return FreeRun(chars, inner.max_length, stand_in, inner.ends_inside)
 
     def _whitespace_run(self) -> FreeRun | None:
         """Flexible whitespace between tokens: a bounded run (see ObjectParser._whitespace_run)."""

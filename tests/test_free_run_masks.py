@@ -249,11 +249,19 @@ TRACKED = {"type": "array", "items": {"type": "string"}, "minItems": 3,
            "contains": {"type": "string", "minLength": 0, "maxLength": 6}}  # fmt: skip
 TRACKED_PATTERN = {"type": "array", "items": {"type": "string", "maxLength": 12}, "minContains": 2,
                    "contains": {"type": "string", "pattern": "^[a-z]+$"}}  # fmt: skip
+KINDS = {"type": "object", "properties": {"kind": {"type": "string"}, "note": {"type": "string"}}}
+KIND_X = {"type": "object", "properties": {"kind": {"const": "x"}}, "required": ["kind"]}
+TRACKED_OBJECTS = {"type": "array", "items": KINDS, "contains": KIND_X}
 CASES += [
     # an item string with its contains tracker riding along: the run over the characters both take, the
     # tracker gone once past its own bound (or on a character it refuses, walked as an exit)
     (JsonSchemaParser(TRACKED), ['["', '["abc', '["abcdef', '["abcdefg', '["x","', '["x","yy","']),
     (JsonSchemaParser(TRACKED_PATTERN), ['["', '["ab', '["aB', '["abcdefghijk', '["abc","d']),
+    # a string value inside an object item, the tracker an object of its own reading the same value
+    (
+        JsonSchemaParser(TRACKED_OBJECTS),
+        ['[{"note":"', '[{"note":"hello w', '[{"kind":"', '[{"kind":"x', '[{"kind":"xy'],
+    ),
 ]
 
 

@@ -60,14 +60,18 @@ class ArrayWalkHooks:
         return FreeRun(inner.chars, inner.max_length, stand_in)
 
     def _tracked_run(self, inner: FreeRun) -> FreeRun | None:
-        """The item's run with its ``contains`` tracker riding along, where the tracker is a string whose own
-        run is exact (``StringParser``: the same key as the characters read): over the characters both runs
-        take, the tracker reads ``n`` of them as its run says, and past its run's bound it has refused one,
-        so it is gone (None: the item no longer matches ``contains``), as ``add_character`` leaves it. The
-        other characters of the item's run are exits, walked from the state after the run. Without this an
-        item string under a tracker was walked over the whole vocabulary, character by character."""
+        """The item's run with its ``contains`` tracker riding along, where the tracker reads a string value
+        whose own run is exact (a ``StringParser``, or a stack whose top is one: the same key as the
+        characters read; a key's run is a stand-in, so a tracker reading a key is left out): over the
+        characters both runs take, the tracker reads ``n`` of them as its run says, and past its run's bound
+        it has refused one, so it is gone (None: the item no longer matches ``contains``), as
+        ``add_character`` leaves it. The other characters of the item's run are exits, walked from the
+        state after the run. Without this a string inside an item under a tracker was walked over the whole
+        vocabulary, character by character (seconds a mask)."""
         tracker = self._tracker
-        if isinstance(tracker, tuple) or self._ctx.unique or type(tracker) is not StringParser:
+        if isinstance(tracker, tuple) or self._ctx.unique:
+            return None
+        if type(tracker) is not StringParser and not getattr(tracker, "reads_string_value", bool)():
             return None
         own = tracker.free_run()
         if own is None:

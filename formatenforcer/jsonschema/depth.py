@@ -60,6 +60,7 @@ from . import object_phases as op
 from .arrays import ArrayParser
 from .depth_room import fit
 from .objects import ObjectParser
+from .strings import StringParser
 
 _GUARD = 128
 _OPENERS = CharSet.of("[") | CharSet.of("{")
@@ -327,6 +328,11 @@ class Deep(CharacterParser):
     def _wrap(self):  # noqa: ANN202
         limit, frame, base = self._limit, self._frame, self._base
         return lambda state: _fitted(settle(limit, state, frame, base))
+
+    def reads_string_value(self) -> bool:
+        """Whether this stack's top is a string value (never a key: an object reading a key is a top of its
+        own), whose run is exact: ``free_run().after(n)`` is the state ``n`` of its characters lead to."""
+        return type(self._top) is StringParser
 
     def free_run(self) -> FreeRun | None:
         run = self._top.free_run()

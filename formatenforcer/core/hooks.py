@@ -101,11 +101,6 @@ class LexemeTables:
         self.compiled: Any = None
 
 
-class BeyondNearState(Exception):
-    """Raised by a stand-in of ``WalkHooks.near_state`` when reading on needs what it left out; the walk then
-    uses the real state."""
-
-
 class WalkHooks:
     """The hooks' defaults: no shortcut. ``CharacterParser`` inherits them."""
 
@@ -168,14 +163,6 @@ class WalkHooks:
         """Optional, like ``lexeme_automaton`` but for a lexeme whose automaton the parser builds itself,
         cheaper than exploring it state by state (a JSON key over the trie of its names): the tables and
         the number of this state in them. The tables are built once and shared by every state they hold."""
-        return None
-
-    def near_state(self) -> CharacterParser | None:
-        """Optional: a stand-in for this state that keeps only what reading a token's length on from here
-        can depend on, and raises ``BeyondNearState`` if reading on needs more. Wherever it reads without
-        raising it reads exactly as this state, so a walk from it that finishes is this state's walk; its
-        key is shared by positions alike nearby (a grammar state whose enclosing rules lie far back). None
-        when there is no such stand-in, or it would be this state."""
         return None
 
     def lexeme_dfa(self) -> tuple[object, int, Callable[[int], CharacterParser]] | None:

@@ -23,7 +23,7 @@ from .cache_release import register_memo
 from .charset import ANY, CharSet, utf8_length
 from .compiled_walk import compiled_mask
 from .errors import MaskTimeoutError
-from .hooks import BeyondNearState, FreeRun, Lexeme, walk_lexeme
+from .hooks import FreeRun, Lexeme, walk_lexeme
 from .lexeme_automaton import compiled_below, compiled_lexeme
 from .protocol import CharacterParser
 from .run_tables import FreeRunTable, pack_rows
@@ -694,38 +694,9 @@ def _resume_groups(walker: _Walk, lexeme: Lexeme, groups: list, memo: dict) -> N
         key = ("resumed", id(merged), outer.key())
         hit = memo.get(key)
         if hit is None or hit[0] is not merged:  # (an id reused after the lexeme result was dropped)
-            hit = memo[key] = (merged, *_near_walk(walker.vocabulary, merged, outer, memo))
+            hit = memo[key] = (merged, *_walk_below(walker.vocabulary, merged, outer, memo))
         walker.out.extend(hit[1])
         walker.masks.extend(hit[2])
-
-
-def _near_walk(
-    vocabulary: Vocabulary, merged: Trie | Continuations, state: CharacterParser, memo: dict
-) -> tuple[list[int], list[np.ndarray]]:
-    """``_walk_below`` of ``state``, from its near stand-in where it has one (``near_state``) and the walk
-    from it finishes: memoised by the stand-in's key, which positions alike nearby share."""
-    near = state.near_state()
-    if near is not None:
-        try:
-            key = ("resumed", id(merged), near.key())
-            hit = memo.get(key)
-            if hit is None or hit[0] is not merged:
-                failed = ("near failed", id(merged), near.key())
-                if memo.get(failed, (None,))[0] is merged:
-                    hit = (merged, None, None)
-                elif memo.get(("near seen", id(merged), near.key()), (None,))[0] is not merged:
-                    memo[("near seen", id(merged), near.key())] = (merged,)
-                    hit = (merged, None, None)
-                else:
-                    try:
-                        hit = memo[key] = (merged, *_walk_below(vocabulary, merged, near, memo))
-                    except BeyondNearState:
-                        hit = memo[failed] = (merged, None, None)
-        except BeyondNearState:
-            hit = (merged, None, None)
-        if hit[1] is not None:
-            return hit[1], hit[2]
-    return _walk_below(vocabulary, merged, state, memo)
 
 
 def _walk_below(

@@ -27,7 +27,6 @@ from __future__ import annotations
 import weakref
 
 from ..core.charset import EMPTY, CharSet
-from ..core.hooks import BeyondNearState
 from ..parsers.regex import CompiledRegex
 from .check import check_productive, check_symbols, compile_terminals
 from .ir import Grammar, Symbol
@@ -111,8 +110,6 @@ class CompiledGrammar:
         # expected terminals -> {character: EarleySet.starts}: one table shared by every set expecting them
         self._starts: dict[tuple[int, ...], dict[str, tuple[tuple[int, int], ...]]] = {}
         self.root = self._intern(self._closure([(self.start_production, 0, None)]))
-        self.far = FarOrigin()
-        self._near: dict[tuple[int, int], tuple[EarleySet, EarleySet]] = {}
 
     def _add(self, lhs: int, rhs: tuple[int, ...]) -> None:
         self.lhs.append(lhs)
@@ -216,38 +213,12 @@ class CompiledGrammar:
             self._sets[items] = found
         return found
 
-    def near(self, s: EarleySet, depth: int) -> EarleySet:
-        """``s`` with the origins more than ``depth`` sets back replaced by ``far`` (see ``FarOrigin``): its
-        items as far as a few completions reach, shared by every position whose nearby sets are alike."""
-        if s is self.root or s is self.far:
-            return s
-        if depth < 0:
-            return self.far
-        key = (id(s), depth)
-        hit = self._near.get(key)
-        if hit is not None and hit[0] is s:
-            return hit[1]
-        changed = False
-        items = []
-        for production, dot, origin in s.items:
-            if origin is not None:
-                near = self.near(origin, depth - 1)
-                if near is not origin:
-                    changed, origin = True, near
-            items.append((production, dot, origin))
-        found = self._intern(frozenset(items)) if changed else s
-        if len(self._near) >= 1 << 14:
-            self._near.clear()
-        self._near[key] = (s, found)
-        return found
-
     def release(self) -> None:
         """Drops the sets' memos of the sets after them and the merge table (see ``_Compiled.release``):
         a set then points only back, to the sets its items started in. Sets still in use rebuild their
         memos (a new epoch)."""
         self.epoch, self._made = self.epoch + 1, 0
         self._merged.clear()
-        self._near.clear()
         for found in list(self._sets.values()):
             found._scans, found._waiting = None, None
 
@@ -298,20 +269,6 @@ class CompiledGrammar:
                 self._overlaps.clear()
             found = self._overlaps[key] = bool(self.final_chars(lexer, state) & after.start_chars())
         return found
-
-
-class FarOrigin:
-    """The origin of an item that started further back than a near state keeps (``CompiledGrammar.near``):
-    completing such an item, or asking where its chain starts, needs the set it stands for, so it raises
-    ``BeyondNearState`` and the walk goes on from the real state."""
-
-    __slots__ = ()
-
-    def waiting(self, nonterminal: int) -> list[Item]:
-        raise BeyondNearState
-
-    def chain_base(self, nonterminal: int) -> FarOrigin:
-        return self  # (the base of a chain is at or before its link: as far)
 
 
 class EarleySet:

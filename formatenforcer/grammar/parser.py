@@ -47,9 +47,6 @@ _RUN_MIN_CHARS = 8
 _LOOP_CHARS = 256
 """A looping state's run characters are looked for among at most this many first characters of its terminal."""
 
-_NEAR_DEPTH = 0
-"""Origins kept back from a state's sets in its near stand-in (``near_state``)."""
-
 Triple = tuple  # (EarleySet, lexer id, automaton state; -1: the lexeme has read nothing yet)
 
 
@@ -176,16 +173,6 @@ class GrammarState(CharacterParser):
             active = frozenset((s.scan(lexer), lexer, q) for s, lexer, q in self._active)
             found = self._key = ("grammar", id(self._compiled), active, self._fresh)
         return found
-
-    def near_state(self) -> CharacterParser | None:
-        """This state with its sets' origins kept ``_NEAR_DEPTH`` sets back (``CompiledGrammar.near``)."""
-        earley = self._compiled.earley
-        near = earley.near
-        active = frozenset((near(s, _NEAR_DEPTH), lexer, q) for s, lexer, q in self._active)
-        fresh = frozenset(near(s, _NEAR_DEPTH) for s in self._fresh)
-        if active == self._active and fresh == self._fresh:
-            return None
-        return self._compiled.state(active, fresh)
 
     def alternatives(self) -> tuple[CharacterParser, ...] | None:
         """One state per configuration (see the module notes): a lexeme in progress (with the set after it

@@ -553,6 +553,7 @@ def _first_bytes(node: Trie | Continuations) -> bytes:
 
 
 _ASCII_BYTES: dict[bytes, bytes] = {}
+register_memo(_ASCII_BYTES.clear)
 
 
 def _ascii_bytes(table: bytes) -> bytes:

@@ -483,7 +483,7 @@ def _end_groups(walker: _LexemeWalk, checked: bool) -> list[tuple[CharacterParse
         if checked:
             for node in nodes:
                 ids.extend(ids_at(node.get(IDS, ())))
-        if len(nodes) == 1 and nodes[0].__class__ is dict and not _any_allowed(_first_bytes(nodes[0]), skip, False):
+        if len(nodes) == 1 and nodes[0].__class__ is dict and not _any_allowed(_child_bytes(nodes[0]), skip, False):
             if ids or len(nodes[0]) > (1 if IDS in nodes[0] else 0):
                 out.append((state, ids, nodes[0]))
             continue
@@ -491,8 +491,7 @@ def _end_groups(walker: _LexemeWalk, checked: bool) -> list[tuple[CharacterParse
         sources = []
         for node in nodes:
             # what the inner value reads was walked
-            first = _first_bytes(node) if node.__class__ is dict else bytes(byte for byte in node if byte != IDS)
-            taken = first.translate(None, read)
+            taken = _child_bytes(node).translate(None, read)
             if taken:
                 sources.append((node, taken))
         # ends with nothing past them (a number's every digit token, say) need no full-state walk: dropped
@@ -550,6 +549,16 @@ def _first_bytes(node: Trie | Continuations) -> bytes:
             _FIRST_BYTES.clear()
         hit = _FIRST_BYTES[id(node)] = (node, bytes(byte for byte in node if byte != IDS))  # type: ignore[union-attr]
     return hit[1]
+
+
+def _child_bytes(node: Trie) -> bytes:
+    """The bytes of the edges below a filled trie node, in its order (not memoised: an end point may be a
+    node made for one walk, such as the root of a run table's exits)."""
+    if IDS in node:
+        keys = list(node)
+        keys.remove(IDS)
+        return bytes(keys)
+    return bytes(node)
 
 
 _ASCII_BYTES: dict[bytes, bytes] = {}

@@ -427,11 +427,14 @@ def compiled_below(
     if raw:
         states: dict[int, CharacterParser] = {}
         held = _node_memo(vocabulary)
+        dict_nodes = _NODES[vocabulary][1]  # (filled by _flat_arrays above)
         for point, at, depth in np.frombuffer(raw, dtype=np.int32).reshape(-1, 3).tolist():
             made = states.get(at)
             if made is None:
                 made = states[at] = state_of(at)
-            node = _dict_node(vocabulary, trie, point, depth)
+            node = dict_nodes.get(point)
+            if node is None:
+                node = _dict_node(vocabulary, trie, point, depth)
             if id(node) not in held and len(held) < _NODES_KEPT:
                 held[id(node)] = (node, (point, depth))  # where a walk below this end point starts
             ends.append((node, made))

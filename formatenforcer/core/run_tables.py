@@ -309,7 +309,7 @@ class FreeRunTable:
         self.few: tuple[int, ...] | None = None
         """Unbucketed tables of small subtrees keep their run tokens as a tuple of ids (cheaper than a packed mask)."""
         if bucketed:  # sorted by run length: ``runs_upto`` packs a prefix, on demand
-            order = np.argsort(lengths, kind="stable")
+            order = np.argsort(_narrowed(lengths), kind="stable")
             ids, lengths = ids[order], lengths[order]
         self._run_ids, self._run_lengths = ids, lengths
         self._full: np.ndarray | None = None
@@ -508,7 +508,7 @@ def _exit_groups(texts: TokenTexts, rows: np.ndarray, runs: np.ndarray) -> dict[
     if not len(rows):
         return {}
     lead = _lead_bytes(texts, rows, runs)
-    keys = runs.astype(np.int64) * 256 + lead
+    keys = _narrowed(runs.astype(np.int64) * 256 + lead)
     order = np.argsort(keys, kind="stable")
     keys, rows = keys[order], rows[order]
     cuts = np.flatnonzero(np.diff(keys)) + 1
@@ -517,6 +517,14 @@ def _exit_groups(texts: TokenTexts, rows: np.ndarray, runs: np.ndarray) -> dict[
         key = int(keys[start])
         groups.setdefault(key >> 8, {})[key & 0xFF] = rows[start:stop]
     return groups
+
+
+def _narrowed(keys: np.ndarray) -> np.ndarray:
+    """``keys`` (non-negative) as 16-bit integers where they fit: numpy's stable sort of those is a radix
+    sort, several times faster over a vocabulary's rows than its timsort of 64-bit ones (same order)."""
+    if len(keys) and 0 <= int(keys.min()) and int(keys.max()) < 1 << 16:
+        return keys.astype(np.uint16)
+    return keys
 
 
 def _walkable_split(data: bytes) -> tuple[str, bytes] | None:

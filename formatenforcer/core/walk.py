@@ -483,18 +483,15 @@ def _end_groups(walker: _LexemeWalk, checked: bool) -> list[tuple[CharacterParse
         if checked:
             for node in nodes:
                 ids.extend(ids_at(node.get(IDS, ())))
-        if (
-            len(nodes) == 1
-            and nodes[0].__class__ is dict
-            and not any(byte < 128 and skip[byte] for byte in nodes[0] if byte != IDS)
-        ):
+        if len(nodes) == 1 and nodes[0].__class__ is dict and not _any_allowed(_child_bytes(nodes[0]), skip, False):
             if ids or len(nodes[0]) > (1 if IDS in nodes[0] else 0):
                 out.append((state, ids, nodes[0]))
             continue
+        read = _ascii_bytes(skip)
         sources = []
         for node in nodes:
             # what the inner value reads was walked
-            taken = bytes(byte for byte in node if byte != IDS and (byte >= 128 or not skip[byte]))
+            taken = _child_bytes(node).translate(None, read)
             if taken:
                 sources.append((node, taken))
         # ends with nothing past them (a number's every digit token, say) need no full-state walk: dropped
@@ -552,6 +549,31 @@ def _first_bytes(node: Trie | Continuations) -> bytes:
             _FIRST_BYTES.clear()
         hit = _FIRST_BYTES[id(node)] = (node, bytes(byte for byte in node if byte != IDS))  # type: ignore[union-attr]
     return hit[1]
+
+
+def _child_bytes(node: Trie) -> bytes:
+    """The bytes of the edges below a filled trie node, in its order (not memoised: an end point may be a
+    node made for one walk, such as the root of a run table's exits)."""
+    if IDS in node:
+        keys = list(node)
+        keys.remove(IDS)
+        return bytes(keys)
+    return bytes(node)
+
+
+_ASCII_BYTES: dict[bytes, bytes] = {}
+register_memo(_ASCII_BYTES.clear)
+
+
+def _ascii_bytes(table: bytes) -> bytes:
+    """The ASCII bytes an ASCII table (1 where allowed, see ``_any_allowed``) allows, to delete with
+    ``bytes.translate`` (memoised: a few tables per grammar)."""
+    found = _ASCII_BYTES.get(table)
+    if found is None:
+        if len(_ASCII_BYTES) >= 1 << 12:
+            _ASCII_BYTES.clear()
+        found = _ASCII_BYTES[table] = bytes(byte for byte in range(128) if table[byte])
+    return found
 
 
 def _any_allowed(first: bytes, ascii_ok: bytes, wide: bool) -> bool:

@@ -86,6 +86,10 @@ class CompiledGrammar:
         self.start_production = len(self.lhs)
         self._add(len(self.rule_names), (rule_ids[grammar.start],))  # the augmented start S' -> start
         self.rule_names.append(f"{grammar.start}'")
+        # per production, per dot: the terminal symbol scanned there, or 0 (a nonterminal, or the end)
+        self.next_terminal: list[tuple[int, ...]] = [
+            tuple(symbol if symbol < 0 else 0 for symbol in rhs) + (0,) for rhs in self.rhs
+        ]
         self.by_lhs: list[list[int]] = [[] for _ in self.rule_names]
         for production, lhs in enumerate(self.lhs):
             self.by_lhs[lhs].append(production)
@@ -283,22 +287,19 @@ class EarleySet:
         self.grammar = grammar
         self.items = items
         self._waiting: dict[int, list[Item]] | None = None
-        rhs_of = grammar.rhs
         # terminal symbol -> the items it advances; from the predicted items' shared table when given
         scanning: dict[int, tuple[Item, ...]]
         if parts is None:
             own, scanning = items, {}
         else:
             own, scanning = parts[0], dict(parts[1])
-        extra: dict[int, list[Item]] = {}
+        next_terminal = grammar.next_terminal
         for item in own:
-            rhs = rhs_of[item[0]]
-            if item[1] < len(rhs) and rhs[item[1]] < 0:
-                extra.setdefault(rhs[item[1]], []).append(item)
-        for symbol, added in extra.items():
-            scanning[symbol] = (*scanning.get(symbol, ()), *added)
+            symbol = next_terminal[item[0]][item[1]]
+            if symbol:
+                scanning[symbol] = (*scanning.get(symbol, ()), item)
         self._scanning = scanning
-        self.expected: tuple[int, ...] = tuple(sorted(-1 - symbol for symbol in scanning))
+        self.expected: tuple[int, ...] = tuple(sorted([-1 - symbol for symbol in scanning]))
         # the augmented start S' -> start is predicted at the root alone, so its completed item is made
         # in the root itself (a nullable start: origin None) or in a later set (origin the root)
         start = grammar.start_production

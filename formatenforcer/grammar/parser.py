@@ -154,6 +154,10 @@ class GrammarState(CharacterParser):
         found = self._charset
         if found is None:
             dfas = self._compiled.earley.dfas
+            if not self._fresh and len(self._active) == 1:  # one lexeme (a branch of ``alternatives``)
+                ((_, lexer, q),) = self._active
+                found = self._charset = dfas[lexer].charset(max(q, 0))
+                return found
             parts = {dfas[lexer].charset(max(q, 0)) for _, lexer, q in self._active}
             parts.update(s.start_chars() for s in self._fresh)
             parts.discard(EMPTY)
@@ -279,16 +283,21 @@ class GrammarState(CharacterParser):
             return None
         ((s, lexer, q),) = self._active
         earley = self._compiled.earley
-        after = s.scan(lexer)
-        if self._fresh and self._fresh != {after}:
-            return None
+        after = None
+        if self._fresh:
+            after = s.scan(lexer)
+            if self._fresh != {after}:
+                return None
         if isinstance(earley.dfas[lexer], ParserLexer):
             return self._json_lexeme(s, lexer, max(q, 0))
         ending = q >= 0 and q in earley.finals[lexer]
         if ending and self._fresh:
             return None  # the lexeme may end here: split (``alternatives``), not walked whole past its end
-        if earley.ends_overlap(lexer, max(q, 0), after) and not _absorbed(self._compiled, s, lexer, q, after):
-            return None  # a character could go on with this lexeme or start the next: both are kept
+        if earley.final_chars(lexer, max(q, 0)):  # (else it reads nothing past an end: no overlap)
+            if after is None:
+                after = s.scan(lexer)
+            if earley.ends_overlap(lexer, max(q, 0), after) and not _absorbed(self._compiled, s, lexer, q, after):
+                return None  # a character could go on with this lexeme or start the next: both are kept
         dfa = earley.dfas[lexer]
         # a lexeme that may end here but has no set after it (the branch of it going on, ``alternatives``)
         # is a terminal that has not read its next character: it may not end before reading one
@@ -359,12 +368,12 @@ class _Same:
 class _Resume:
     """``Lexeme.resume`` of a grammar state whose one lexeme (of ``lexer``, after set ``s``, automaton state
     ``q``) is walked as its terminal alone: the grammar state once that terminal has read on, with ``after``
-    (the set after the lexeme) fresh where it may end (a small object rather than a closure, like
-    ``_RunAfter``)."""
+    (the set after the lexeme, None until first needed) fresh where it may end (a small object rather than a
+    closure, like ``_RunAfter``)."""
 
     __slots__ = ("compiled", "s", "lexer", "q", "after")
 
-    def __init__(self, compiled: _Compiled, s: EarleySet, lexer: int, q: int, after: EarleySet) -> None:
+    def __init__(self, compiled: _Compiled, s: EarleySet, lexer: int, q: int, after: EarleySet | None) -> None:
         self.compiled, self.s, self.lexer, self.q, self.after = compiled, s, lexer, q, after
 
     def __call__(self, inner: CharacterParser) -> CharacterParser | None:
@@ -372,8 +381,12 @@ class _Resume:
         state = inner._state if inner.__class__ is TerminalState else -1  # type: ignore[attr-defined]
         if state < 0 or not inner._started:  # type: ignore[attr-defined]
             return compiled.state(frozenset(((s, lexer, self.q),)), _NOTHING)
-        ended = frozenset((self.after,)) if state in compiled.earley.finals[lexer] else _NOTHING
-        return compiled.state(frozenset(((s, lexer, state),)), ended)
+        if state not in compiled.earley.finals[lexer]:
+            return compiled.state(frozenset(((s, lexer, state),)), _NOTHING)
+        after = self.after
+        if after is None:
+            after = self.after = s.scan(lexer)
+        return compiled.state(frozenset(((s, lexer, state),)), frozenset((after,)))
 
 
 def _by_intervals(charset: CharSet) -> tuple:

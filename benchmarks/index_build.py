@@ -44,7 +44,9 @@ print(json.dumps({"seconds": time.perf_counter() - start, "megabytes": resident(
 
 def _run(cache: str) -> dict:
     here = str(Path(__file__).resolve().parent)
-    out = subprocess.run([sys.executable, "-c", _CHILD, here, cache], capture_output=True, text=True, check=True)
+    # (run from a neutral folder: ``python -c`` puts the working folder first on the path, ahead of PYTHONPATH)
+    out = subprocess.run([sys.executable, "-c", _CHILD, here, cache], capture_output=True, text=True, check=True,
+                         cwd=tempfile.gettempdir())  # fmt: skip
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

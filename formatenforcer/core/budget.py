@@ -10,24 +10,22 @@ import os
 def checked_seconds(value: object, setting: str) -> float | None:
     """``value`` as a budget in seconds: None (no limit) or a positive, finite number. TypeError or
     ValueError naming ``setting`` otherwise (a bool is not a number of seconds)."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{setting} must be a number of seconds or None, not {type(value).__name__}: {value!r}")
-    if not 0 < value < float("inf"):
-        raise ValueError(f"{setting} must be a positive, finite number of seconds or None, not {value}")
-    return float(value)
+    return _checked(value, setting, "seconds")
 
 
 def checked_megabytes(value: object, setting: str) -> float | None:
     """``value`` as a memory budget in megabytes (MiB): None (no limit) or a positive, finite number.
     TypeError or ValueError naming ``setting`` otherwise."""
+    return _checked(value, setting, "megabytes")
+
+
+def _checked(value: object, setting: str, unit: str) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{setting} must be a number of megabytes or None, not {type(value).__name__}: {value!r}")
+        raise TypeError(f"{setting} must be a number of {unit} or None, not {type(value).__name__}: {value!r}")
     if not 0 < value < float("inf"):
-        raise ValueError(f"{setting} must be a positive, finite number of megabytes or None, not {value}")
+        raise ValueError(f"{setting} must be a positive, finite number of {unit} or None, not {value}")
     return float(value)
 
 

@@ -182,21 +182,28 @@ def _checkpoints(label: str) -> tuple:
     positions as ``_basics_plan`` gives them, every code point sorted)."""
     points = [ord(ch) for ch in label]
     basic, plan = _basics_plan(label)
-    out = 4 + basic + (1 if basic else 0)
-    n, delta, bias, handled = 128, 0, 72, basic
+    state = (4 + basic + (1 if basic else 0), 0, 128, 72, basic)
     states = []
-    for m, gaps, trailing in plan:
-        states.append((out, delta, n, bias, handled))
-        delta += (m - n) * (handled + 1)
-        for gap in gaps:
-            delta += gap
-            out += _digits(delta, bias)
-            bias = _adapt(delta, handled + 1, handled == basic)
-            delta = 0
-            handled += 1
-        delta += trailing + 1
-        n = m + 1
+    for entry in plan:
+        states.append(state)
+        state = _encoded(state, *entry, basic)
     return basic, [m for m, _, _ in plan], states, plan, sorted(points)
+
+
+def _encoded(
+    state: tuple[int, int, int, int, int], m: int, gaps: list[int], trailing: int, basic: int
+) -> tuple[int, int, int, int, int]:
+    """The encoder's state (octets, delta, n, bias, handled) once it has handled code point ``m``: its
+    occurrences after ``gaps`` smaller code points each, and ``trailing`` more after the last."""
+    out, delta, n, bias, handled = state
+    delta += (m - n) * (handled + 1)
+    for gap in gaps:
+        delta += gap
+        out += _digits(delta, bias)
+        bias = _adapt(delta, handled + 1, handled == basic)
+        delta = 0
+        handled += 1
+    return out, delta + trailing + 1, m + 1, bias, handled
 
 
 def _appended_below(label: str, cp: int) -> int:
@@ -206,7 +213,7 @@ def _appended_below(label: str, cp: int) -> int:
     counts the new one after its last occurrence, and ``cp`` itself is inserted after everything smaller."""
     basic, ms, states, plan, ordered = _checkpoints(label)
     i = bisect_left(ms, cp)
-    out, delta, n, bias, handled = states[i]
+    state = states[i]
     if ms[i] == cp:
         _, gaps, trailing = plan[i]
         entries = [(cp, [*gaps, trailing], 0)]
@@ -215,16 +222,8 @@ def _appended_below(label: str, cp: int) -> int:
         entries = [(cp, [bisect_left(ordered, cp)], 0)]
     entries.extend((m, gaps, trailing + 1) for m, gaps, trailing in plan[i:])
     for m, gaps, trailing in entries:
-        delta += (m - n) * (handled + 1)
-        for gap in gaps:
-            delta += gap
-            out += _digits(delta, bias)
-            bias = _adapt(delta, handled + 1, handled == basic)
-            delta = 0
-            handled += 1
-        delta += trailing + 1
-        n = m + 1
-    return out
+        state = _encoded(state, m, gaps, trailing, basic)
+    return state[0]
 
 
 def a_lengths_with_basics(label: str, most: int, room: int | None = None) -> list[int]:

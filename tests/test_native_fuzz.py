@@ -892,7 +892,7 @@ def test_spelled_bytes_match_piece_bytes(pieces):
     table, and answers None for the others (and for None), which the caller then reads as plain text."""
     from formatenforcer.core import token_texts
 
-    got = native.spelled_bytes(pieces, token_texts._byte_level_table())
+    got = native.spelled_bytes(pieces, token_texts._BYTE_LEVEL_TABLE)
     for piece, data in zip(pieces, got, strict=True):
         if piece is None or any(ch not in token_texts._BYTE_LEVEL for ch in piece):
             assert data is None
@@ -903,7 +903,7 @@ def test_spelled_bytes_match_piece_bytes(pieces):
 def test_spelled_bytes_checks_its_arguments():
     from formatenforcer.core import token_texts
 
-    table = token_texts._byte_level_table()
+    table = token_texts._BYTE_LEVEL_TABLE
     with pytest.raises(TypeError, match="piece 1 is bytes"):
         native.spelled_bytes(["a", b"a"], table)
     with pytest.raises(TypeError):

@@ -43,18 +43,10 @@ def _byte_level_decoder() -> dict[str, int]:
 
 
 _BYTE_LEVEL = _byte_level_decoder()
-_BYTE_LEVEL_TABLE: bytes | None = None
+_BYTE_LEVEL_TABLE = b"".join(
+    _BYTE_LEVEL.get(chr(cp), -1).to_bytes(2, "little", signed=True) for cp in range(max(map(ord, _BYTE_LEVEL)) + 1)
+)
 """``_BYTE_LEVEL`` as the compiled core reads it (``spelled_bytes``): int16 per code point, -1 where none."""
-
-
-def _byte_level_table() -> bytes:
-    global _BYTE_LEVEL_TABLE
-    if _BYTE_LEVEL_TABLE is None:
-        table = [-1] * (max(map(ord, _BYTE_LEVEL)) + 1)
-        for ch, byte in _BYTE_LEVEL.items():
-            table[ord(ch)] = byte
-        _BYTE_LEVEL_TABLE = b"".join(value.to_bytes(2, "little", signed=True) for value in table)
-    return _BYTE_LEVEL_TABLE
 
 
 def scheme_of(decoder: str, pieces: list[str] = ()) -> str:
@@ -200,7 +192,7 @@ def _byte_level_bytes(pieces: list[str], special: set[int], added_literal: dict[
     """What ``_each_piece`` gives for a byte-level vocabulary, with the spelled pieces read in C (one call
     for the whole vocabulary: ~0.1 s less for 128k pieces); the few others (special and added tokens, a
     piece with a character outside the table) are read as ``_each_piece`` reads them."""
-    data: list[bytes | None] = backend.native.spelled_bytes(pieces, _byte_level_table())  # type: ignore[union-attr]
+    data: list[bytes | None] = backend.native.spelled_bytes(pieces, _BYTE_LEVEL_TABLE)  # type: ignore[union-attr]
     for token_id in [i for i, spelled in enumerate(data) if spelled is None]:
         piece = pieces[token_id]
         if piece is not None:

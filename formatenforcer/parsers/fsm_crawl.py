@@ -120,7 +120,7 @@ def over_memory() -> bool:
 
 class _Memory:
     """A memory limit: the resident size the process may reach (``cap`` bytes), read at most once a
-    millisecond (``exceeded`` is polled at every state of an automaton build; a read costs ~5 µs)."""
+    millisecond (``exceeded`` is polled at every state of an automaton build; a read costs ~2 µs)."""
 
     __slots__ = ("cap", "next_read", "over")
 

@@ -936,7 +936,19 @@ def _split_mask(
 
 
 def advance(state: CharacterParser, pending: bytes, data: bytes) -> tuple[CharacterParser, bytes] | None:
-    """Feeds the bytes of one token to ``state``; returns the new (state, pending bytes), or None if refused."""
+    """Feeds the bytes of one token to ``state``; returns the new (state, pending bytes), or None if refused.
+
+    A token of whole characters (the usual case) is read as text (``add_text``, where parsers fold several
+    characters at once); it needs no check of its bytes as they come: a character ``add_character`` accepts
+    is in ``allowed_characters``, so every prefix of its bytes is too."""
+    if not pending:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            pass  # a character split across tokens (or bytes no text has): byte by byte below
+        else:
+            after = state.add_text(text)
+            return None if after is None else (after, b"")
     for byte in data:
         if pending:
             pending += _BYTE[byte]

@@ -23,6 +23,9 @@ SCHEMAS = [
     {"type": "array", "items": {"type": "object", "properties": {"k [x]": {"type": "string"}}}},
     {"$defs": {"n": {"type": "object", "properties": {"v": {"type": "string"}, "c": {"$ref": "#/$defs/n"}}}},
      "$ref": "#/$defs/n"},
+    {"type": "object", "properties": {"n": {"type": "number", "minimum": -20000, "exclusiveMaximum": 100},
+                                      "m": {"type": "array", "items": {"type": "integer", "maximum": 300}},
+                                      "i": {"type": "integer", "multipleOf": 7}}},
 ]  # fmt: skip
 
 TEXTS = [
@@ -33,6 +36,7 @@ TEXTS = [
     '[{"k [x]": "a{b}[c]", "other": "q"}, {}]',
     '{"v": "outer", "c": {"v": "inner", "c": {"v": "deepest text here"}}}',
     '{"bad\\u00e9": "esc\\"aped\\n", "ctl": "a\\tb"}',
+    '{"n": -12.5e3, "m": [1, 22, 333, 299], "i": 42, "x": 1e400, "y": [0.000001, -0, 7E+2]}',
 ]
 
 

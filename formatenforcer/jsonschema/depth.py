@@ -295,17 +295,19 @@ class Deep(CharacterParser):
         return after.fitted() if kind is Deep or kind is Stacks else after
 
     def add_text(self, text: str) -> CharacterParser | None:
-        # inside a string value or a key, each character gives a new top on the same frames and nothing else
-        # (add_character's "transparent frame" branch; a key opens nothing, and far from the depth limit its
-        # stack is its own fit): step the top alone and stack it once
+        # a character goes to the top first, and one the top takes gives a new top on the same frames and
+        # nothing else when the top is a scalar (add_character's "transparent frame" branch) or an object
+        # reading a key (it opens nothing, and far from the depth limit its stack is its own fit): step the
+        # top alone and stack it once; where the top refuses a character, the frames may read it (the value
+        # ends), so the text is read again character by character
         top = self._top
-        kind = type(top)
-        if (kind is StringParser and top.plain_body(text)) or (
-            kind is ObjectParser and top.plain_key(text) and "[" not in text and "{" not in text
+        if top.SCALAR_LEXEME or (
+            type(top) is ObjectParser and top.plain_key(text) and "[" not in text and "{" not in text
             and self.room() >= _GUARD
         ):  # fmt: skip
             after = top.add_text(text)
-            return None if after is None else Deep(self._limit, after, self._frame, self._base)
+            if after is not None:
+                return Deep(self._limit, after, self._frame, self._base)
         return super().add_text(text)
 
     def allowed_characters(self) -> CharSet:

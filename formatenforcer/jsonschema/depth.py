@@ -59,6 +59,7 @@ from . import array_phases as ap
 from . import object_phases as op
 from .arrays import ArrayParser
 from .depth_room import fit
+from .object_exists import ExistsObject
 from .objects import ObjectParser
 from .strings import StringParser
 
@@ -153,6 +154,8 @@ def open_depth(state: CharacterParser) -> int:
             state = state._child
         elif kind is UnionParser:
             state = state._alternatives[0]
+        elif kind is ExistsObject:
+            state = state._inner  # (an object that must hold members: its object counts)
         elif kind is Deep or kind is Stacks:
             return depth + state.depth() - state._base
         else:

@@ -32,9 +32,11 @@ from ..core.protocol import CharacterParser, MemoAllowed
 from .after_value import after_value_lexeme
 from .formats.content import Content, FreeContent
 from .key_content import PartialText
-from .keys import patterns_of
+from .keys import MAX_PATTERNS, patterns_of
+from .object_names import object_names
 from .object_phases import AFTER, BEFORE, COLON, DONE, KEY, VALUE
-from .schema.ir import AnyValue, Never, Node, Object, String, Unsupported, deref
+from .schema.ir import AnyValue, Never, Node, Object, String, Unsupported, deref, union_of
+from .schema.merge import Merger
 from .schema.validate import accepts
 from .string_content import string_content
 from .strings import StringParser
@@ -155,6 +157,35 @@ def _bisect(points: list[int], value: int) -> int:
     return lo
 
 
+def value_combinations(node: Object, merger: Merger) -> list[tuple[frozenset[str], Node]]:
+    """(patterns matched, value schema) for every set of the object's key patterns an extra key may match:
+    the intersection, over sides, of the matched patterns' schemas or ``additionalProperties``."""
+    patterns = patterns_of(node)
+    if len(patterns) > MAX_PATTERNS:
+        raise Unsupported("not", "'not' of an object rule on keys it does not name, with many key patterns")
+    out = []
+    for bits in range(1 << len(patterns)):
+        matched = frozenset(p for i, p in enumerate(patterns) if bits >> i & 1)
+        schema: Node = AnyValue()
+        for side in node.sides:
+            for part in [s for p, s in side.patterns if p in matched] or [side.additional]:
+                schema = merger.intersect(schema, part)
+        out.append((matched, schema))
+    return out
+
+
+def member_values(node: Object, merger: Merger) -> list[Node]:
+    """Per member of ``node.exists``: the values an extra key holding it may have (the union over
+    ``value_combinations`` of each with the member's value schema), for the finiteness check."""
+    combos = [schema for _, schema in value_combinations(node, merger)]
+    facts = object_names(node, merger)
+    out = []
+    for keys, value in node.exists:
+        named = [facts.values[i] for i, name in enumerate(facts.names) if accepts(keys, name)]
+        out.append(union_of([merger.intersect(schema, value) for schema in combos + named]))
+    return out
+
+
 class MarkedKeys(Content):
     """The extra-key automaton ``extras`` with, beside it, the automata of the members' key sets whose
     membership a key's text decides (``marks``): state (extras state, (mark state or None once the text
@@ -257,7 +288,7 @@ class Witnesses:
         merger = ctx.compiler.merger
         for i, (keys, value) in enumerate(self.members):
             verdicts = set()
-            for matched, schema in self._combinations(node):
+            for matched, schema in value_combinations(node, merger):
                 witness = merger.intersect(schema, value)
                 ctx.compiler._keep.append(witness)
                 if isinstance(deref(witness), Never) or not ctx.compiler.finite(witness):
@@ -274,23 +305,6 @@ class Witnesses:
                 "not", "'not' of an object rule on keys it does not name, where finitely many keys could break it"
             )
         return False
-
-    def _combinations(self, node: Object) -> list[tuple[frozenset[str], Node]]:
-        """(patterns matched, value schema) for every set of the object's key patterns an extra key may
-        match: the intersection, over sides, of the matched patterns' schemas or ``additionalProperties``."""
-        merger = self.ctx.compiler.merger
-        patterns = patterns_of(node)
-        if len(patterns) > 8:
-            raise Unsupported("not", "'not' of an object rule on keys it does not name, with many key patterns")
-        out = []
-        for bits in range(1 << len(patterns)):
-            matched = frozenset(p for i, p in enumerate(patterns) if bits >> i & 1)
-            schema: Node = AnyValue()
-            for side in node.sides:
-                for part in [s for p, s in side.patterns if p in matched] or [side.additional]:
-                    schema = merger.intersect(schema, part)
-            out.append((matched, schema))
-        return out
 
     def _keys_verdict(self, keys: Node, matched: frozenset[str]) -> str:
         """``_infinite`` of the extra keys in ``keys`` that match exactly the patterns ``matched``."""

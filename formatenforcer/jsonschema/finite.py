@@ -19,8 +19,8 @@ it at its own start, so the two agree).
 from __future__ import annotations
 
 import heapq
-from dataclasses import replace
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..parsers.regex import timed_out

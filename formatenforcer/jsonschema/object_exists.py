@@ -31,7 +31,6 @@ from ..core.hooks import FreeRun, Lexeme, nested_alternatives, nested_first_char
 from ..core.protocol import CharacterParser, MemoAllowed
 from .after_value import after_value_lexeme
 from .formats.content import Content, FreeContent
-from .key_content import PartialText
 from .keys import MAX_PATTERNS, patterns_of
 from .object_names import object_names
 from .object_phases import AFTER, BEFORE, COLON, DONE, KEY, VALUE
@@ -242,7 +241,6 @@ class MarkedKeys(Content):
             runs.append(own)
         if not chars.intervals:
             return None
-        marks = state[1]
 
         def after_run(n: int) -> tuple:
             return (after(n), tuple(None if run is None or (run[1] is not None and n > run[1]) else run[2](n)
@@ -264,9 +262,7 @@ class Witnesses:
         # the members whose key set a key's text decides: their automata ride along the extra keys' one
         self.marked = [i for i, every in enumerate(self.every_extra) if not every]
         self._marks: tuple[Content | None, ...] = tuple(string_content(deref(self.members[i][0])) for i in self.marked)  # type: ignore[arg-type]
-        self.names_in = [
-            sum(1 << i for i, name in enumerate(names) if accepts(keys, name)) for keys, _ in self.members
-        ]
+        self.names_in = [sum(1 << i for i, name in enumerate(names) if accepts(keys, name)) for keys, _ in self.members]
         self.any_value = [isinstance(deref(value), AnyValue) for _, value in self.members]
         self._trackers: dict[int, CharacterParser | None] = {}
         self._marker = MarkedKeys(ctx.extras, self._marks)  # (reads the marks of a closed key's state)

@@ -10,12 +10,16 @@ lazily and memoised, so recursive schemas stay finite. The kinds a union leaves 
 complements of a union's options are intersected one at a time, dropping empty and subsumed products
 (schema/products.py), so nested ``oneOf``s do not multiply out into every combination.
 
-Refused (``Unsupported("not")``), because the complement says "there exists" about something no node
-expresses: ``uniqueItems`` (a duplicate exists), a constraint on keys an object does not name
-(``additionalProperties`` other than false, ``patternProperties``: some extra key has a bad value; for a
-closed object without patterns "some other key" is "more keys than the named ones present", one
-alternative per set of optional names), ``propertyNames``, and ``items`` after a prefix (an item past the
-prefix is bad; ``contains`` counts every item).
+A constraint on keys an object does not name says "there exists" in its complement: ``propertyNames: S``
+-> some key is not S, ``additionalProperties: X`` -> some key no name and no pattern covers has a value
+that is not X, ``patternProperties: {p: X}`` -> some key matching p has a value that is not X. Those are
+members the object must hold (``Object.exists``, enforced by jsonschema/object_exists.py); for a closed
+object without patterns "some other key" stays "more keys than the named ones present", one alternative
+per set of optional names. The complement of a member is "every key of K has a value outside V".
+
+Refused (``Unsupported("not")``), because the complement says "there exists" about something nothing
+tracks: ``uniqueItems`` (a duplicate exists) and ``items`` after a prefix (an item past the prefix is bad;
+``contains`` counts every item).
 """
 
 from __future__ import annotations

@@ -173,14 +173,33 @@ def test_members_no_object_can_hold_leave_no_value(schema):
         JsonSchemaParser(schema)
 
 
+def _depth(value: object) -> int:
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(_depth, value), default=0)
+    return 0
+
+
 def test_members_near_the_depth_limit():
     schema = SCHEMAS[-1]
     parser = JsonSchemaParser(schema, config=JsonConfig(max_depth=3))
+    assert parser.accepts('{"ab": {"cd": {"ef": 1}}}') and not parser.accepts('{"ab": {"cd": {"ef": {"gh": 1}}}}')
     rng = random.Random(5)
-    for _ in range(100):
-        text, done = char_walk(parser, rng, max_chars=200)
+    deepest = 0
+    for i in range(200):
+        text, done = char_walk(parser, rng, max_chars=200) if i % 2 else _short_walk(parser, rng)
         if done:
-            assert _valid(schema, text) and text.count("{") <= 3, text
+            assert _valid(schema, text) and _depth(json.loads(text)) <= 3, text
+            deepest = max(deepest, _depth(json.loads(text)))
+    assert deepest == 3
+
+
+def test_members_hundreds_of_levels_deep():
+    schema = SCHEMAS[-1]
+    text = '{"ab": ' * 400 + "1" + "}" * 400
+    assert JsonSchemaParser(schema).accepts(text)
+    assert not JsonSchemaParser(schema, config=JsonConfig(max_depth=399)).accepts(text)
 
 
 @st.composite

@@ -292,3 +292,22 @@ def test_mask_equals_step(llama3_tokenizer, llama3_vocabulary, schema, prefix):
 @pytest.mark.parametrize(("schema", "prefix"), SLOW_MASK_CASES, ids=[p for _, p in SLOW_MASK_CASES])
 def test_mask_equals_step_more(llama3_tokenizer, llama3_vocabulary, schema, prefix):
     _check(llama3_tokenizer, llama3_vocabulary, schema, prefix)
+
+
+def test_a_member_whose_value_cannot_fit_under_the_depth_limit_is_not_started():
+    # each item must hold a member whose value is an object: at max_depth 2 no item object can be written
+    schema = {
+        "type": "array",
+        "items": {"type": "object", "not": {"additionalProperties": {"not": {"type": "object"}}}},
+    }
+    for depth, deepest in ((2, 1), (3, 3)):
+        parser = JsonSchemaParser(schema, config=JsonConfig(max_depth=depth))
+        assert parser.accepts('[{"a": {}}]') == (depth == 3)
+        rng = random.Random(1)
+        seen = 0
+        for i in range(200):
+            text, done = char_walk(parser, rng, max_chars=150) if i % 2 else _short_walk(parser, rng, 150)
+            if done:
+                assert _valid(schema, text), text
+                seen = max(seen, _depth(json.loads(text)))
+        assert seen == deepest

@@ -160,6 +160,11 @@ def fit(state: CharacterParser, room: int) -> CharacterParser | None:
         inner = fit(state._inner, room)
         if inner is None:
             return None
+        ctx = inner._ctx
+        if isinstance(ctx, RoomObjectContext):  # every member still missing must have a value that fits
+            members = ctx.witnesses.member_values()
+            if not all(ctx.fits(value) for i, value in enumerate(members) if not state._found >> i & 1):
+                return None
         return state if inner is state._inner else ExistsObject(inner, state._found, state._armed, state._trackers)
     if kind is UnionParser:
         branches = state._alternatives

@@ -265,7 +265,15 @@ class Witnesses:
         self.names_in = [sum(1 << i for i, name in enumerate(names) if accepts(keys, name)) for keys, _ in self.members]
         self.any_value = [isinstance(deref(value), AnyValue) for _, value in self.members]
         self._trackers: dict[int, CharacterParser | None] = {}
+        self._values: list[Node] | None = None
         self._marker = MarkedKeys(ctx.extras, self._marks)  # (reads the marks of a closed key's state)
+
+    def member_values(self) -> list[Node]:
+        """``member_values`` of the object (memoised): near the depth limit a missing member's value must fit."""
+        if self._values is None:
+            self._values = member_values(self.ctx.node, self.ctx.compiler.merger)
+            self.ctx.compiler._keep.extend(self._values)
+        return self._values
 
     def marked_extras(self, extras: Content | None) -> Content | None:
         """``extras`` with the marks riding along (see ``MarkedKeys``), when some member needs them."""

@@ -185,6 +185,11 @@ def member_values(node: Object, merger: Merger) -> list[Node]:
     return out
 
 
+_MISSING = object()
+_MEMO = 65536
+"""Most steps (and runs) a ``MarkedKeys`` remembers before it starts over (a walk asks the same ones)."""
+
+
 class MarkedKeys(Content):
     """The extra-key automaton ``extras`` with, beside it, the automata of the members' key sets whose
     membership a key's text decides (``marks``): state (extras state, (mark state or None once the text
@@ -192,15 +197,26 @@ class MarkedKeys(Content):
     still a key), so this accepts exactly what ``extras`` does; a closed key's state says which key sets
     hold it, however the key was read (character by character or in a free run)."""
 
-    __slots__ = ("extras", "marks")
+    __slots__ = ("extras", "marks", "_steps", "_runs")
 
     def __init__(self, extras: Content, marks: tuple[Content | None, ...]) -> None:
         self.extras, self.marks = extras, marks
+        self._steps: dict[tuple, tuple | None] = {}
+        self._runs: dict[tuple, FreeContent | None] = {}
 
     def start(self) -> tuple:
         return (self.extras.start(), tuple(None if m is None else m.start() for m in self.marks))
 
     def step(self, state: tuple, ch: str) -> tuple | None:
+        memo = self._steps
+        hit = memo.get((state, ch), _MISSING)
+        if hit is _MISSING:
+            if len(memo) > _MEMO:
+                memo.clear()
+            hit = memo[(state, ch)] = self._step(state, ch)
+        return hit  # type: ignore[return-value]
+
+    def _step(self, state: tuple, ch: str) -> tuple | None:
         extra = self.extras.step(state[0], ch)
         if extra is None:
             return None
@@ -222,6 +238,15 @@ class MarkedKeys(Content):
         return out
 
     def free(self, state: tuple) -> FreeContent | None:
+        memo = self._runs
+        hit = memo.get(state, _MISSING)
+        if hit is _MISSING:
+            if len(memo) > _MEMO:
+                memo.clear()
+            hit = memo[state] = self._free(state)
+        return hit  # type: ignore[return-value]
+
+    def _free(self, state: tuple) -> FreeContent | None:
         """The extras' run where every live mark runs too (over the characters they share): a mark reads
         ``n`` of them as its run says, and past its run's bound it has refused one (the text left its key
         set). The other characters are exits, walked from the state after the run."""

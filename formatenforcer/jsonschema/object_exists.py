@@ -329,7 +329,7 @@ class Witnesses:
             if "infinite" in verdicts:
                 continue
             if verdicts <= {"empty"} and not self.names_in[i] & ctx.usable:
-                return True  # (a name could hold it: finitely many keys, refused below)
+                return True  # no key at all can hold it (where only names could, they are finitely many)
             raise Unsupported(
                 "not", "'not' of an object rule on keys it does not name, where finitely many keys could break it"
             )

@@ -1,12 +1,17 @@
-"""The time budget of one mask (``EnforcerConfig.mask_seconds``): a mask that runs past it stops with
-``MaskTimeoutError``, which never reaches the engine's loop (the matcher's error state, end-of-sequence only),
-and the caches the interrupted walk had filled give exact masks afterwards."""
+"""The time and memory budgets of one mask (``EnforcerConfig.mask_seconds``, ``mask_megabytes``): a mask that
+runs past either stops with ``MaskTimeoutError`` or ``MaskMemoryError``, which never reaches the engine's loop
+(the matcher's error state, end-of-sequence only), and the caches the interrupted walk had filled give exact
+masks afterwards."""
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import logging
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,6 +20,7 @@ from formatenforcer import (
     EnforcerConfig,
     FormatEnforcerError,
     JsonSchemaParser,
+    MaskMemoryError,
     MaskTimeoutError,
     TokenEnforcer,
     Vocabulary,
@@ -116,6 +122,60 @@ def test_masks_after_interrupted_walks_are_exact(llama3_tokenizer, llama3_vocabu
         got = after.mask(after.position_after(tokens[:i]))
         expected = reference.mask(reference.position_after(tokens[:i]))
         assert np.array_equal(got, expected), f"mask {i} differs after interrupted walks"
+
+
+_MEMORY_SCRIPT = r"""
+import hashlib, json, logging, sys
+sys.path.insert(0, "tests")
+import tokenizers_fixtures as tf
+from formatenforcer import EnforcerConfig, JsonSchemaParser, TokenEnforcer, Vocabulary, allocate_bitmask
+from formatenforcer.core.bitmask import ids_of
+
+logging.disable(logging.CRITICAL)
+vocabulary = Vocabulary.from_transformers(tf.llama3_tokenizer(), tf.LLAMA3_EOS, cache_dir=False)
+schema = json.loads(sys.argv[1])
+matcher = TokenEnforcer(vocabulary, JsonSchemaParser(schema),
+                        EnforcerConfig(mask_seconds=None, mask_megabytes=0.001)).matcher()
+bitmask = allocate_bitmask(1, vocabulary.size)
+matcher.fill_bitmask(bitmask, 0)
+after = TokenEnforcer(vocabulary, JsonSchemaParser(schema), EnforcerConfig(mask_megabytes=None))
+eos_alone = ids_of(bitmask[0]) == list(vocabulary.eos_token_ids)
+digest = hashlib.sha256(after.mask(after.start).tobytes()).hexdigest()
+print(json.dumps([type(matcher.error).__name__, str(matcher.error), eos_alone, digest]))
+"""
+
+
+def test_a_mask_past_its_memory_budget_leaves_end_of_sequence_alone(llama3_vocabulary) -> None:
+    # a fresh interpreter and vocabulary: the first walks fill the vocabulary's tables and caches, so the
+    # process grows while the mask is computed (a worker that freed memory earlier could grow into it unseen)
+    schema = _schema(_fresh_name())
+    run = subprocess.run([sys.executable, "-c", _MEMORY_SCRIPT, json.dumps(schema)], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parent.parent, timeout=600)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    kind, message, eos_alone, digest = json.loads(run.stdout.strip().splitlines()[-1])
+    assert kind == "MaskMemoryError" and issubclass(MaskMemoryError, FormatEnforcerError)
+    assert "EnforcerConfig.mask_megabytes" in message and "0.001 MiB" in message
+    assert eos_alone
+    # what the interrupted walk cached gives the mask a vocabulary that never stopped gives
+    plain = TokenEnforcer(llama3_vocabulary, JsonSchemaParser(schema))
+    assert digest == hashlib.sha256(plain.mask(plain.start).tobytes()).hexdigest()
+
+
+def test_the_default_memory_budget_leaves_real_masks_alone(llama3_vocabulary) -> None:
+    config = EnforcerConfig()
+    assert config.mask_megabytes == 1024.0 and EnforcerConfig(mask_megabytes=None).mask_megabytes is None
+    matcher = TokenEnforcer(llama3_vocabulary, JsonSchemaParser(_schema(_fresh_name())), config).matcher()
+    matcher.mask()
+    assert matcher.error is None
+
+
+@pytest.mark.parametrize(
+    ("value", "error"),
+    [(0, ValueError), (-1.0, ValueError), (float("inf"), ValueError), ("64", TypeError), (True, TypeError)],
+)
+def test_a_bad_memory_budget_is_refused_at_construction(value, error) -> None:
+    with pytest.raises(error, match="EnforcerConfig.mask_megabytes"):
+        EnforcerConfig(mask_megabytes=value)
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .bitmask import ids_of
-from .budget import checked_seconds
+from .budget import checked_megabytes, checked_seconds
 from .cache_release import track
 from .errors import FormatError
 from .matcher import Matcher, log_fallback
@@ -46,13 +46,17 @@ class EnforcerConfig:
         microseconds to tens of milliseconds, and the costliest first walks seen (an IDN hostname's
         63-letter label) about 1.5 CPU-seconds; the budget is wall time, so the default leaves room for a
         machine loaded tenfold, and still stops a hostile format.
-
-    Memory: the walks' shared caches count against the vocabulary's budget (``Vocabulary(cache_bytes=...)``,
-    256 MiB by default), and a mask in progress holds a few rows of the vocabulary's width.
+    mask_megabytes: the most the process's resident memory may grow while one mask is computed (MiB; None:
+        no limit). Past it the walk stops with ``MaskMemoryError``, handled as ``MaskTimeoutError`` is. A
+        mask in progress holds a few rows of the vocabulary's width and the walks it caches, which count
+        against the vocabulary's budget (``Vocabulary(cache_bytes=...)``, 256 MiB by default), so the
+        default stops only a walk gone wild. The resident size is read at most once a millisecond, from the
+        mask's first millisecond on (a mask of microseconds never reads it): a guard, not an account.
     """
 
     cache_size: int = 2048
     mask_seconds: float | None = 60.0
+    mask_megabytes: float | None = 1024.0
 
     def __post_init__(self) -> None:
         size, seconds = self.cache_size, self.mask_seconds
@@ -61,6 +65,7 @@ class EnforcerConfig:
         if size < 1:
             raise ValueError(f"EnforcerConfig.cache_size must be at least 1, not {size}")
         checked_seconds(seconds, "EnforcerConfig.mask_seconds")
+        checked_megabytes(self.mask_megabytes, "EnforcerConfig.mask_megabytes")
 
 
 class TokenEnforcer:
@@ -104,7 +109,7 @@ class TokenEnforcer:
                 self._cache.move_to_end(key)
                 return hit
         mask = budgeted_mask(self.vocabulary, position.state, position.pending, position.at_start, self._lexemes,
-                             self.config.mask_seconds)  # fmt: skip
+                             self.config.mask_seconds, self.config.mask_megabytes)  # fmt: skip
         if not np.count_nonzero(mask):  # (a fixed C loop; ndarray.any() goes through a ufunc reduction)
             logger.warning(
                 "formatenforcer: no token can continue the format from parser state %r (pending bytes %r); "

@@ -58,6 +58,12 @@ class MaskTimeoutError(FormatEnforcerError):
     and ``TokenEnforcer.allowed_tokens`` answers end-of-sequence for that call."""
 
 
+class MaskMemoryError(FormatEnforcerError):
+    """One mask's walk grew the process's resident memory by more than ``EnforcerConfig.mask_megabytes``.
+    Never raised into an engine's loop: handled as ``MaskTimeoutError`` is (the matcher's error state,
+    end-of-sequence from ``TokenEnforcer.allowed_tokens`` for that call)."""
+
+
 class Problem(tuple):
     """One keyword that cannot be enforced: the pair ``(pointer, keyword)`` - it unpacks, compares and hashes
     as that pair, as ``UnsupportedSchemaError.problems`` items always did - plus ``reason``, why not."""

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from .bitmask import ids_of, write_row
-from .errors import MaskTimeoutError
+from .errors import MaskMemoryError, MaskTimeoutError
 from .forced import LOOKBACK, forced_text_of, forced_tokens_of
 from .position import Position
 
@@ -37,10 +37,10 @@ logger = logging.getLogger("formatenforcer")
 
 
 def log_fallback(error: Exception, scope: str = "") -> None:
-    """Logs the error behind an answer of end-of-sequence alone: a mask past its time budget in one line (the
-    format is too costly there, not broken), any other error as the internal error it is, with its traceback.
+    """Logs the error behind an answer of end-of-sequence alone: a mask past its time or memory budget in one
+    line (the format is too costly there, not broken), any other error as the internal error it is, with its traceback.
     ``scope``: how long the fallback lasts (" from here" for a matcher's error state)."""
-    if isinstance(error, MaskTimeoutError):
+    if isinstance(error, (MaskTimeoutError, MaskMemoryError)):
         logger.error("formatenforcer: %s; allowing only end-of-sequence%s", error, scope)
     else:
         logger.error(

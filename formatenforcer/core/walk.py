@@ -18,11 +18,12 @@ from collections.abc import Hashable
 
 import numpy as np
 
+from .budget import MEMORY_READ_SECONDS, MemoryCap
 from .cache_budget import STATE_BYTES, BudgetedCache
 from .cache_release import register_memo
 from .charset import ANY, CharSet, utf8_length
 from .compiled_walk import compiled_mask
-from .errors import MaskTimeoutError
+from .errors import MaskMemoryError, MaskTimeoutError
 from .hooks import FreeRun, Lexeme, walk_lexeme
 from .lexeme_automaton import compiled_below, compiled_lexeme
 from .protocol import CharacterParser
@@ -98,20 +99,51 @@ def _shared_bytes(chars: CharSet, exceptions: bytes) -> list[bool]:
 
 
 _budget = threading.local()
-"""This thread's mask deadline (``deadline``: a ``time.monotonic()`` instant, or None): see ``budgeted_mask``."""
+"""This thread's budget for the mask it computes (``budget``: a ``_MaskBudget``, or None): see
+``budgeted_mask``."""
 _monotonic = time.monotonic
+
+
+class _MaskBudget:
+    """The limits of one mask: a ``deadline`` (a ``time.monotonic()`` instant, or None) and a memory budget
+    (``megabytes`` of growth, or None), whose ``MemoryCap`` is made at the first look, a millisecond into the
+    mask (most masks end sooner and never pay for it). The walk compares the clock with ``poll``, the next
+    instant either needs a look, so a memory budget adds nothing per trie node."""
+
+    __slots__ = ("deadline", "megabytes", "memory", "poll")
+
+    def __init__(self, deadline: float | None, megabytes: float | None, memory: MemoryCap | None, poll: float) -> None:
+        self.deadline, self.megabytes, self.memory, self.poll = deadline, megabytes, memory, poll
+
+    def check(self, state: CharacterParser) -> None:
+        """Raises ``MaskTimeoutError`` past the deadline, ``MaskMemoryError`` past the memory budget."""
+        now = _monotonic()
+        deadline = self.deadline
+        if deadline is not None and now > deadline:
+            raise MaskTimeoutError(f"the mask took longer than its time budget (walking from {state!r:.200})")
+        if self.megabytes is None:
+            return
+        memory = self.memory
+        if memory is None:  # the first look: the resident size now is what growth is counted from
+            memory = self.memory = MemoryCap(int(self.megabytes * 2**20), first_read=now)
+        if memory.exceeded(now):
+            raise MaskMemoryError(
+                f"the mask's walk grew the process's memory by more than its budget of {self.megabytes:g} MiB "
+                f"(EnforcerConfig.mask_megabytes; walking from {state!r:.200})"
+            )
+        self.poll = memory.next_read if deadline is None else min(deadline, memory.next_read)
 
 
 class _Walk:
     """One mask computation: collects allowed ids, plus precomputed masks to OR in."""
 
     __slots__ = (
-        "vocabulary", "out", "masks", "steps", "ends", "checked", "collects_ends", "shared", "runs", "deadline"
+        "vocabulary", "out", "masks", "steps", "ends", "checked", "collects_ends", "shared", "runs", "budget"
     )  # fmt: skip
 
     def __init__(self, vocabulary: Vocabulary) -> None:
         self.vocabulary = vocabulary
-        self.deadline: float | None = getattr(_budget, "deadline", None)  # see budgeted_mask
+        self.budget: _MaskBudget | None = getattr(_budget, "budget", None)  # see budgeted_mask
         self.out: list[int] = []
         self.masks: list[np.ndarray] = []
         # (id(state), byte) -> (state, next state): one parser step per state and character per walk, where
@@ -272,8 +304,9 @@ class _Walk:
     def walk(self, node: Trie, state: CharacterParser, pending: bytes) -> None:
         """Adds every token below ``node`` that ``state`` (with ``pending`` bytes of an incomplete character
         already read) accepts as a prefix."""
-        if self.deadline is not None and _monotonic() > self.deadline:
-            raise MaskTimeoutError(f"the mask took longer than its time budget (walking from {state!r:.200})")
+        budget = self.budget
+        if budget is not None and _monotonic() > budget.poll:
+            budget.check(state)
         if node.__class__ is _MergedNode:
             _expanded(node)
         out, steps = self.out, self.steps
@@ -797,22 +830,37 @@ def budgeted_mask(
     at_start: bool,
     lexemes: dict | None,
     seconds: float | None,
+    megabytes: float | None = None,
 ) -> np.ndarray:
-    """``allowed_mask`` within ``seconds`` (None: no limit), else ``MaskTimeoutError``.
+    """``allowed_mask`` within ``seconds`` (None: no limit), else ``MaskTimeoutError``, and within
+    ``megabytes`` (MiB) of growth of the process's resident memory (None: no limit), else
+    ``MaskMemoryError``.
 
-    The Python walk checks the deadline at every trie node it enters (``_Walk.walk``), so it stops within one
-    node's work of the budget; what it already cached stays exact (every cache entry is stored whole, once
-    its walk has finished). The compiled walks run to their end: they are bounded by the vocabulary's size.
-    The deadline belongs to the thread, so the masks of a batch filled on a pool each have their own."""
-    if seconds is None:
+    The Python walk checks its budget at every trie node it enters (``_Walk.walk``), so it stops within one
+    node's work of the deadline, or within a millisecond's allocation of the memory budget (the resident size
+    is read at most once a millisecond, the first time a millisecond into the mask, and growth is counted
+    from there); what it already cached stays exact (every cache entry is stored whole, once its walk has
+    finished). The compiled walks run to their end: they are bounded by the vocabulary's size. The budget
+    belongs to the thread, so the masks of a batch filled on a pool each have their own (the memory one is
+    the process's, as the resident size is)."""
+    if seconds is None and megabytes is None:
         return allowed_mask(vocabulary, state, pending, at_start, lexemes)
-    previous = getattr(_budget, "deadline", None)
-    deadline = _monotonic() + seconds
-    _budget.deadline = deadline if previous is None else min(deadline, previous)
+    previous: _MaskBudget | None = getattr(_budget, "budget", None)
+    now = _monotonic()
+    deadline = None if seconds is None else now + seconds
+    memory = None
+    if previous is not None:  # a mask within a mask: the tighter deadline, the outer memory budget
+        if previous.deadline is not None:
+            deadline = previous.deadline if deadline is None else min(deadline, previous.deadline)
+        if previous.megabytes is not None:
+            megabytes, memory = previous.megabytes, previous.memory
+    first = None if megabytes is None else now + MEMORY_READ_SECONDS if memory is None else memory.next_read
+    poll = first if deadline is None else deadline if first is None or deadline < first else first
+    _budget.budget = _MaskBudget(deadline, megabytes, memory, poll)  # type: ignore[arg-type]
     try:
         return allowed_mask(vocabulary, state, pending, at_start, lexemes)
     finally:
-        _budget.deadline = previous
+        _budget.budget = previous
 
 
 def allowed_mask(
@@ -888,7 +936,19 @@ def _split_mask(
 
 
 def advance(state: CharacterParser, pending: bytes, data: bytes) -> tuple[CharacterParser, bytes] | None:
-    """Feeds the bytes of one token to ``state``; returns the new (state, pending bytes), or None if refused."""
+    """Feeds the bytes of one token to ``state``; returns the new (state, pending bytes), or None if refused.
+
+    A token of whole characters (the usual case) is read as text (``add_text``, where parsers fold several
+    characters at once); it needs no check of its bytes as they come: a character ``add_character`` accepts
+    is in ``allowed_characters``, so every prefix of its bytes is too."""
+    if not pending:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            pass  # a character split across tokens (or bytes no text has): byte by byte below
+        else:
+            after = state.add_text(text)
+            return None if after is None else (after, b"")
     for byte in data:
         if pending:
             pending += _BYTE[byte]

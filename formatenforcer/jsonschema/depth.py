@@ -326,6 +326,20 @@ class Deep(CharacterParser):
         kind = type(after)
         return after.fitted() if kind is Deep or kind is Stacks else after
 
+    def add_text(self, text: str) -> CharacterParser | None:
+        # inside a string value or a key, each character gives a new top on the same frames and nothing else
+        # (add_character's "transparent frame" branch; a key opens nothing, and far from the depth limit its
+        # stack is its own fit): step the top alone and stack it once
+        top = self._top
+        kind = type(top)
+        if (kind is StringParser and top.plain_body(text)) or (
+            kind is ObjectParser and top.plain_key(text) and "[" not in text and "{" not in text
+            and self.room() >= _GUARD
+        ):  # fmt: skip
+            after = top.add_text(text)
+            return None if after is None else Deep(self._limit, after, self._frame, self._base)
+        return super().add_text(text)
+
     def allowed_characters(self) -> CharSet:
         allowed = self._allowed
         if allowed is None:

@@ -305,6 +305,19 @@ class ObjectParser(ObjectWalkHooks, MemoAllowed):
         return ObjectParser(self._ctx, AFTER, seen, extras, 0, None, None)
 
     # --- protocol ----------------------------------------------------------------------------------------
+    def plain_key(self, text: str) -> bool:
+        """Whether this object is reading a key and ``text`` is plain body text of it (``StringParser.
+        plain_body``): no character of it can close the key."""
+        child = self._child
+        return self._phase == KEY and type(child) is StringParser and child.plain_body(text)
+
+    def add_text(self, text: str) -> ObjectParser | None:  # type: ignore[override]
+        # inside a key, each character gives a new key state and nothing else: step the key alone
+        if not self.plain_key(text):
+            return super().add_text(text)  # type: ignore[return-value]
+        child = self._child.add_text(text)
+        return None if child is None else ObjectParser(self._ctx, KEY, self._seen, self._extras, 0, child, None)
+
     def add_character(self, ch: str) -> ObjectParser | None:
         phase, ctx = self._phase, self._ctx
         if phase == VALUE:

@@ -101,6 +101,12 @@ class RootValue(CharacterParser):
             return Trailing(self._trail, 1)
         return None
 
+    def add_text(self, text: str) -> CharacterParser | None:
+        # the value's own fold (its shortcuts), put back once; where the value refuses a character, the
+        # whitespace after it may go on, so the fold is redone character by character
+        value = self._value.add_text(text)
+        return RootValue(self._trail, value) if value is not None else super().add_text(text)
+
     def allowed_characters(self) -> CharSet:
         allowed = self._value.allowed_characters()
         return allowed | JSON_WHITESPACE if self._trail and self._value.can_end() else allowed

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 
 import interegular.fsm as _fsm
 
-from ..core.budget import resident_bytes
+from ..core.budget import MemoryCap, resident_bytes
 
 ORIGINAL_CRAWL = _fsm.crawl
 """interegular's own crawl, kept for comparison (tests/test_fsm_crawl.py)."""
@@ -118,28 +118,6 @@ def over_memory() -> bool:
     return memory is not None and memory.over
 
 
-class _Memory:
-    """A memory limit: the resident size the process may reach (``cap`` bytes), read at most once a
-    millisecond (``exceeded`` is polled at every state of an automaton build; a read costs ~2 µs)."""
-
-    __slots__ = ("cap", "next_read", "over")
-
-    def __init__(self, cap: int) -> None:
-        self.cap, self.next_read, self.over = cap, 0.0, False
-
-    def exceeded(self) -> bool:
-        if not self.over:
-            now = time.monotonic()
-            if now >= self.next_read:
-                self.next_read = now + _MEMORY_READ_SECONDS
-                size = resident_bytes()
-                self.over = size is not None and size > self.cap
-        return self.over
-
-
-_MEMORY_READ_SECONDS = 0.001
-
-
 @contextmanager
 def memory_limit(megabytes: float | None) -> Iterator[None]:
     """Within this block, automaton construction on this thread raises CrawlTimeout once the process's
@@ -152,7 +130,7 @@ def memory_limit(megabytes: float | None) -> Iterator[None]:
     if start is None:
         yield
         return
-    memory = _Memory(start + int(megabytes * 2**20))  # type: ignore[operator]
+    memory = MemoryCap(int(megabytes * 2**20), start)  # type: ignore[operator]
     if previous is not None and previous.cap <= memory.cap:
         memory = previous
     _local.memory = memory

@@ -91,8 +91,16 @@ def _key(node: Node) -> object:
                 if node.property_names is not None else None, node.min_properties, node.max_properties,
                 frozenset(node.dependent_required), _exists(node))  # fmt: skip
     if isinstance(node, (Null, Boolean, Number, String)):
-        return (type(node), *(getattr(node, f.name) for f in fields(node)))
+        kind = type(node)
+        names = _FIELD_NAMES.get(kind)
+        if names is None:  # (dataclasses.fields builds its tuple anew at every call)
+            names = _FIELD_NAMES[kind] = tuple(f.name for f in fields(node))
+        return (kind, *(getattr(node, name) for name in names))
     return id(node)
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+"""The field names of the scalar node classes, in order (four classes)."""
 
 
 def _profile(node: Node) -> tuple:

@@ -62,6 +62,8 @@ def fuzz_schemas() -> st.SearchStrategy:
         _object_rules(inner),
         _array_rules(inner),
         st.builds(lambda s: {"not": s}, inner),
+        # an object under the `not` of another's key rules: members it must hold (object_exists.py)
+        st.builds(lambda a, b: {**a, "not": b}, _object_rules(inner), _object_rules(inner)),
         st.builds(lambda xs: {"oneOf": xs}, st.lists(inner, min_size=1, max_size=3)),
         st.builds(lambda a, b: {"allOf": [a, b]}, inner, inner),
         st.builds(

@@ -148,11 +148,12 @@ def test_a_complement_that_fails_late_is_reported_not_raised_mid_way():
     "schema",
     [
         {"not": {"type": "array", "uniqueItems": True}},
-        {"not": {"type": "object", "additionalProperties": {"type": "string"}}},
-        {"not": {"propertyNames": {"maxLength": 2}}},
+        # (an object rule on keys it does not name is a member the object must hold: test_json_not_exists.py;
+        # still refused where a key could not always be added, under maxProperties)
+        {"not": {"type": "object", "additionalProperties": {"type": "string"}}, "maxProperties": 2},
     ],
 )
 def test_complements_with_an_unexpressible_exists_are_refused(schema):
     with pytest.raises(SchemaError) as raised:
         JsonSchemaParser(schema)
-    assert ("#/not", "not") in raised.value.problems
+    assert {problem.keyword for problem in raised.value.problems} == {"not"}

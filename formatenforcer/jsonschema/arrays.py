@@ -72,7 +72,7 @@ def _plain_container(node: Node) -> bool:
                 and node.max_items is None and not node.unique and node.contains is None)  # fmt: skip
     if isinstance(node, Object):
         return (not node.required and node.property_names is None and not node.min_properties
-                and node.max_properties is None and not node.dependent_required
+                and node.max_properties is None and not node.dependent_required and not node.exists
                 and all(not s.properties and not s.patterns and isinstance(deref(s.additional), AnyValue)
                         for s in node.sides))  # fmt: skip
     return False
@@ -89,6 +89,7 @@ def _open_object(node: Node) -> bool:
         isinstance(node, Object)
         and node.max_properties is None
         and node.property_names is None
+        and not node.exists
         and all(
             isinstance(deref(side.additional), AnyValue)
             and all(isinstance(deref(schema), AnyValue) for _, schema in side.patterns)

@@ -252,6 +252,7 @@ def children(node: Node) -> list[Node]:
             out.extend(schema for _, schema in side.properties)
             out.extend(schema for _, schema in side.patterns)
             out.append(side.additional)
+        out.extend(part for pair in node.exists for part in pair)
         return out + ([node.property_names] if node.property_names is not None else [])
     if isinstance(node, Union):
         return list(node.options)

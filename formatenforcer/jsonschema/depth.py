@@ -22,7 +22,9 @@ item or union branch is offered whose value needs more levels than remain, so no
 could not close.
 
 An array that is not transparent stays a state of its own, but its item and its ``contains`` trackers
-become stacks of their own, ``base`` levels down (``settle``), so a deep item costs no recursion either.
+become stacks of their own, ``base`` levels down (``settle``), so a deep item costs no recursion either. An
+object that must hold members (``ExistsObject``, object_exists.py) is transparent while no tracker reads its
+value, and otherwise, like such an array, keeps its value and trackers as stacks of their own.
 
 Unions of open containers: a union whose branches are transparent containers reading a value (``anyOf`` of
 two array schemas after ``[[``) is taken apart too, into *heads* ``(top, frame)``, one per branch, and heads
@@ -59,6 +61,7 @@ from . import array_phases as ap
 from . import object_phases as op
 from .arrays import ArrayParser
 from .depth_room import fit
+from .object_exists import ExistsObject
 from .objects import ObjectParser
 from .strings import StringParser
 
@@ -123,12 +126,22 @@ def _split(state: CharacterParser) -> tuple[CharacterParser, CharacterParser] | 
     if kind is ArrayParser:
         if state._phase == ap.VALUE and state._tracker is None and not state._ctx.unique:
             return ArrayParser(state._ctx, ap.VALUE, state._index, 0, None, state._extra), state._child
+    if kind is ExistsObject and not state._trackers:  # (no tracker reads the value: it only passes it on)
+        inner = state._inner
+        if inner._phase == op.VALUE:
+            empty = ObjectParser(inner._ctx, op.VALUE, inner._seen, inner._extras, 0, None, inner._pending)
+            return ExistsObject(empty, state._found, state._armed), inner._child
     return None
 
 
 def _plug(template: CharacterParser, value: CharacterParser) -> CharacterParser:
-    if type(template) is ObjectParser:
+    kind = type(template)
+    if kind is ObjectParser:
         return ObjectParser(template._ctx, op.VALUE, template._seen, template._extras, 0, value, template._pending)
+    if kind is ExistsObject:
+        inner = template._inner
+        plugged = ObjectParser(inner._ctx, op.VALUE, inner._seen, inner._extras, 0, value, inner._pending)
+        return ExistsObject(plugged, template._found, template._armed)
     return ArrayParser(template._ctx, ap.VALUE, template._index, 0, value, template._extra)
 
 
@@ -153,6 +166,8 @@ def open_depth(state: CharacterParser) -> int:
             state = state._child
         elif kind is UnionParser:
             state = state._alternatives[0]
+        elif kind is ExistsObject:
+            state = state._inner  # (an object that must hold members: its object counts)
         elif kind is Deep or kind is Stacks:
             return depth + state.depth() - state._base
         else:
@@ -188,6 +203,8 @@ def _heads(
             continue
         if kind is ArrayParser and state._phase == ap.VALUE and type(state._child) not in _STACKS:
             state = _stacked_item(limit, state, base + (0 if frame is None else frame.depth) + 1)
+        elif kind is ExistsObject and state._inner._phase == op.VALUE and type(state._inner._child) not in _STACKS:
+            state = _stacked_member(limit, state, base + (0 if frame is None else frame.depth) + 1)
         out.append((state, frame))
     return out
 
@@ -233,6 +250,16 @@ def _stacked_item(limit: DepthLimit, state: ArrayParser, base: int) -> ArrayPars
     return ArrayParser(state._ctx, ap.VALUE, state._index, 0, child, state._extra, tracker, state._text)
 
 
+def _stacked_member(limit: DepthLimit, state: ExistsObject, base: int) -> ExistsObject:
+    """An object that must hold members (object_exists.py), reading a value: its value and the value's
+    trackers read as stacks ``base`` levels down, like an array's item (``_stacked_item``)."""
+    inner = state._inner
+    child = settle(limit, inner._child, None, base)
+    trackers = tuple((i, settle(limit, t, None, base)) for i, t in state._trackers)
+    value = ObjectParser(inner._ctx, op.VALUE, inner._seen, inner._extras, 0, child, inner._pending)
+    return ExistsObject(value, state._found, state._armed, trackers)
+
+
 class Deep(CharacterParser):
     """The state ``top`` inside the open containers ``frame`` (see the module docstring)."""
 
@@ -273,7 +300,12 @@ class Deep(CharacterParser):
         limit, frame, base = self._limit, self._frame, self._base
         if top is not None:
             kind = type(top)
-            if kind is ArrayParser or kind is ObjectParser or (kind is UnionParser and _splits(top)):
+            if (
+                kind is ArrayParser
+                or kind is ObjectParser
+                or kind is ExistsObject
+                or (kind is UnionParser and _splits(top))
+            ):
                 after = settle(limit, top, frame, base)  # (a container may have begun a value)
             else:
                 after = Deep(limit, top, frame, base)  # a transparent frame passes it on

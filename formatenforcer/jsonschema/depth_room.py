@@ -28,6 +28,7 @@ from . import object_phases as op
 from .arrays import ArrayContext, ArrayParser
 from .formats.content import LengthContent
 from .keys import extra_keys
+from .object_exists import ExistsObject
 from .objects import ObjectContext, ObjectParser
 from .schema.ir import Node
 
@@ -99,6 +100,8 @@ def _room_copy(base: ObjectContext | ArrayContext, kind: type[_Room], room: int)
 def _narrow_object(base: ObjectContext, room: int) -> RoomObjectContext | None:
     ctx = _room_copy(base, RoomObjectContext, room)
     ctx.extras = extra_keys(base.node, base.compiler.merger, base.key_rule, ctx.fits)
+    if ctx.witnesses is not None:  # (the members' key sets ride along, object_exists.py)
+        ctx.extras = ctx.witnesses.marked_extras(ctx.extras)
     ctx.any_extra_key = (
         not ctx.track_extra_text
         and isinstance(ctx.extras, LengthContent)
@@ -153,6 +156,16 @@ def fit(state: CharacterParser, room: int) -> CharacterParser | None:
         if kind is ObjectParser:
             return ObjectParser(ctx, phase, state._seen, state._extras, state._ws, child, state._pending)
         return ArrayParser(ctx, phase, state._index, state._ws, child, state._extra, state._tracker, state._text)
+    if kind is ExistsObject:
+        inner = fit(state._inner, room)
+        if inner is None:
+            return None
+        ctx = inner._ctx
+        if isinstance(ctx, RoomObjectContext):  # every member still missing must have a value that fits
+            members = ctx.witnesses.member_values()
+            if not all(ctx.fits(value) for i, value in enumerate(members) if not state._found >> i & 1):
+                return None
+        return state if inner is state._inner else ExistsObject(inner, state._found, state._armed, state._trackers)
     if kind is UnionParser:
         branches = state._alternatives
         kept = [b for b in (fit(branch, room) for branch in branches) if b is not None]

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..parsers.regex import timed_out
 from .arrays import no_array
+from .object_exists import member_values
 from .object_names import _named_values, no_object
 from .schema.ir import Array, CycleError, Never, Node, Object, String, Union, Unsupported, deref, union_of
 
@@ -227,6 +229,10 @@ class FiniteCheck:
             return "all", needs
         if isinstance(node, Object) and self._no_object(node):
             return "any", []
+        if isinstance(node, Object) and node.exists:
+            members = self._members(node)
+            required = self._find_needs(replace(node, exists=())) if node.required else ("all", [])
+            return "all", required[1] + members
         if isinstance(node, Object) and node.required:
             deps = dict(node.dependent_required)
             names, todo = set(node.required), list(node.required)
@@ -238,6 +244,17 @@ class FiniteCheck:
             ordered = tuple(sorted(names))
             return "all", [_concrete(v) for v in _named_values(node, ordered, self._merger)]
         return "all", []
+
+    def _members(self, node: Object) -> list[Node]:
+        """For an object that must hold members (``Object.exists``): per member, a node whose values are the
+        values such a member can have (object_exists.py), so the object has a finite value only if each
+        member has one."""
+        try:
+            members = member_values(node, self._merger)
+        except Unsupported:  # refused where the object is built
+            return []
+        self._keep.extend(members)
+        return [_concrete(m) for m in members]
 
     def _contains_match(self, node: Array) -> Node | None:
         """For an array that must hold a ``contains`` match: a node whose values are the matches its positions

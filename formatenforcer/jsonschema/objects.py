@@ -22,6 +22,7 @@ from ..parsers.choice import CharTrie
 from .formats.content import LengthContent
 from .key_content import KeyContent, PartialText
 from .keys import extra_keys
+from .object_exists import ExistsObject, Witnesses
 from .object_names import ObjectNames, object_names
 from .object_phases import AFTER, BEFORE, COLON, DONE, FIRST, KEY, NEXT, OPEN, VALUE
 from .object_walk import ObjectWalkHooks
@@ -64,7 +65,12 @@ class ObjectContext(ObjectNames):
         # (patternProperties) or counting distinct keys towards minProperties. Otherwise extra keys are
         # counted, not remembered (duplicate extra keys are not refused, as in the compiled engines), which
         # keeps states small and lets a key's text run free once it has left every named key.
-        self.track_extra_text = not self.plain_extras or self.min_properties > 0
+        # (and where the object must hold a member, object_exists.py: a key's text decides whether it holds
+        # one, and a repeated key would overwrite a member's value)
+        self.track_extra_text = not self.plain_extras or self.min_properties > 0 or bool(node.exists)
+        self.witnesses = Witnesses(self) if node.exists else None
+        if self.witnesses is not None:
+            self.extras = self.witnesses.marked_extras(self.extras)
         # every key text is acceptable (as an extra key if not a name): the key automaton can be shared
         self.any_extra_key = (
             not self.track_extra_text
@@ -133,7 +139,10 @@ class ObjectContext(ObjectNames):
     def start(self) -> CharacterParser | None:
         if self.impossible(self.extras, self.compiler.finite):
             return None
-        return ObjectParser(self, OPEN, 0, frozenset() if self.track_extra_text else 0, 0, None, None)
+        state = ObjectParser(self, OPEN, 0, frozenset() if self.track_extra_text else 0, 0, None, None)
+        if self.witnesses is not None:
+            return None if self.witnesses.impossible() else ExistsObject(state, 0)
+        return state
 
     def value_start(self, key: int | str | _ExtraKey) -> CharacterParser | None:
         """The start state of the value of a named key (by index) or an extra key (by text, or EXTRA_KEY

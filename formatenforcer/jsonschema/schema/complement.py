@@ -10,16 +10,21 @@ lazily and memoised, so recursive schemas stay finite. The kinds a union leaves 
 complements of a union's options are intersected one at a time, dropping empty and subsumed products
 (schema/products.py), so nested ``oneOf``s do not multiply out into every combination.
 
-Refused (``Unsupported("not")``), because the complement says "there exists" about something no node
-expresses: ``uniqueItems`` (a duplicate exists), a constraint on keys an object does not name
-(``additionalProperties`` other than false, ``patternProperties``: some extra key has a bad value; for a
-closed object without patterns "some other key" is "more keys than the named ones present", one
-alternative per set of optional names), ``propertyNames``, and ``items`` after a prefix (an item past the
-prefix is bad; ``contains`` counts every item).
+A constraint on keys an object does not name says "there exists" in its complement: ``propertyNames: S``
+-> some key is not S, ``additionalProperties: X`` -> some key no name and no pattern covers has a value
+that is not X, ``patternProperties: {p: X}`` -> some key matching p has a value that is not X. Those are
+members the object must hold (``Object.exists``, enforced by jsonschema/object_exists.py); for a closed
+object without patterns "some other key" stays "more keys than the named ones present", one alternative
+per set of optional names. The complement of a member is "every key of K has a value outside V".
+
+Refused (``Unsupported("not")``), because the complement says "there exists" about something nothing
+tracks: ``uniqueItems`` (a duplicate exists) and ``items`` after a prefix (an item past the prefix is bad;
+``contains`` counts every item).
 """
 
 from __future__ import annotations
 
+from dataclasses import fields
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
@@ -206,10 +211,46 @@ def _extra_key(side: Side, required: frozenset[str]) -> list[Node]:
     return out
 
 
+def _bad_keys(merger: Merger, names: Node) -> list[Node]:
+    """The alternatives of "a key that is not an instance of ``names``" (a propertyNames schema), each a
+    ``String`` node: keys are strings, so only the complement's string part matters."""
+    return [o for o in _options(complement(merger, names, String())) if isinstance(o, String)]
+
+
+def _only(node: String, *names: str) -> bool:
+    """Whether ``node`` sets no field but ``names``."""
+    blank = String()
+    return all(getattr(node, f.name) == getattr(blank, f.name) for f in fields(String) if f.name not in names)
+
+
+def _some_member(keys: Node, value: Node) -> Object:
+    """The objects holding a member whose key is an instance of ``keys`` and whose value one of ``value``."""
+    return Object(exists=((keys, value),))
+
+
+def _no_member(merger: Merger, keys: Node, value: Node) -> Node:
+    """The complement of ``_some_member(keys, value)``: every key of ``keys`` has a value outside ``value``,
+    expressed with the object keywords where ``keys`` allows it."""
+    concrete = _concrete(keys)
+    if isinstance(concrete, String) and isinstance(_concrete(value), AnyValue):
+        return Object(property_names=negated(merger, keys))  # no key of ``keys`` at all
+    if isinstance(concrete, String) and _only(concrete, "patterns") and len(concrete.patterns) == 1:
+        return Object((Side(patterns=((concrete.patterns[0], negated(merger, value)),), silent=True),))
+    if isinstance(concrete, String) and _only(concrete, "excluded", "not_patterns"):
+        side = Side(
+            tuple((name, AnyValue()) for name in sorted(concrete.excluded)),
+            tuple((pattern, AnyValue()) for pattern in concrete.not_patterns),
+            negated(merger, value),
+            silent=True,
+        )
+        return Object((side,))
+    raise Unsupported("not", "'not' of a 'not' of an object constraining keys it does not name")
+
+
 def _objects(merger: Merger, node: Object) -> list[Node]:
-    if node.property_names is not None and not isinstance(deref(node.property_names), AnyValue):
-        raise Unsupported("not", "'not' of propertyNames (some key breaks it)")
     out: list[Node] = [Object((_absent(name),)) for name in sorted(node.required)]
+    if node.property_names is not None and not isinstance(deref(node.property_names), AnyValue):
+        out.extend(_some_member(keys, AnyValue()) for keys in _bad_keys(merger, node.property_names))
     if node.min_properties:
         out.append(Object(max_properties=node.min_properties - 1))
     if node.max_properties is not None:
@@ -221,8 +262,16 @@ def _objects(merger: Merger, node: Object) -> list[Node]:
         patterns = [p for p, schema in side.patterns if not isinstance(_concrete(schema), AnyValue)]
         if isinstance(additional, Never) and not side.patterns:
             out.extend(_extra_key(side, node.required))
-        elif patterns or not isinstance(additional, AnyValue):
-            raise Unsupported("not", "'not' of an object constraining keys it does not name")
+        elif not isinstance(additional, AnyValue):  # some key no property names and no pattern matches ...
+            others = String(
+                excluded=frozenset(name for name, _ in side.properties),
+                not_patterns=tuple(dict.fromkeys(p for p, _ in side.patterns)),
+            )
+            bad = AnyValue() if isinstance(additional, Never) else negated(merger, side.additional)
+            out.append(_some_member(others, bad))  # ... whose value breaks additionalProperties
+        for pattern, schema in side.patterns:
+            if pattern in patterns:  # some key matching the pattern has a value that breaks its schema
+                out.append(_some_member(String(patterns=(pattern,)), negated(merger, schema)))
         for name, schema in side.properties:
             concrete = _concrete(schema)
             if isinstance(concrete, Never):  # "not absent" is "present", whatever the value
@@ -230,6 +279,7 @@ def _objects(merger: Merger, node: Object) -> list[Node]:
             elif not isinstance(concrete, AnyValue):
                 value = Side(((name, negated(merger, schema)),), silent=True)  # `not` evaluates nothing
                 out.append(Object((value,), required=frozenset({name})))
+    out.extend(_no_member(merger, keys, value) for keys, value in node.exists)
     return out
 
 

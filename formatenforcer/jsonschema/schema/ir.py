@@ -151,7 +151,12 @@ class Side(Node):
 
 @dataclass(frozen=True, eq=False)
 class Object(Node):
-    """A JSON object: every key obeys every ``Side`` (allOf of objects keeps one side each)."""
+    """A JSON object: every key obeys every ``Side`` (allOf of objects keeps one side each).
+
+    ``exists`` (from ``not``): pairs (keys, value), each a member the object must hold: a key that is an
+    instance of ``keys`` (a ``String`` node, or ``AnyValue`` for any key) whose value is an instance of
+    ``value``. ``not {propertyNames: S}`` is "some key is not S", ``not {additionalProperties: X}`` "some
+    key no property names or pattern matches has a value that is not X" (objects.py tracks them)."""
 
     sides: tuple[Side, ...] = ()
     required: frozenset[str] = frozenset()
@@ -159,6 +164,7 @@ class Object(Node):
     min_properties: int = 0
     max_properties: int | None = None
     dependent_required: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    exists: tuple[tuple[Node, Node], ...] = ()
 
 
 @dataclass(frozen=True, eq=False)

@@ -162,6 +162,7 @@ class Merger:
             max(a.min_properties, b.min_properties),
             _min_opt(a.max_properties, b.max_properties),
             a.dependent_required + b.dependent_required,
+            tuple(dict.fromkeys(a.exists + b.exists)),
         )
         return checked_object(merged)
 

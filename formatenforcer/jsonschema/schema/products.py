@@ -79,12 +79,17 @@ def _tidy(node: Node) -> Node:
     return node if len(seen) == len(node.sides) else replace(node, sides=tuple(seen.values()))
 
 
+def _exists(node: Object) -> frozenset:
+    """The members an object must hold (``Object.exists``), by their schemas' signatures."""
+    return frozenset((_sig(keys), _sig(value)) for keys, value in node.exists)
+
+
 def _key(node: Node) -> object:
     """Equal keys: the same constraints (exactly; otherwise identity)."""
     if isinstance(node, Object):
         return (Object, frozenset(side_key(s) for s in node.sides), node.required, _sig(node.property_names)
                 if node.property_names is not None else None, node.min_properties, node.max_properties,
-                frozenset(node.dependent_required))  # fmt: skip
+                frozenset(node.dependent_required), _exists(node))  # fmt: skip
     if isinstance(node, (Null, Boolean, Number, String)):
         kind = type(node)
         names = _FIELD_NAMES.get(kind)
@@ -103,7 +108,7 @@ def _profile(node: Node) -> tuple:
     if isinstance(node, Object):
         names = None if node.property_names is None else _sig(node.property_names)
         return (Object, node.required, node.min_properties, node.max_properties, names,
-                frozenset(node.dependent_required), _value_sides(node))  # fmt: skip
+                frozenset(node.dependent_required), _value_sides(node), _exists(node))  # fmt: skip
     if isinstance(node, Boolean):
         return (Boolean, node.values)
     return (type(node), _key(node))
@@ -117,13 +122,13 @@ def _implied(a: tuple, b: tuple) -> bool:
         return a[1] <= b[1]
     if a[0] is not Object:
         return a[0] is Null or a[1] == b[1]
-    _, required, low, high, names, dependent, sides = a
-    _, b_required, b_low, b_high, b_names, b_dependent, b_sides = b
+    _, required, low, high, names, dependent, sides, exists = a
+    _, b_required, b_low, b_high, b_names, b_dependent, b_sides, b_exists = b
     if not b_required <= required or low < b_low or (b_names is not None and names != b_names):
         return False
     if b_high is not None and (high is None or high > b_high):
         return False
-    return b_dependent <= dependent and b_sides <= sides
+    return b_dependent <= dependent and b_sides <= sides and b_exists <= exists
 
 
 def implies(a: Node, b: Node) -> bool:

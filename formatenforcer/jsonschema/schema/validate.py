@@ -166,4 +166,6 @@ def _object_ok(node: Object, value: dict) -> bool:
     for key, needed in node.dependent_required:
         if key in value and not set(needed) <= value.keys():
             return False
-    return True
+    return all(
+        any(accepts(keys, key) and accepts(schema, item) for key, item in value.items()) for keys, schema in node.exists
+    )

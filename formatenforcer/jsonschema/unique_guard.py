@@ -15,19 +15,21 @@ digits hold ``00`` (``2001``) is then not found by the search: refused only wher
 
 The search ends with success at the first state that can end as a new value, that allows a character
 appearing in no seen value's text (``SeenItems.keep``: such a character can only be a literal character
-of a string, so every completion differs), or whose text can no longer become any seen value. It explores at
-most ``FRESH_BOUND`` states; past it the character is refused. That keeps the guarantee: a state admitted
-because a completion ``c1 c2 ...`` was found has, among its successors, the state after ``c1``, whose
-breadth-first tree is a subtree of the first one, explored in the same order, so the same completion is
-found within the same bound. What the bound can cost is a wrong rejection, where the only new values lie
-deeper than ``FRESH_BOUND`` states of texts that might still be seen items (docs/json-schema.md).
+of a string, so every completion differs), or whose text can no longer become any seen value. It goes level
+by level (one more character each), explores states alike (one parser key, one text up to spelling:
+``_normal``) once, and stops at the end of the level in which it passed ``FRESH_BOUND`` states; then the
+character is refused. That keeps the guarantee: a state admitted because a new value was found ``L``
+characters on, through ``c1``, has among its successors the state after ``c1``, from which every state of
+the levels before ``L - 1`` was already among the fewer than ``FRESH_BOUND`` explored before level ``L``,
+so its own search reaches level ``L - 1`` and finds the same value (or an earlier one). What the bound can
+cost is a wrong rejection, where the only new values lie deeper than ``FRESH_BOUND`` states of texts that
+might still become seen items (docs/json-schema.md).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections import deque
 from collections.abc import Hashable
 from fractions import Fraction
 
@@ -37,7 +39,7 @@ from .schema.validate import to_fraction
 from .unique_text import canonical
 
 FRESH_BOUND = 4096
-"""States the search for a new value explores from one item state before it refuses the character."""
+"""States the search for a new value explores from one item state (whole levels) before it refuses."""
 
 SYNTAX = CharSet.of(' \t\n\r{}[]:,"\\/0123456789-+.eEtruefalsnabcdfABCDEF')
 """Every character a JSON text can hold outside the literal characters of its strings: whitespace,

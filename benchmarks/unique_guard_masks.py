@@ -24,7 +24,7 @@ RECORD = {"type": "object", "properties": {"name": {"type": "string", "maxLength
           "required": ["name"], "additionalProperties": False}  # fmt: skip
 CASES = [
     ("closed {a: boolean}", CLOSED, ['[{"a":true},', '[{"a":true},{"a":', '[{"a":true},{"a":false}']),
-    ("pairs of 0/1", PAIRS, ["[[0,1],", "[[0,1],[0,", "[[0,1],[0,1"]),
+    ("pairs of 0/1", PAIRS, ["[[0,1],", "[[0,1],[0,", "[[0,1],[0,0"]),
     ("closed record, string name", RECORD, ['[{"name":"ab"},{"name":"', '[{"name":"ab"},{"name":"ab",']),
 ]
 

@@ -615,11 +615,9 @@ class ArrayParser(ArrayWalkHooks, MemoAllowed):
                 text = self._text + ch if ctx.unique else ""
                 live = None
                 if ctx.guard is not None:
-                    if not self._is_live():
-                        live = False
-                    elif ch in ctx.guard.items(self._extra[1]).keep and not ctx.guard.admits(
-                        child, text, self._extra[1]
-                    ):
+                    if not self._is_live() or ch not in ctx.guard.items(self._extra[1]).keep:
+                        live = False  # (a character of no seen text: a string now holds what none does)
+                    elif not ctx.guard.admits(child, text, self._extra[1]):
                         return None  # the item could only end as a value already seen
                 if (
                     ctx.compound

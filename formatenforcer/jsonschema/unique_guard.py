@@ -32,6 +32,7 @@ import json
 import re
 from collections.abc import Hashable
 from fractions import Fraction
+from functools import lru_cache
 
 from ..core.charset import CharSet
 from ..core.protocol import CharacterParser
@@ -48,7 +49,6 @@ punctuation, numbers, ``true``/``false``/``null``, and escapes (``\\n``, ``\\u00
 _END = -1  # the text ends inside the value: it may still become it
 _FAIL = -2  # the text cannot become the value
 _NUMBER = re.compile(r"-?[0-9]*(?:\.[0-9]*)?(?:[eE][+-]?[0-9]*)?")
-_OPEN_ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{0,3})?$|\\u[dD][89abAB][0-9a-fA-F]{2}$")
 _WORDS = {"t": ("true", True), "f": ("false", False), "n": ("null", None)}
 
 
@@ -60,9 +60,10 @@ class SeenItems:
     """The items seen so far (their texts), parsed once: values, canonical forms, and the characters
     their texts may hold."""
 
-    __slots__ = ("values", "canon", "keep")
+    __slots__ = ("values", "canon", "keep", "_live")
 
     def __init__(self, texts: frozenset) -> None:
+        self._live: dict[str, bool] = {}
         self.canon = frozenset(canonical(text) for text in texts)
         self.values: list[object] = []
         chars: set[str] = set()
@@ -77,6 +78,14 @@ class SeenItems:
 
     def live(self, text: str) -> bool:
         """Whether ``text`` (an item's prefix) can still be completed into a value equal to a seen one."""
+        hit = self._live.get(text)
+        if hit is None:
+            if len(self._live) >= 1 << 15:
+                self._live.clear()
+            hit = self._live[text] = self._compute_live(text)
+        return hit
+
+    def _compute_live(self, text: str) -> bool:
         for value in self.values:
             if value is _UNKNOWN:
                 return True
@@ -150,6 +159,17 @@ def _match(text: str, i: int, value: object) -> int:
     return _END
 
 
+@lru_cache(maxsize=4096)
+def _significant(value: Fraction) -> str | None:
+    """The significant digits of ``value``'s decimal expansion (None past 40 decimals)."""
+    scaled = abs(value)
+    while scaled.denominator != 1:
+        scaled *= 10
+        if scaled.denominator > 10**40:
+            return None
+    return str(scaled.numerator).rstrip("0")
+
+
 def _number_may_become(text: str, value: Fraction) -> bool:
     """Whether the number ``text``, read so far, can go on to equal ``value``: its digits (leading zeros
     left out) must begin the value's significant digits followed by zeros, an exponent placing them. Where
@@ -164,12 +184,9 @@ def _number_may_become(text: str, value: Fraction) -> bool:
         return not digits
     if text.startswith("-") != (value < 0):
         return False
-    scaled = abs(value)
-    while scaled.denominator != 1:
-        scaled *= 10
-        if scaled.denominator > 10**40:
-            return True
-    significant = str(scaled.numerator).rstrip("0")
+    significant = _significant(value)
+    if significant is None:
+        return True
     if has_exponent:
         if digits.rstrip("0") != significant:
             return False
@@ -200,8 +217,8 @@ def _object(text: str, i: int, value: dict) -> int:
             return _END
         close = _string_end(text, i)
         if close == _END:
-            head = _decoded_head(text[i + 1 :])
-            return _END if head is None or any(k.startswith(head) and k not in used for k in value) else _FAIL
+            body = text[i + 1 :]
+            return _END if any(_string_may_become(body, k) for k in value if k not in used) else _FAIL
         key = json.loads(text[i:close])
         if key in used:
             return _END  # a repeated key: not judged here
@@ -252,23 +269,49 @@ def _string_end(text: str, i: int) -> int:
     return _END
 
 
-def _decoded_head(body: str) -> str | None:
-    """The characters a string body read so far surely starts with (an unfinished escape, or a high
-    surrogate a low one may follow, left out); None where it cannot be read."""
-    body = _OPEN_ESCAPE.sub("", body)
-    if (len(body) - len(body.rstrip("\\"))) % 2:
-        body = body[:-1]
+def _split_escape(body: str) -> tuple[str, str]:
+    """A string body read so far as (its complete part, an unfinished escape at its end: ``\\``, ``\\u`` and
+    up to three hex digits, or a high surrogate's escape and what follows it)."""
+    i = 0
+    last = -1  # where the last complete escape began, when it is a high surrogate
+    while i < len(body):
+        if body[i] != "\\":
+            i += 1
+            last = -1
+            continue
+        if i + 1 < len(body) and body[i + 1] != "u":
+            i += 2
+            last = -1
+        elif i + 6 <= len(body):
+            last = i if body[i + 2 : i + 4].lower() in ("d8", "d9", "da", "db") else -1
+            i += 6
+        else:
+            return (body[:last], body[last:]) if last >= 0 else (body[:i], body[i:])
+    return (body[:last], body[last:]) if last >= 0 else (body, "")
+
+
+def _string_may_become(body: str, value: str) -> bool:
+    """Whether a string whose body reads ``body`` so far can go on to be ``value``."""
+    done, pending = _split_escape(body)
     try:
-        return json.loads('"' + body + '"')
+        head = json.loads('"' + done + '"')
     except ValueError:
-        return None
+        return True
+    if not value.startswith(head):
+        return False
+    if not pending:
+        return True
+    rest = value[len(head) :]
+    if not rest:
+        return False  # the escape adds a character
+    units = rest[0].encode("utf-16-be", "surrogatepass").hex()
+    return units.startswith(pending.replace("\\u", "").replace("\\", "").lower())
 
 
 def _string(text: str, i: int, value: str) -> int:
     close = _string_end(text, i)
     if close == _END:
-        head = _decoded_head(text[i + 1 :])
-        return _END if head is None or value.startswith(head) else _FAIL
+        return _END if _string_may_become(text[i + 1 :], value) else _FAIL
     return close if json.loads(text[i:close]) == value else _FAIL
 
 
@@ -299,6 +342,7 @@ def _normal(text: str) -> str:
 
 
 _WHITESPACE = frozenset(" \t\n\r")
+_DIGITS = frozenset("0123456789")
 _OUT, _IN, _ESCAPE = 0, 1, 2  # where a character falls: outside strings, in a string, after its backslash
 
 
@@ -334,6 +378,10 @@ class UniqueGuard:
 
     def admits(self, state: CharacterParser, text: str, seen: frozenset) -> bool:
         """Whether the item ``state`` that has read ``text`` can end as a value not in ``seen``."""
+        if text[-1:] in _WHITESPACE and text[-2:-1] not in _DIGITS and _string_state(text[:-1]) == _OUT:
+            # whitespace between tokens (not ending a number) leaves the same values to come as before it,
+            # and the state before it, reached, was admitted: its search's new value is still there
+            return True
         items = self.items(seen)
         return not items.live(text) or self.fresh(state, text, seen, items)
 

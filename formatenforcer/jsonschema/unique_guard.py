@@ -52,6 +52,7 @@ _NUMBER = re.compile(r"-?[0-9]*(?:\.[0-9]*)?(?:[eE][+-]?[0-9]*)?")
 _WORDS = {"t": ("true", True), "f": ("false", False), "n": ("null", None)}
 
 
+@lru_cache(maxsize=4096)
 def _number(text: str) -> Fraction:
     return Fraction(text) if text.lstrip("-").isdigit() else to_fraction(float(text))
 
@@ -60,10 +61,11 @@ class SeenItems:
     """The items seen so far (their texts), parsed once: values, canonical forms, and the characters
     their texts may hold."""
 
-    __slots__ = ("values", "canon", "keep", "_live")
+    __slots__ = ("values", "canon", "keep", "_live", "_expanded")
 
     def __init__(self, texts: frozenset) -> None:
         self._live: dict[str, bool] = {}
+        self._expanded: dict[tuple, list[tuple] | None] = {}
         self.canon = frozenset(canonical(text) for text in texts)
         self.values: list[object] = []
         chars: set[str] = set()
@@ -95,6 +97,36 @@ class SeenItems:
             except RecursionError:
                 return True
         return False
+
+    def expand(self, node: CharacterParser, read: str, inside: int) -> list[tuple] | None:
+        """One state of the search (``UniqueGuard.fresh``): None when it shows a new value (it can end as
+        one, allows a character of no seen text, or a character after which its text can no longer become a
+        seen item), else its successors as (identity, state, text, string position). Kept: the searches
+        from a state and from its successors walk the same states."""
+        ident = (node.key(), read)
+        hit = self._expanded.get(ident, _UNKNOWN)
+        if hit is not _UNKNOWN:
+            return hit  # type: ignore[return-value]
+        if len(self._expanded) >= 1 << 14:
+            self._expanded.clear()
+        children: list[tuple] | None = []
+        allowed = node.allowed_characters()
+        if (node.can_end() and not self.repeats(read)) or allowed - self.keep:
+            children = None
+        else:
+            for ch in allowed.chars():
+                if not inside and (ch in _WHITESPACE or (ch == "0" and read[-1:] == "0")):
+                    continue  # whitespace never changes the value; a second zero in a number: see above
+                after = node.add_character(ch)
+                if after is None:
+                    continue
+                longer = read + ch
+                if not self.live(longer):
+                    children = None
+                    break
+                children.append(((after.key(), _normal(longer)), after, longer, _string_step(inside, ch)))  # type: ignore[union-attr]
+        self._expanded[ident] = children
+        return children
 
     def repeats(self, text: str) -> bool:
         """Whether the complete item ``text`` equals a seen one."""
@@ -160,14 +192,15 @@ def _match(text: str, i: int, value: object) -> int:
 
 
 @lru_cache(maxsize=4096)
-def _significant(value: Fraction) -> str | None:
-    """The significant digits of ``value``'s decimal expansion (None past 40 decimals)."""
+def _facts(value: Fraction) -> tuple[bool, bool, str | None]:
+    """Whether ``value`` is zero, whether it is negative, and the significant digits of its decimal
+    expansion (None past 40 decimals)."""
     scaled = abs(value)
     while scaled.denominator != 1:
         scaled *= 10
         if scaled.denominator > 10**40:
-            return None
-    return str(scaled.numerator).rstrip("0")
+            return value == 0, value < 0, None
+    return value == 0, value < 0, str(scaled.numerator).rstrip("0")
 
 
 def _number_may_become(text: str, value: Fraction) -> bool:
@@ -180,11 +213,11 @@ def _number_may_become(text: str, value: Fraction) -> bool:
     digits = mantissa.replace(".", "").lstrip("0")
     if len(digits) > 15 or len(exponent.lstrip("+-")) > 2:
         return True
-    if value == 0:
+    zero, negative, significant = _facts(value)
+    if zero:
         return not digits
-    if text.startswith("-") != (value < 0):
+    if text.startswith("-") != negative:
         return False
-    significant = _significant(value)
     if significant is None:
         return True
     if has_exponent:
@@ -408,28 +441,14 @@ class UniqueGuard:
             following = []
             for node, read, inside in level:  # whole levels: see the module's text
                 explored += 1
-                if node.can_end() and not items.repeats(read):
+                children = items.expand(node, read, inside)
+                if children is None:
                     found = True
                     break
-                allowed = node.allowed_characters()
-                if allowed - items.keep:
-                    found = True
-                    break
-                for ch in allowed.chars():
-                    if not inside and (ch in _WHITESPACE or (ch == "0" and read[-1:] == "0")):
-                        continue  # whitespace never changes the value; a second zero in a number: see above
-                    after = node.add_character(ch)
-                    if after is None:
-                        continue
-                    if not items.live(read + ch):
-                        found = True
-                        break
-                    ident = (after.key(), _normal(read + ch))
+                for ident, after, longer, now in children:
                     if ident not in visited:
                         visited.add(ident)
-                        following.append((after, read + ch, _string_step(inside, ch)))
-                if found:
-                    break
+                        following.append((after, longer, now))
             level = following
         if len(self._fresh) > 1 << 16:
             self._fresh.clear()

@@ -118,7 +118,10 @@ def _count_values(node: Node, limit: int = 1 << 16) -> int | None:
     enums, bounded integers and unions of them), else None: ``uniqueItems`` cannot have more items than that.
     Exact, duplicates across a union's branches counted once: an over-count would offer an item no value
     can fill (a dead end), an under-count would refuse a schema that has instances."""
-    values = _distinct_values(node, limit)
+    try:
+        values = _distinct_values(node, limit)
+    except RecursionError:  # a schema nested deeper than Python's stack: not counted
+        return None
     return None if values is None else len(values)
 
 
@@ -363,7 +366,11 @@ class ArrayContext:
         if node.min_items > len(node.prefix):
             needs.append((node.items, node.min_items))
         for schema, need in needs:
-            if need < 2 or _many(schema, need):
+            try:
+                enough = need < 2 or _many(schema, need)
+            except RecursionError:  # a schema nested deeper than Python's stack: not known to suffice
+                enough = False
+            if enough:
                 continue
             if schema is node.items and not node.prefix and _count_values(schema) is not None:
                 continue  # fewer values than minItems: no_array reports the schema unsatisfiable

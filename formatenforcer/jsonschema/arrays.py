@@ -7,7 +7,9 @@ counted by running the contains parser beside each item; when the remaining room
 needed, the next item must match ``contains`` (its schema becomes items AND contains), and once
 ``maxContains`` is reached the next ones must not (items AND NOT contains). Several ``contains`` (``allOf``)
 are counted jointly where the room is unbounded (``ArrayContext._joint_count``). ``uniqueItems`` keeps the
-values seen and gives the next item a schema that excludes them.
+values seen and gives the next item a schema that excludes them; an array or object item that can always
+differ refuses only the bracket that would close a duplicate, and one whose values can run out (a closed
+object, a constrained array) takes a character only while it can still end as a new value (unique_guard.py).
 """
 
 from __future__ import annotations

@@ -232,9 +232,9 @@ Refused elsewhere, by the same rule (none in the suite's required files):
   not known here (docs/json-schema.md, Patterns). A pattern that is not ECMA-262 at all is a `SchemaError`.
 - `not` of what only "there exists" can say, which no left-to-right check can enforce: `uniqueItems` (a
   duplicate exists), `additionalProperties`/`patternProperties` schemas (some extra key has a bad value),
-  `propertyNames`, `items` after `prefixItems`; and `uniqueItems` over constrained arrays or over objects
-  that cannot always take one more key (a prefix such as `[1` might only be completable as a duplicate of
-  an earlier item; objects open to extra keys are enforced).
+  `propertyNames`, `items` after `prefixItems`; and `uniqueItems` with `minItems` over closed objects or
+  constrained arrays not known to have enough distinct values for the positions the array cannot close
+  before (a comma there might lead to an item with no new value left).
 - a `$ref` whose resolution needs itself before any value is read (`allOf` cycles), and a `$ref` to a
   document not passed in `resources=` (never fetched; json-schema.org's metaschemas are read from the
   `jsonschema-specifications` package when it is installed).

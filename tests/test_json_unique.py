@@ -73,21 +73,142 @@ def test_state_key_tells_items_apart():
     assert one.key() != two.key()
 
 
+CLOSED = {"type": "object", "properties": {"a": {"type": "boolean"}}, "required": ["a"], "additionalProperties": False}
+RECORD = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 3}, "n": {"enum": [1, 2]}},
+          "required": ["name"], "additionalProperties": False}  # fmt: skip
+GUARDED_ITEMS = [
+    {"type": "array", "maxItems": 1},
+    {"anyOf": [{"type": "object"}, {"const": [1]}]},
+    {"type": "object", "properties": {"a": {"type": "boolean"}}, "additionalProperties": False},
+    {"type": "object", "properties": {"a": {"type": "boolean"}}, "maxProperties": 3},
+    {"type": "object", "properties": {"a": {"type": "boolean"}}, "additionalProperties": {"type": "null"}},
+    {"type": "object", "propertyNames": {"maxLength": 2}},
+    CLOSED,
+    RECORD,
+    {"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": 1}, "maxItems": 2},
+    {"enum": [[1], [1, 2], {"k": 1.5}]},
+    {"type": "array", "prefixItems": [{"type": "boolean"}, {"enum": ["x", "y"]}], "items": False},
+]
+
+
+@pytest.mark.parametrize("items", GUARDED_ITEMS)
+def test_constrained_compound_items_are_enforced(items):
+    """Items whose values can run out (unique_guard.py): char walks never dead-end, every offered character
+    is taken, and every finished array is one ``jsonschema`` finds valid (its items unique)."""
+    schema = {"type": "array", "items": items, "uniqueItems": True}
+    parser = JsonSchemaParser(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    rng = random.Random(11)
+    finished = 0
+    for _ in range(150):
+        text, done = char_walk(parser, rng, max_chars=160, end_bias=0.05)
+        if done:
+            finished += 1
+            assert validator.is_valid(json.loads(text)), text
+    assert finished > 30
+
+
 @pytest.mark.parametrize(
-    "items",
+    ("items", "prefix", "refused", "allowed"),
     [
-        {"type": "array", "maxItems": 1},
-        {"anyOf": [{"type": "object"}, {"const": [1]}]},
-        {"type": "object", "properties": {"a": {"type": "boolean"}}, "additionalProperties": False},
-        {"type": "object", "properties": {"a": {"type": "boolean"}}, "maxProperties": 3},
-        {"type": "object", "properties": {"a": {"type": "boolean"}}, "additionalProperties": {"type": "null"}},
-        {"type": "object", "propertyNames": {"maxLength": 2}},
+        (CLOSED, '[{"a":true},{"a":', "t", "f"),  # only `true}` would follow
+        (CLOSED, '[{"a":true},{ "a" : fals', "", "e"),
+        (RECORD, '[{"name":"ab","n":1},{"n":1,"name":"ab', '"', "c"),  # any key order
+        (RECORD, '[{"name":"ab"},{"name":"ab","n":1},{"name":"ab",', "", '"'),  # "n": 2 is left
+        (RECORD, '[{"name":"ab"},{"name":"ab","n":1},{"name":"ab","n":2},{"name":"ab', '"', "c"),  # all used
+        ({"enum": [[1], [1, 2]]}, "[[1],[1", "]", ","),
+        ({"enum": [[1], [1, 2]]}, "[[1],[1.0", "]", ","),  # 1 == 1.0
+        ({"enum": [[1], [1, 2]]}, "[[1, 2.0],[1", ",", "]"),
     ],
 )
-def test_constrained_compound_items_stay_refused(items):
-    # "[1" could be forced to close as a duplicate: no left-to-right check can avoid that without lookahead
-    with pytest.raises(SchemaError):
-        JsonSchemaParser({"items": items, "uniqueItems": True})
+def test_a_character_that_leaves_only_seen_values_is_refused(items, prefix, refused, allowed):
+    """The mask and the step agree: a character after which the item could only end as an earlier item is
+    neither offered nor taken; one that leaves a new value is."""
+    state = JsonSchemaParser({"type": "array", "items": items, "uniqueItems": True})
+    for ch in prefix:
+        state = state.add_character(ch)
+        assert state is not None, prefix
+    offered = state.allowed_characters()
+    for ch in refused:
+        assert ch not in offered and state.add_character(ch) is None, (prefix, ch)
+    for ch in allowed:
+        assert ch in offered and state.add_character(ch) is not None, (prefix, ch)
+
+
+def test_the_comma_waits_for_a_value_left() -> None:
+    parser = JsonSchemaParser({"type": "array", "items": CLOSED, "uniqueItems": True})
+    state = parser.add_text('[{"a":true},{"a":false}')
+    assert "," not in state.allowed_characters() and state.add_character(",") is None
+    assert state.add_character("]").can_end()
+
+
+@pytest.mark.parametrize(
+    ("schema", "error"),
+    [
+        ({"items": CLOSED, "uniqueItems": True, "minItems": 3}, "unsatisfiable"),  # two values only
+        ({"items": {"enum": [[1], [2]]}, "uniqueItems": True, "minItems": 3}, "unsatisfiable"),
+        ({"prefixItems": [CLOSED, CLOSED, CLOSED], "uniqueItems": True, "minItems": 3}, "uniqueItems"),
+    ],
+)
+def test_too_few_distinct_items_for_min_items_is_decided_at_construction(schema, error) -> None:
+    with pytest.raises(SchemaError, match=error):
+        JsonSchemaParser({"type": "array", **schema})
+
+
+def test_min_items_over_closed_records_with_room_builds_and_walks() -> None:
+    schema = {"type": "array", "items": RECORD, "uniqueItems": True, "minItems": 3}
+    parser = JsonSchemaParser(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    rng = random.Random(5)
+    for _ in range(100):
+        text, done = char_walk(parser, rng, max_chars=200, end_bias=0.05)
+        if done:
+            assert validator.is_valid(json.loads(text)), text
+
+
+def test_closed_records_judged_as_the_validator_judges() -> None:
+    """Random arrays from a small pool of closed records (duplicates frequent, any key order, 1 == 1.0):
+    accepted exactly when ``jsonschema`` finds them valid."""
+    schema = {"type": "array", "items": RECORD, "uniqueItems": True}
+    parser = JsonSchemaParser(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    pool = [{"name": "ab"}, {"name": "ab", "n": 1}, {"n": 1.0, "name": "ab"}, {"name": "", "n": 2}, {"name": "x"}]
+    rng = random.Random(4)
+    verdicts = set()
+    for _ in range(300):
+        value = [dict(rng.sample(list(o.items()), len(o))) for o in rng.choices(pool, k=rng.randint(0, 4))]
+        for text in (json.dumps(value, separators=(",", ":")), json.dumps(value, indent=2)):
+            valid = validator.is_valid(value)
+            assert parser.accepts(text) == valid, text
+            verdicts.add(valid)
+    assert verdicts == {True, False}
+
+
+@pytest.mark.parametrize("items", [CLOSED, RECORD, GUARDED_ITEMS[8]])
+def test_guarded_items_on_tokens(vocabularies, tokenizers, items) -> None:
+    """Llama 3 and SmolLM2: random token walks (no dead end on the way) end in valid unique arrays, and the
+    mask equals the step right where the next item could only repeat one."""
+    from .json_checks import mask_and_step
+
+    schema = {"type": "array", "items": items, "uniqueItems": True}
+    parser = JsonSchemaParser(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    for name in ("llama3", "smollm2"):
+        enforcer = TokenEnforcer(vocabularies[name], parser)
+        finished = 0
+        for seed in range(6):
+            text, done = random_walk(enforcer, seed, max_tokens=40)
+            if done:
+                finished += 1
+                assert validator.is_valid(json.loads(text)), text
+        assert finished, name
+        if items is CLOSED:
+            mask, step = mask_and_step(enforcer, tokenizers[name], '[{"a":true},{"a":')
+            assert mask == step
+            assert not any(vocabularies[name].text_of(t).lstrip().startswith(b"t") for t in mask)
+        if items is RECORD:  # inside a string that may still repeat "ab"
+            mask, step = mask_and_step(enforcer, tokenizers[name], '[{"name":"ab"},{"name":"')
+            assert mask == step
 
 
 UNIQUE_TEXTS = ['["foo", "bar", "foobar"]', '[["a", "b"], ["b", "a"], {"a": "b"}]', '[{"k": "long text here"}, "k"]']

@@ -43,6 +43,8 @@ class ArrayWalkHooks:
         ctx, index, extra, after, text = self._ctx, self._index, self._extra, inner.after, self._text
         if not ctx.unique:
             return FreeRun(inner.chars, inner.max_length, lambda n: state(ctx, VALUE, index, 0, after(n), extra))
+        if ctx.guard is not None and self._is_live():
+            return None  # every character is checked while the item may still repeat a seen one
         if first_char(text) in ("[", "{") and (
             inner.chars == JSON_WHITESPACE
             or (inner.chars.size() <= 10 and any(first_char(seen) in ("[", "{") for seen in extra[1]))
@@ -128,8 +130,8 @@ class ArrayWalkHooks:
     def alternatives(self) -> tuple[CharacterParser, ...] | None:
         state = type(self)
         # as for objects: an item over a union is the union of the arrays over each branch
-        if self._phase != VALUE:
-            return None
+        if self._phase != VALUE or self._ctx.guard is not None:
+            return None  # (under the guard the item is judged whole: its search is not split by branch)
         ctx, index, extra, tracker, text = self._ctx, self._index, self._extra, self._tracker, self._text
         return nested_alternatives(self._child, lambda c: state(ctx, VALUE, index, 0, c, extra, tracker, text))
 
@@ -140,8 +142,8 @@ class ArrayWalkHooks:
         tables, ~50 ms per item). Its twin has already left them, so its mask is one shared free-run table;
         only tokens starting with an earlier item's first letter (or a quote, a backslash) are walked here."""
         state = type(self)
-        if self._phase != VALUE or self._tracker is not None:
-            return None
+        if self._phase != VALUE or self._tracker is not None or self._ctx.guard is not None:
+            return None  # (the twin's text would lack the character the guard reads)
         ctx, index, extra, text = self._ctx, self._index, self._extra, self._text
         return nested_first_char_split(self._child, lambda c: state(ctx, VALUE, index, 0, c, extra, None, text))
 
@@ -149,7 +151,7 @@ class ArrayWalkHooks:
         """After an item (``after``: the state in AFTER), whitespace then ``,`` or ``]`` alone (after_value.py)."""
         state = type(self)
         ctx, index, extra = after._ctx, after._index, after._extra
-        comma = after._item(index) is not None
+        comma = after._can_add_item(index)
         closer = "]" if after._closable(index) else None
         return after_value_lexeme(ctx.ws, run, comma, closer, lambda n: state(ctx, AFTER, index, n, None, extra))
 

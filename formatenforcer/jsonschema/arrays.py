@@ -7,7 +7,9 @@ counted by running the contains parser beside each item; when the remaining room
 needed, the next item must match ``contains`` (its schema becomes items AND contains), and once
 ``maxContains`` is reached the next ones must not (items AND NOT contains). Several ``contains`` (``allOf``)
 are counted jointly where the room is unbounded (``ArrayContext._joint_count``). ``uniqueItems`` keeps the
-values seen and gives the next item a schema that excludes them.
+values seen and gives the next item a schema that excludes them; an array or object item that can always
+differ refuses only the bracket that would close a duplicate, and one whose values can run out (a closed
+object, a constrained array) takes a character only while it can still end as a new value (unique_guard.py).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Hashable
 from fractions import Fraction
+from itertools import product
 from math import ceil, floor
 from typing import TYPE_CHECKING
 
@@ -40,6 +43,7 @@ from .schema.ir import (
 )
 from .schema.normalize import literal_node
 from .schema.validate import number_ok
+from .unique_guard import UniqueGuard
 from .unique_text import canonical
 
 if TYPE_CHECKING:
@@ -117,7 +121,10 @@ def _count_values(node: Node, limit: int = 1 << 16) -> int | None:
     enums, bounded integers and unions of them), else None: ``uniqueItems`` cannot have more items than that.
     Exact, duplicates across a union's branches counted once: an over-count would offer an item no value
     can fill (a dead end), an under-count would refuse a schema that has instances."""
-    values = _distinct_values(node, limit)
+    try:
+        values = _distinct_values(node, limit)
+    except RecursionError:  # a schema nested deeper than Python's stack: not counted
+        return None
     return None if values is None else len(values)
 
 
@@ -146,6 +153,10 @@ def _distinct_values(node: Node, limit: int) -> set[tuple] | None:
             if len(out) > limit:
                 return None
         return out
+    if isinstance(node, Object):
+        return _object_values(node, limit)
+    if isinstance(node, Array):
+        return _array_values(node, limit)
     return None
 
 
@@ -170,6 +181,98 @@ def _bounded_numbers(node: Number, limit: int) -> list[Fraction] | None:
     else:
         return None
     return [value for value in candidates if number_ok(node, value, value.denominator == 1)]
+
+
+def _object_values(node: Object, limit: int) -> set[tuple] | None:
+    """The values of a closed object with one side, no pattern keys, ``propertyNames`` or
+    ``dependentRequired``, whose properties have finitely many values each: every choice of present
+    properties (the required ones always) within ``minProperties``/``maxProperties``. None otherwise, or
+    past ``limit`` combinations."""
+    if len(node.sides) != 1 or node.property_names is not None or node.dependent_required:
+        return None
+    side = node.sides[0]
+    if side.patterns or not isinstance(deref(side.additional), Never):
+        return None
+    names = {name for name, _ in side.properties}
+    if not node.required <= names:
+        return set()  # a required key no property names: no value
+    choices: list[list[tuple | None]] = []
+    total = 1
+    for name, schema in side.properties:
+        values = _distinct_values(schema, limit)
+        if values is None:
+            return None
+        options: list[tuple | None] = [(name, value) for value in values]
+        if name not in node.required:
+            options.append(None)
+        total *= len(options)
+        if total > limit:
+            return None
+        choices.append(options)
+    out: set[tuple] = set()
+    for combination in product(*choices):
+        members = [member for member in combination if member is not None]
+        if len(members) >= node.min_properties and (node.max_properties is None or len(members) <= node.max_properties):
+            out.add(("obj", frozenset(members)))
+    return out
+
+
+def _array_values(node: Array, limit: int) -> set[tuple] | None:
+    """The values of an array with a bounded length (a closed tuple or ``maxItems``) whose positions have
+    finitely many values each, without ``contains``; None otherwise, or past ``limit`` combinations."""
+    if node.contains is not None or node.also_contains:
+        return None
+    top = len(node.prefix) if isinstance(deref(node.items), Never) else node.max_items
+    if top is None:
+        return None
+    if node.max_items is not None:
+        top = min(top, node.max_items)
+    positions: list[list[tuple]] = []
+    for index in range(top):
+        values = _distinct_values(node.prefix[index] if index < len(node.prefix) else node.items, limit)
+        if values is None:
+            return None
+        positions.append(sorted(values, key=repr))
+    out: set[tuple] = set()
+    total = 0
+    for length in range(node.min_items, top + 1):
+        count = 1
+        for values in positions[:length]:
+            count *= len(values)
+        total += count
+        if total > limit:
+            return None
+        for combination in product(*positions[:length]):
+            if not node.unique or len(set(combination)) == length:
+                out.add(("arr", combination))
+    return out
+
+
+def _many(node: Node, need: int) -> bool:
+    """Whether ``node`` surely has at least ``need`` distinct values (a string or number with infinitely
+    many, an object that can take one with them, or a count). False where unsure."""
+    node = deref(node)
+    if isinstance(node, Union):
+        return any(_many(option, need) for option in node.options) or (_count_values(node) or 0) >= need
+    if isinstance(node, String):
+        if node.values is None and not (node.patterns or node.formats or node.not_patterns or node.not_formats):
+            return node.max_length is None or node.min_length <= node.max_length and node.max_length >= 1
+    elif isinstance(node, Number):
+        if node.values is None and (node.low is None or node.high is None):
+            return True
+    elif isinstance(node, Array):
+        if (not node.prefix and node.max_items is None and node.contains is None and not node.unique
+                and _many(node.items, 1)):  # fmt: skip
+            return True
+    elif isinstance(node, Object) and node.property_names is None and not node.dependent_required:
+        if node.max_properties is None and all(isinstance(deref(s.additional), AnyValue) for s in node.sides):
+            return True
+        if len(node.sides) == 1 and any(
+            _many(schema, need) for name, schema in node.sides[0].properties
+            if name in node.required or node.max_properties is None
+        ):  # fmt: skip
+            return True
+    return (_count_values(node) or 0) >= need
 
 
 def no_array(node: Array, merger: Merger, has_value: Callable[[Node], bool] | None = None) -> bool:
@@ -227,14 +330,14 @@ class ArrayContext:
         self.also = node.also_contains
         self.zero: int | tuple[int, ...] = 0
         self.compound = False
+        self.guard: UniqueGuard | None = None
         if node.unique and (node.max_items is None or node.max_items > 1):
-            for i in range(len(node.prefix) + 1):
-                kind = _unique_kind(node.prefix[i] if i < len(node.prefix) else node.items)
-                if kind is None:
-                    raise Unsupported(
-                        "uniqueItems", "uniqueItems over constrained arrays or objects that cannot take one more key"
-                    )
-                self.compound = self.compound or kind == "compound"
+            kinds = [_unique_kind(schema) for schema in (*node.prefix, node.items)]
+            if None in kinds:  # items whose values can run out: each character checked (unique_guard.py)
+                self._check_room()
+                self.guard = UniqueGuard()
+            else:
+                self.compound = "compound" in kinds
             self.unique = True
         else:
             self.unique = False
@@ -255,6 +358,29 @@ class ArrayContext:
                     schema = self._item_schema(position, mode, frozenset())
                     if not compiler.building(schema):  # (else: being built above, read when first needed)
                         self._items[(position, mode, frozenset())] = compiler.start(schema)
+
+    def _check_room(self) -> None:
+        """Under ``minItems``, items checked by the guard must find a new value at every position the array
+        cannot close before: position ``j`` has at least ``j + 1`` distinct values (at most ``j`` are taken).
+        Too few values for ``items`` alone is no instance at all (``no_array`` says so); otherwise, where the
+        values are not known to suffice, the schema is refused with the reason."""
+        node = self.node
+        needs = [(node.prefix[j], j + 1) for j in range(min(node.min_items, len(node.prefix)))]
+        if node.min_items > len(node.prefix):
+            needs.append((node.items, node.min_items))
+        for schema, need in needs:
+            try:
+                enough = need < 2 or _many(schema, need)
+            except RecursionError:  # a schema nested deeper than Python's stack: not known to suffice
+                enough = False
+            if enough:
+                continue
+            if schema is node.items and not node.prefix and _count_values(schema) is not None:
+                continue  # fewer values than minItems: no_array reports the schema unsatisfiable
+            raise Unsupported(
+                "uniqueItems",
+                f"uniqueItems with minItems {node.min_items} over items not known to have that many distinct values",
+            )
 
     def _joint_count(self) -> None:
         """Several ``contains`` (the first may have a maximum, the others only minimums): each gets its own
@@ -385,14 +511,46 @@ class ArrayParser(ArrayWalkHooks, MemoAllowed):
     """One JSON array; ``extra`` is (contains matches so far, texts of the items seen when unique). With
     several ``contains`` the matches are a tuple (one count each) and so are the trackers of the item."""
 
-    __slots__ = ("_ctx", "_phase", "_index", "_ws", "_child", "_extra", "_tracker", "_text", "_allowed", "_key")
+    __slots__ = ("_ctx", "_phase", "_index", "_ws", "_child", "_extra", "_tracker", "_text", "_allowed", "_key",
+                 "_live")  # fmt: skip
 
     def __init__(self, ctx: ArrayContext, phase: int, index: int, ws: int, child: CharacterParser | None,
-                 extra: tuple, tracker: CharacterParser | tuple | None = None, text: str = "") -> None:  # fmt: skip
+                 extra: tuple, tracker: CharacterParser | tuple | None = None, text: str = "",
+                 live: bool | None = None) -> None:  # fmt: skip
         self._ctx, self._phase, self._index, self._ws = ctx, phase, index, ws
         self._child, self._extra, self._tracker, self._text = child, extra, tracker, text
         self._allowed: CharSet | None = None
         self._key: Hashable | None = None
+        self._live = live
+
+    def _is_live(self) -> bool:
+        """Under the guard (unique_guard.py): whether the item's text may still become a seen item (a text
+        read partly in a run never is: the run is only offered once it cannot)."""
+        if self._live is None:
+            text = self._text
+            self._live = text.__class__ is str and self._ctx.guard.items(self._extra[1]).live(text)  # type: ignore[union-attr]
+        return self._live
+
+    def _can_add_item(self, index: int) -> bool:
+        """Whether another item can come at ``index``: it has a start and, under the guard, can be a value
+        not seen. With an item read partly in a run among those seen (only inside one token's walk) the
+        guard cannot tell: refused, a stand-in that shrinks the mask (docs/json-schema.md counts it)."""
+        start = self._item(index)
+        if start is None:
+            return False
+        guard = self._ctx.guard
+        if guard is None:
+            return True
+        seen = self._extra[1]
+        return not partials(seen) and guard.admits(start, "", seen)
+
+    def _item_chars(self, start: CharacterParser) -> CharSet:
+        """An item's first characters; under the guard, those after which it can be a value not seen."""
+        allowed = start.allowed_characters()
+        guard, seen = self._ctx.guard, self._extra[1]
+        if guard is None or not seen:
+            return allowed
+        return guard.allowed(start, "", seen, allowed)
 
     def _item(self, index: int) -> CharacterParser | None:
         ctx = self._ctx
@@ -419,6 +577,8 @@ class ArrayParser(ArrayWalkHooks, MemoAllowed):
                 text = json.dumps(json.loads(text))
             if first_char(text) not in "[{" and any(p.may_equal(text) for p in partials(seen)):
                 return None  # might repeat an item read partly in a free run (see partial_item.py)
+            if ctx.guard is not None and self._is_live() and ctx.guard.items(seen).repeats(text):  # type: ignore[arg-type]
+                return None
             after = seen | {text}
         _, tracked = ctx.item_start(self._index, count, seen)
         mode = ctx._mode(self._index, count) if ctx.track else "free"
@@ -438,6 +598,14 @@ class ArrayParser(ArrayWalkHooks, MemoAllowed):
         child = start.add_character(ch)
         if child is None:
             return None
+        seen = self._extra[1]
+        if (
+            ctx.guard is not None
+            and seen
+            and ch in ctx.guard.items(seen).keep
+            and not ctx.guard.admits(child, ch, seen)
+        ):
+            return None  # the item could only end as a value already seen
         if ctx.also:
             tracker: object = tuple(None if t is None else t.add_character(ch) for t in (ctx._tracker, *ctx._trackers))
         else:
@@ -455,6 +623,12 @@ class ArrayParser(ArrayWalkHooks, MemoAllowed):
                 elif tracker is not None:
                     tracker = tracker.add_character(ch)
                 text = self._text + ch if ctx.unique else ""
+                live = None
+                if ctx.guard is not None:
+                    if not self._is_live() or ch not in ctx.guard.items(self._extra[1]).keep:
+                        live = False  # (a character of no seen text: a string now holds what none does)
+                    elif not ctx.guard.admits(child, text, self._extra[1]):
+                        return None  # the item could only end as a value already seen
                 if (
                     ctx.compound
                     and first_char(text) in "[{"
@@ -462,7 +636,7 @@ class ArrayParser(ArrayWalkHooks, MemoAllowed):
                     and ctx.duplicate(text, self._extra[1])
                 ):
                     return None  # the bracket that would close a duplicate of an earlier item (or might)
-                return ArrayParser(ctx, VALUE, self._index, 0, child, self._extra, tracker, text)
+                return ArrayParser(ctx, VALUE, self._index, 0, child, self._extra, tracker, text, live)
             if not self._child.can_end():
                 return None
             done = self._finish_item()
@@ -481,7 +655,7 @@ class ArrayParser(ArrayWalkHooks, MemoAllowed):
                 return None
             return ArrayParser(ctx, DONE, self._index, 0, None, (0, frozenset()))
         if phase == AFTER:
-            if ch == "," and self._item(self._index) is not None:
+            if ch == "," and self._can_add_item(self._index):
                 return ArrayParser(ctx, NEXT, self._index, 0, None, self._extra)
             return None
         return self._begin_item(ch)
@@ -494,7 +668,7 @@ class ArrayParser(ArrayWalkHooks, MemoAllowed):
             return EMPTY
         if phase == VALUE:
             if not self._child.can_end():
-                allowed = self._child.allowed_characters()
+                allowed = self._child_chars()
                 if ctx.compound and first_char(self._text) in ("[", "{"):
                     for closer in "]}":
                         if closer in allowed and self.add_character(closer) is None:
@@ -502,13 +676,21 @@ class ArrayParser(ArrayWalkHooks, MemoAllowed):
                 return allowed
             done = self._finish_item()
             if done is None:
-                return self._child.allowed_characters()
-            return union_memo(ctx.unions, (self._child.allowed_characters(), done.allowed_characters()))
+                return self._child_chars()
+            return union_memo(ctx.unions, (self._child_chars(), done.allowed_characters()))
         ident = (phase, self._index, self._ws, self._extra)
         done = ctx.structural.get(ident)
         if done is None:
             done = ctx.structural[ident] = self._structural_allowed()
         return done
+
+    def _child_chars(self) -> CharSet:
+        """The item's characters; under the guard while the item may still repeat a seen one, those after
+        which it can still be a new value."""
+        allowed = self._child.allowed_characters()
+        if self._ctx.guard is not None and self._is_live():
+            return self._ctx.guard.allowed(self._child, self._text, self._extra[1], allowed)  # type: ignore[arg-type]
+        return allowed
 
     def _structural_allowed(self) -> CharSet:
         """The characters allowed between items: whitespace, brackets, a comma, an item's start (memoised
@@ -520,7 +702,10 @@ class ArrayParser(ArrayWalkHooks, MemoAllowed):
                 parts.append(_CLOSE)
             item = self._item(self._index)
             if item is not None:
-                parts.append(_COMMA if phase == AFTER else item.allowed_characters())
+                if phase != AFTER:
+                    parts.append(self._item_chars(item))
+                elif self._can_add_item(self._index):
+                    parts.append(_COMMA)
         return union_memo(ctx.unions, tuple(parts))
 
     def can_end(self) -> bool:

@@ -10,7 +10,7 @@ import re
 import jsonschema
 import pytest
 
-from formatenforcer import JsonSchemaParser, SchemaError, TokenEnforcer
+from formatenforcer import JsonSchemaParser, SchemaError, TokenEnforcer, UnsupportedSchemaError
 from formatenforcer.core.charset import CharSet
 from formatenforcer.jsonschema.partial_item import PartialItem
 
@@ -355,3 +355,38 @@ def test_open_objects_with_constrained_properties_on_tokens(llama3_tokenizer, ll
                 finished += 1
                 assert check.is_valid(json.loads(text)), text
     assert finished
+
+
+TUPLES_STUCK = [
+    # after [1 the second item could only be 1 again
+    {"prefixItems": [{"enum": [1, 2]}, {"const": 1}], "uniqueItems": True, "minItems": 2},
+    # after [true,false the third boolean could only repeat one
+    {"prefixItems": [{"type": "boolean"}], "items": {"type": "boolean"}, "uniqueItems": True, "minItems": 3},
+]
+TUPLES_FINE = [
+    {"type": "array", "prefixItems": [{"const": "x"}, {"const": "y"}], "uniqueItems": True, "minItems": 2},
+    {"type": "array", "prefixItems": [{"type": "string"}], "items": {"enum": [1, 2]}, "uniqueItems": True,
+     "minItems": 3},
+    {"type": "array", "prefixItems": [{"enum": ["a", "b"]}, {"enum": ["a", "b", "c"]}], "uniqueItems": True,
+     "minItems": 2},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("schema", TUPLES_STUCK)
+def test_tuples_whose_scalar_items_could_run_out_are_refused(schema):
+    with pytest.raises(UnsupportedSchemaError, match="which the items before it can all have taken"):
+        JsonSchemaParser(schema)
+
+
+@pytest.mark.parametrize("schema", TUPLES_FINE)
+def test_tuples_whose_scalar_items_cannot_run_out_walk_to_valid_ends(schema):
+    parser = JsonSchemaParser(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    rng = random.Random(3)
+    finished = 0
+    for _ in range(200):
+        text, done = char_walk(parser, rng, max_chars=300, end_bias=0.2)
+        if done:
+            finished += 1
+            assert validator.is_valid(json.loads(text)), (schema, text)
+    assert finished > 20

@@ -160,6 +160,20 @@ def _distinct_values(node: Node, limit: int) -> set[tuple] | None:
     return None
 
 
+_ALL_KINDS = frozenset({"null", "bool", "num", "str", "arr", "obj"})
+
+
+def _kinds(node: Node) -> frozenset[str]:
+    """The tags (as ``_distinct_values`` writes them) the values of ``node`` may carry; all where unsure."""
+    node = deref(node)
+    if isinstance(node, Never):
+        return frozenset()
+    if isinstance(node, Union):
+        return frozenset().union(*(_kinds(option) for option in node.options))
+    kind = {Null: "null", Boolean: "bool", Number: "num", String: "str"}.get(type(node))
+    return _ALL_KINDS if kind is None else frozenset({kind})
+
+
 def _bounded_numbers(node: Number, limit: int) -> list[Fraction] | None:
     """The numbers of ``node`` when it is a single point, a set of at most ``limit`` values or bounded integers
     (at most ``limit`` candidates before the multiple and exclusion filters), else None."""
@@ -338,6 +352,7 @@ class ArrayContext:
                 self.guard = UniqueGuard()
             else:
                 self.compound = "compound" in kinds
+                self._check_tuple_room()
             self.unique = True
         else:
             self.unique = False
@@ -381,6 +396,37 @@ class ArrayContext:
                 "uniqueItems",
                 f"uniqueItems with minItems {node.min_items} over items not known to have that many distinct values",
             )
+
+    def _check_tuple_room(self) -> None:
+        """Under ``minItems``, scalar items of a tuple (seen values excluded) must find a value left at every
+        position ``j`` the array cannot close before: of its values, each earlier position can have taken at
+        most one, and only one whose values meet them (``[{"enum": [1, 2]}, {"const": 1}]`` after ``[1``
+        would be stuck). Enough values then means more than the earlier positions that share some. A
+        position with too few is refused with the reason (``[2, 1]`` would have been valid: choosing the
+        first item for the sake of the second needs the whole tuple at once). Items alone are
+        ``no_array``'s (too few values for ``minItems`` leaves no array)."""
+        node = self.node
+        if not node.prefix or node.min_items < 2:
+            return
+        last = node.min_items - 1  # the array cannot close before position ``last`` is filled
+        schemas = [node.prefix[j] if j < len(node.prefix) else node.items for j in range(last + 1)]
+        values = [_distinct_values(schema, 1 << 16) for schema in schemas[: len(node.prefix) + 1]]
+        values.extend([values[-1]] * (len(schemas) - len(values)))  # (``items`` from the tuple's end on)
+        for j in range(1, len(values)):
+            own = values[j]
+            if own is None:
+                continue  # infinitely many (or too many to count): one is always left
+            tags = {value[0] for value in own}
+            sharing = sum(
+                1 for i in range(j)
+                if (values[i] & own if values[i] is not None else _kinds(schemas[i]) & tags)
+            )  # fmt: skip
+            if len(own) <= sharing:
+                raise Unsupported(
+                    "uniqueItems",
+                    f"uniqueItems with minItems {node.min_items}: item {j} of the tuple has {len(own)} value(s), "
+                    "which the items before it can all have taken",
+                )
 
     def _joint_count(self) -> None:
         """Several ``contains`` (the first may have a maximum, the others only minimums): each gets its own

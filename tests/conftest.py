@@ -102,3 +102,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         group = XDIST_GROUPS.get(item.path.name)
         if group is not None and not item.get_closest_marker("xdist_group"):
             item.add_marker(pytest.mark.xdist_group(group))
+    # Long tests first: xdist hands out the groups (most tests first), then single tests in collection order,
+    # so a slow test of a module late in the alphabet (a model's generate, a sample run) would start when the
+    # other worker has nothing left and finish alone. Modules with a slow test go first, each kept whole (its
+    # module-scoped fixtures are built once), in their collection order; the many short tests fill in at the end.
+    slow_modules = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_modules)

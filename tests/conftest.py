@@ -82,7 +82,7 @@ def vllm_offline():
 # - "vllm": every test that starts a vLLM engine (a child process of several GB taking both cores for minutes;
 #   two at once would only slow each other towards their time-outs);
 # - the modules whose module-scoped fixture is expensive (an engine, a model, the JSON-Schema-Test-Suite run),
-#   so that it is built on one worker only.
+#   or whose tests share an expensive reference computed once per process, so that it is built on one worker.
 # The shared state on disk is safe to share: ~/.cache/formatenforcer entries are written to a temporary file
 # and renamed into place (core/disk_cache.py), the converted SmolLM2 folder is built under a file lock
 # (tests/engine_models.py, the command line's cache folder), tests that write files use tmp_path, and the
@@ -94,6 +94,7 @@ XDIST_GROUPS = {
     "test_integration_llamacpp.py": "llamacpp",
     "test_integration_exllamav2.py": "exllamav2",
     "test_integration_pipeline.py": "pipeline",
+    "test_free_run_masks.py": "free-run-masks",  # two tests compare with one plain walk of Llama 3 per pair
 }
 
 

@@ -61,7 +61,9 @@ def random_walk(enforcer: TokenEnforcer, seed: int, max_tokens: int = 200, end_b
     matcher = enforcer.matcher()
     pieces: list[bytes] = []
     for _ in range(max_tokens):
-        allowed = np.array(matcher.allowed_token_ids())
+        # the ids of the mask's set bits (``allowed_token_ids``' answer) kept as an array: listing ~100k ids
+        # and turning them back into an array took ~8 ms a step, a tenth of a walk through free keys
+        allowed = np.flatnonzero(np.unpackbits(np.ascontiguousarray(matcher.mask()).view(np.uint8), bitorder="little"))
         assert allowed.size, "the enforcer returned an empty allowed set"
         groups = np.unique(firsts[allowed])
         if groups[0] == -1 and rng.random() < end_bias:

@@ -82,7 +82,7 @@ def vllm_offline():
 # - "vllm": every test that starts a vLLM engine (a child process of several GB taking both cores for minutes;
 #   two at once would only slow each other towards their time-outs);
 # - the modules whose module-scoped fixture is expensive (an engine, a model, the JSON-Schema-Test-Suite run),
-#   so that it is built on one worker only.
+#   or whose tests share an expensive reference computed once per process, so that it is built on one worker.
 # The shared state on disk is safe to share: ~/.cache/formatenforcer entries are written to a temporary file
 # and renamed into place (core/disk_cache.py), the converted SmolLM2 folder is built under a file lock
 # (tests/engine_models.py, the command line's cache folder), tests that write files use tmp_path, and the
@@ -94,6 +94,7 @@ XDIST_GROUPS = {
     "test_integration_llamacpp.py": "llamacpp",
     "test_integration_exllamav2.py": "exllamav2",
     "test_integration_pipeline.py": "pipeline",
+    "test_free_run_masks.py": "free-run-masks",  # two tests compare with one plain walk of Llama 3 per pair
 }
 
 
@@ -102,3 +103,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         group = XDIST_GROUPS.get(item.path.name)
         if group is not None and not item.get_closest_marker("xdist_group"):
             item.add_marker(pytest.mark.xdist_group(group))
+    # Long tests first: xdist hands out the groups (most tests first), then single tests in collection order,
+    # so a slow test of a module late in the alphabet (a model's generate, a sample run) would start when the
+    # other worker has nothing left and finish alone. Modules with a slow test go first, each kept whole (its
+    # module-scoped fixtures are built once), in their collection order; the many short tests fill in at the end.
+    slow_modules = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_modules)

@@ -108,7 +108,7 @@ class ArrayWalkHooks:
     def lexeme(self) -> Lexeme | None:
         state = type(self)
         # not when a contains tracker or a unique item's text must see every character
-        if self._phase == NEXT and self._ctx._tracker is None and not self._ctx.unique:
+        if self._phase == NEXT and self._ctx.tracker() is None and not self._ctx.unique:
             return self._item_start_lexeme()
         if self._phase == AFTER:
             return self._after_value_lexeme(self, self._ws)

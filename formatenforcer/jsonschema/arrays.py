@@ -363,16 +363,25 @@ class ArrayContext:
         self.unions: dict[tuple[CharSet, ...], CharSet] = {}
         # per (phase, index, ws, extra) between items: the structural characters allowed (see ArrayParser)
         self.structural: dict[tuple, CharSet] = {}
-        self._tracker = compiler.start(node.contains) if self.track else None
+        # the contains trackers and the "must match" / "must not match" items are built now, so problems
+        # surface here, unless they hold a value being built further up (Compiler.settled_start): then when
+        # first needed
+        self._tracker: CharacterParser | None = None
+        self._tracker_known = not self.track
+        if self.track:
+            self._tracker, self._tracker_known = compiler.settled_start(node.contains)
         self._trackers: tuple[CharacterParser | None, ...] = ()
+        self._trackers_known = True
         if self.also:
             self._joint_count()
-        if self.track:  # build the "must match" / "must not match" item schemas now, so problems surface here
+        if self.track:
             for position in range(len(node.prefix) + 1):
                 for mode in ("match", "avoid"):
                     schema = self._item_schema(position, mode, frozenset())
                     if not compiler.building(schema):  # (else: being built above, read when first needed)
-                        self._items[(position, mode, frozenset())] = compiler.start(schema)
+                        state, known = self._build_item(position, mode, frozenset())
+                        if known:
+                            self._items[(position, mode, frozenset())] = state
 
     def _check_room(self) -> None:
         """Under ``minItems``, items checked by the guard must find a new value at every position the array
@@ -454,7 +463,9 @@ class ArrayContext:
                 one = merger.intersect(one, avoid)
             if isinstance(deref(one), Never):
                 raise Unsupported("contains", "several 'contains' that one more item cannot always satisfy")
-        self._trackers = tuple(self.compiler.start(schema) for schema, _ in self.also)
+        built = [self.compiler.settled_start(schema) for schema, _ in self.also]
+        self._trackers = tuple(state for state, _ in built)
+        self._trackers_known = all(known for _, known in built)
         self.zero = (0,) * (1 + len(self.also))
 
     def _count_after(self, count: tuple[int, ...], trackers: tuple) -> tuple[int, ...]:
@@ -463,6 +474,18 @@ class ArrayContext:
         caps = (node.max_contains if node.max_contains is not None else node.min_contains,
                 *(low for _, low in self.also))  # fmt: skip
         return tuple(min(c + (t is not None and t.can_end()), cap) for c, t, cap in zip(count, trackers, caps))
+
+    def tracker(self) -> CharacterParser | None:
+        """The start of the ``contains`` tracker (None when nothing is tracked, or no value matches)."""
+        if not self._tracker_known:
+            self._tracker, self._tracker_known = self.compiler.start(self.node.contains), True
+        return self._tracker
+
+    def trackers(self) -> tuple[CharacterParser | None, ...]:
+        """The starts of the trackers of the other ``contains`` (``also_contains``), one each."""
+        if not self._trackers_known:
+            self._trackers, self._trackers_known = tuple(self.compiler.start(s) for s, _ in self.also), True
+        return self._trackers
 
     def start(self) -> CharacterParser | None:
         """The opening state, or None when no array fits (too few items can exist, or none can match
@@ -500,13 +523,19 @@ class ArrayContext:
         schema = self._item_schema(position, "match", frozenset())
         if self.compiler.building(schema):
             return self.compiler.finite(schema)
-        return self.item_start_of(key) is not None
+        state, known = self._build_item(*key)
+        if not known:  # it holds a value being built further up: answered alike
+            return self.compiler.finite(schema)
+        self._items[key] = state
+        return state is not None
 
     def item_start_of(self, key: tuple) -> CharacterParser | None:
         """The start of the item ``key`` = (position, mode, values seen), built once."""
         hit = self._items.get(key)
         if hit is None and key not in self._items:
-            hit = self._items[key] = self._build_item(*key)
+            hit, known = self._build_item(*key)
+            if known:
+                self._items[key] = hit
         return hit
 
     def _mode(self, index: int, count: int | tuple[int, ...]) -> str:
@@ -521,8 +550,9 @@ class ArrayContext:
             return "match"
         return "free"
 
-    def _build_item(self, position: int, mode: str, seen: frozenset) -> CharacterParser | None:
-        return self.compiler.start(self._item_schema(position, mode, seen))
+    def _build_item(self, position: int, mode: str, seen: frozenset) -> tuple[CharacterParser | None, bool]:
+        """The start of an item, and whether it is known (``Compiler.settled_start``)."""
+        return self.compiler.settled_start(self._item_schema(position, mode, seen))
 
     def _item_schema(self, position: int, mode: str, seen: frozenset) -> Node:
         """The schema of an item at ``position`` (prefix or ``items``), narrowed by the contains mode and,
@@ -653,9 +683,11 @@ class ArrayParser(ArrayWalkHooks, MemoAllowed):
         ):
             return None  # the item could only end as a value already seen
         if ctx.also:
-            tracker: object = tuple(None if t is None else t.add_character(ch) for t in (ctx._tracker, *ctx._trackers))
+            starts = (ctx.tracker(), *ctx.trackers())
+            tracker: object = tuple(None if t is None else t.add_character(ch) for t in starts)
         else:
-            tracker = ctx._tracker.add_character(ch) if tracked and ctx._tracker is not None else None
+            start = ctx.tracker() if tracked else None
+            tracker = start.add_character(ch) if start is not None else None
         return ArrayParser(ctx, VALUE, self._index, 0, child, self._extra, tracker, ch if ctx.unique else "")
 
     def add_character(self, ch: str) -> ArrayParser | None:

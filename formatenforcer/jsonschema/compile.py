@@ -61,6 +61,8 @@ class Compiler:
         self._starts: dict[int, CharacterParser | None] = {}
         self._building: set[int] = set()
         """ids of the nodes whose start is being built (``start`` answers None for them meanwhile)."""
+        self._placeholders = 0
+        """How many times ``start`` has answered a node being built with its placeholder None."""
         self._keep: list[object] = []
         self._any_value: CharacterParser | None = None
         self._finite = FiniteCheck(merger, self.string_has_value)
@@ -108,6 +110,8 @@ class Compiler:
         node = deref(node)
         hit = self._starts.get(id(node), _MISSING)
         if hit is not _MISSING:
+            if hit is None and id(node) in self._building:
+                self._placeholders += 1
             return hit  # type: ignore[return-value]
         self._starts[id(node)] = None  # a value cannot contain itself at its own first character
         self._building.add(id(node))
@@ -147,6 +151,22 @@ class Compiler:
         self._keep.append(node)
         self._starts[id(node)] = state
         return state
+
+    def settled_start(self, node: Node) -> tuple[CharacterParser | None, bool]:
+        """``(start(node), True)``, or ``(None, False)`` when that build read the placeholder None of a node
+        being built (``start``): for a container's builds of its items and ``contains`` trackers, which
+        happen while the container is being built. The placeholder stands for "no value" only at the node's
+        own first character; an item (or a ``contains`` match) of an array whose items recurse to it reads
+        it one bracket further in, where it is no answer, so a union holding it would be kept without that
+        branch (``[[1]]`` refused under ``items: anyOf [{"$ref": "#"}, integer]``). Then nothing of that
+        build is kept: the caller builds it when first needed, once no node is being built."""
+        reads, size = self._placeholders, len(self._starts)
+        state = self.start(node)
+        if self._placeholders == reads:
+            return state, True
+        for ident in list(self._starts)[size:]:  # (entries made by this build come last: dicts keep order)
+            del self._starts[ident]
+        return None, False
 
     def building(self, node: Node) -> bool:
         """Whether the start of ``node`` is being built (further up this build): ``start`` answers None for it

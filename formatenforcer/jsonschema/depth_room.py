@@ -60,9 +60,9 @@ class RoomArrayContext(ArrayContext):
 
     room: int
 
-    def _build_item(self, position: int, mode: str, seen: frozenset) -> CharacterParser | None:
+    def _build_item(self, position: int, mode: str, seen: frozenset) -> tuple[CharacterParser | None, bool]:
         schema = self._item_schema(position, mode, seen)
-        return self.compiler.start(schema) if _fits(self, schema) else None
+        return self.compiler.settled_start(schema) if _fits(self, schema) else (None, True)
 
 
 def narrowed(ctx: ObjectContext | ArrayContext, room: int) -> ObjectContext | ArrayContext | None:
@@ -122,9 +122,9 @@ def _narrow_array(base: ArrayContext, room: int) -> RoomArrayContext | None:
         node = base.node
         for position in range(len(node.prefix) + 1):
             for mode in ("match", "avoid"):
-                ctx._items[(position, mode, frozenset())] = ctx._build_item(position, mode, frozenset())
+                ctx.item_start_of((position, mode, frozenset()))
         if node.min_contains > 0 and not ctx.also:  # (as ArrayContext.start: no room for the matches needed)
-            matches = [ctx._items[(p, "match", frozenset())] for p in range(len(node.prefix) + 1)]
+            matches = [ctx.item_start_of((p, "match", frozenset())) for p in range(len(node.prefix) + 1)]
             if all(m is None for m in matches):
                 return None
             if ctx.max_items is not None and ctx._matchable(0) < node.min_contains:

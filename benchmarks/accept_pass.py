@@ -13,8 +13,6 @@ Compare two checkouts with PYTHONPATH=<checkout>, run from a folder outside both
 from __future__ import annotations
 
 import argparse
-import json
-import random
 import sys
 from pathlib import Path
 
@@ -31,14 +29,7 @@ def main() -> None:
     args = parser.parse_args()
     tokenizer = maskbench.llama3_tokenizer()
     vocabulary = Vocabulary.from_transformers(tokenizer)
-    cases = maskbench.load_cases()
-    order = list(range(len(cases)))
-    random.Random(20250401).shuffle(order)
-    work = []
-    for index in order:
-        case = cases[index]
-        text = json.dumps(case["instance"], separators=(",", ":"), ensure_ascii=False)
-        work.append((JsonSchemaParser(case["schema"]), tokenizer.encode(text, add_special_tokens=False)))
+    work = [(JsonSchemaParser(schema), ids) for schema, ids in maskbench.compact_pass(tokenizer)]
     if args.setup_only:
         return
     tokens = 0

@@ -18,8 +18,6 @@ Each run takes ~10-15 minutes under callgrind. Compare two checkouts with PYTHON
 from __future__ import annotations
 
 import argparse
-import json
-import random
 import sys
 from pathlib import Path
 
@@ -36,14 +34,7 @@ def main() -> None:
     args = parser.parse_args()
     tokenizer = maskbench.llama3_tokenizer()
     vocabulary = Vocabulary.from_transformers(tokenizer)
-    cases = maskbench.load_cases()
-    order = list(range(len(cases)))
-    random.Random(20250401).shuffle(order)
-    work = []
-    for index in order:
-        case = cases[index]
-        text = json.dumps(case["instance"], separators=(",", ":"), ensure_ascii=False)
-        work.append((case["schema"], tokenizer.encode(text, add_special_tokens=False)))
+    work = maskbench.compact_pass(tokenizer)
     if args.setup_only:
         return
     bitmask = allocate_bitmask(1, vocabulary.size)

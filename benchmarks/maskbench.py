@@ -63,6 +63,26 @@ GRAMMARS_ENV = "MASKBENCH_GRAMMARS"
 # cases and tokenizer (shared by parent and workers)
 
 
+def run_order(n_cases: int) -> list[int]:
+    """The fixed shuffled order the cases run in (``run_engine``): the strict pass's order, which the
+    profiling scripts beside this one follow too."""
+    order = list(range(n_cases))
+    random.Random(20250401).shuffle(order)
+    return order
+
+
+def compact_pass(tokenizer: Any) -> list[tuple[dict[str, Any], list[int]]]:
+    """(schema, token ids of its compact instance) for every JSON case, in ``run_order``: the work of the
+    strict pass (compact layout), for the scripts that replay it in one process."""
+    cases = [case for case in load_cases() if "schema" in case]
+    work = []
+    for index in run_order(len(cases)):
+        case = cases[index]
+        text = json.dumps(case["instance"], separators=(",", ":"), ensure_ascii=False)
+        work.append((case["schema"], tokenizer.encode(text, add_special_tokens=False)))
+    return work
+
+
 def load_cases(names: list[str] | None = None) -> list[dict[str, Any]]:
     """Every case under benchmarks/cases/, in file then list order; optionally only those named. With
     ``--grammars``, the grammar cases of benchmarks/grammar_cases.py instead."""
@@ -576,8 +596,7 @@ def run_engine(
 ) -> dict[str, Any]:
     """Runs every case on ``engine`` in worker processes. Cases go in a fixed shuffled order, so an engine
     stopped by its time ``budget`` (seconds of case work) has run a representative sample."""
-    remaining = list(range(n_cases))
-    random.Random(20250401).shuffle(remaining)
+    remaining = run_order(n_cases)
     spent = 0.0
     report: dict[str, Any] = {"engine": engine, "cases": {}, "setup": None, "restarts": 0, "log": ""}
     log = tempfile.NamedTemporaryFile("w+", prefix=f"maskbench-{engine}-", suffix=".log", delete=False)

@@ -19,7 +19,6 @@ Compare two checkouts with PYTHONPATH=<checkout>, run from a folder outside both
 from __future__ import annotations
 
 import argparse
-import random
 import statistics
 import sys
 import time
@@ -37,9 +36,7 @@ def main() -> None:
     parser.add_argument("--setup-only", action="store_true", help="import and load the cases, build nothing")
     args = parser.parse_args()
     cases = [case for case in maskbench.load_cases() if "schema" in case]
-    order = list(range(len(cases)))
-    random.Random(20250401).shuffle(order)
-    schemas = [cases[i]["schema"] for i in order]
+    schemas = [cases[i]["schema"] for i in maskbench.run_order(len(cases))]
     JsonSchemaParser({"type": "object", "properties": {"warm": {"type": "string"}}})  # lazy imports, once
     if args.setup_only:
         return

@@ -37,18 +37,24 @@ OPEN_OBJECTS = {
 }
 
 
-@pytest.mark.parametrize("schema", SCHEMAS)
-def test_walks_never_dead_end_and_end_unique(schema):
+def _finished_valid_walks(schema: dict, seed: int, walks: int, max_chars: int, end_bias: float) -> int:
+    """Random character walks (each asserting there is no dead end); every finished text valid under
+    ``schema`` by jsonschema. Returns how many finished."""
     parser = JsonSchemaParser(schema)
     validator = jsonschema.Draft202012Validator(schema)
-    rng = random.Random(7)
+    rng = random.Random(seed)
     finished = 0
-    for _ in range(300):
-        text, done = char_walk(parser, rng, max_chars=120, end_bias=0.1)
+    for _ in range(walks):
+        text, done = char_walk(parser, rng, max_chars=max_chars, end_bias=end_bias)
         if done:
             finished += 1
             assert validator.is_valid(json.loads(text)), (schema, text)
-    assert finished > 50
+    return finished
+
+
+@pytest.mark.parametrize("schema", SCHEMAS)
+def test_walks_never_dead_end_and_end_unique(schema):
+    assert _finished_valid_walks(schema, 7, 300, max_chars=120, end_bias=0.1) > 50
 
 
 @pytest.mark.parametrize(
@@ -380,13 +386,4 @@ def test_tuples_whose_scalar_items_could_run_out_are_refused(schema):
 
 @pytest.mark.parametrize("schema", TUPLES_FINE)
 def test_tuples_whose_scalar_items_cannot_run_out_walk_to_valid_ends(schema):
-    parser = JsonSchemaParser(schema)
-    validator = jsonschema.Draft202012Validator(schema)
-    rng = random.Random(3)
-    finished = 0
-    for _ in range(200):
-        text, done = char_walk(parser, rng, max_chars=300, end_bias=0.2)
-        if done:
-            finished += 1
-            assert validator.is_valid(json.loads(text)), (schema, text)
-    assert finished > 20
+    assert _finished_valid_walks(schema, 3, 200, max_chars=300, end_bias=0.2) > 20

@@ -95,6 +95,13 @@ class Content:
     def accepting(self, state: Hashable) -> bool:
         raise NotImplementedError
 
+    def closed_state(self, state: Hashable) -> Hashable:
+        """The state a string keeps once its closing quote is read in ``state`` (an accepting one): the
+        state itself where something after the string reads it (a key's name, an enum's value), or one
+        state for all where nothing does, so that the walks past the string's end, which are keyed by the
+        full state there, are shared by every length the string closed at."""
+        return state
+
     def free(self, state: Hashable) -> FreeContent | None:
         return None
 
@@ -130,6 +137,9 @@ class LengthContent(Content):
 
     def accepting(self, state: int) -> bool:
         return state >= self.low
+
+    def closed_state(self, state: int) -> int:
+        return 0  # nothing reads a closed string's length
 
     def value_ident(self) -> Hashable:
         return ("length", self.low, self.high)

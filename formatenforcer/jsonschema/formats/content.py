@@ -278,6 +278,9 @@ class RegexContent(Content):
     def accepting(self, state: tuple[int, int]) -> bool:
         return state[0] in self.dfa.finals and state[1] >= self.low
 
+    def closed_state(self, state: tuple[int, int]) -> tuple[int, int]:
+        return (0, 0)  # nothing reads where the pattern stood or how long the string was
+
     def value_ident(self) -> Hashable:
         return ("regex", self.dfa.ident, self.low, self.high)
 
@@ -424,3 +427,6 @@ class ExcludeContent(Content):
     def accepting(self, state: tuple[int, int]) -> bool:
         count, node = state
         return count >= self.low and (node < 0 or not self.trie.terminal[node])
+
+    def closed_state(self, state: tuple[int, int]) -> tuple[int, int]:
+        return (0, -1)  # nothing reads how long the string was or where it left the excluded ones

@@ -250,11 +250,12 @@ Refused elsewhere, by the same rule (none in the suite's required files):
 - `pattern`/`patternProperties` using lookaround, back-references, `\\b`/`\\B`, an anchor inside a group or
   mid-pattern, or a `\\p{...}` property Python's `unicodedata` has no table for (`Script=`): not regular, or
   not known here (docs/json-schema.md, Patterns). A pattern that is not ECMA-262 at all is a `SchemaError`.
-- `not` of what only "there exists" can say, which no left-to-right check can enforce: `uniqueItems` (a
-  duplicate exists), `additionalProperties`/`patternProperties` schemas (some extra key has a bad value),
-  `propertyNames`, `items` after `prefixItems`; and `uniqueItems` with `minItems` over closed objects or
-  constrained arrays not known to have enough distinct values for the positions the array cannot close
-  before (a comma there might lead to an item with no new value left).
+- `not` of what only "there exists" can say where no tracker decides it: `uniqueItems` (a duplicate
+  exists), `items` after `prefixItems`; `not` of `propertyNames`/`additionalProperties`/`patternProperties`
+  (a member the object must hold) under `maxProperties`, over finitely many candidate keys, or with more than
+  8 key patterns (enforced elsewhere: docs/json-schema.md, "Members an object must hold"); and `uniqueItems`
+  with `minItems` over closed objects or constrained arrays not known to have enough distinct values for the
+  positions the array cannot close before (a comma there might lead to an item with no new value left).
 - a `$ref` whose resolution needs itself before any value is read (`allOf` cycles), and a `$ref` to a
   document not passed in `resources=` (never fetched; json-schema.org's metaschemas are read from the
   `jsonschema-specifications` package when it is installed).

@@ -126,8 +126,7 @@ class StringParser(MemoAllowed):
         phase = self._phase
         if phase == BODY:
             if ch == '"':
-                content = self._content
-                return self._with(DONE, content.closed_state(self._state)) if content.accepting(self._state) else None
+                return self._with(DONE, self._state) if self._content.accepting(self._state) else None
             if ch == "\\":
                 return self._with(ESCAPE, self._state) if _BACKSLASH & self.allowed_characters() else None
             if ch not in JSON_STRING_CHARS:

@@ -95,13 +95,6 @@ class Content:
     def accepting(self, state: Hashable) -> bool:
         raise NotImplementedError
 
-    def closed_state(self, state: Hashable) -> Hashable:
-        """The state a string keeps once its closing quote is read in ``state`` (an accepting one): the
-        state itself where something after the string reads it (a key's name, an enum's value), or one
-        state for all where nothing does, so that the walks past the string's end, which are keyed by the
-        full state there, are shared by every length the string closed at."""
-        return state
-
     def free(self, state: Hashable) -> FreeContent | None:
         return None
 
@@ -137,9 +130,6 @@ class LengthContent(Content):
 
     def accepting(self, state: int) -> bool:
         return state >= self.low
-
-    def closed_state(self, state: int) -> int:
-        return 0  # nothing reads a closed string's length
 
     def value_ident(self) -> Hashable:
         return ("length", self.low, self.high)
@@ -277,9 +267,6 @@ class RegexContent(Content):
 
     def accepting(self, state: tuple[int, int]) -> bool:
         return state[0] in self.dfa.finals and state[1] >= self.low
-
-    def closed_state(self, state: tuple[int, int]) -> tuple[int, int]:
-        return (0, 0)  # nothing reads where the pattern stood or how long the string was
 
     def value_ident(self) -> Hashable:
         return ("regex", self.dfa.ident, self.low, self.high)
@@ -427,6 +414,3 @@ class ExcludeContent(Content):
     def accepting(self, state: tuple[int, int]) -> bool:
         count, node = state
         return count >= self.low and (node < 0 or not self.trie.terminal[node])
-
-    def closed_state(self, state: tuple[int, int]) -> tuple[int, int]:
-        return (0, -1)  # nothing reads how long the string was or where it left the excluded ones

@@ -10,7 +10,6 @@ The ``nested_*`` helpers carry a child's hook up through a container that only p
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .charset import CharSet
@@ -45,23 +44,37 @@ class FreeRun:
         return f"FreeRun({self.chars!r}, max_length={self.max_length}, ends_inside={self.ends_inside})"
 
 
-@dataclass(frozen=True)
 class Lexeme:
     """See ``CharacterParser.lexeme``: ``resume(s)`` is the full state once ``inner`` has become ``s``; the
     contract is ``full.add_text(w) == resume(inner.add_text(w))`` for every ``w`` that ``inner`` accepts, and
     where ``inner`` refuses a character but may end, ``resume`` of it reads that character as the full state
-    would (the container finishes the value and goes on)."""
+    would (the container finishes the value and goes on).
 
-    inner: CharacterParser
-    resume: Callable[[CharacterParser], CharacterParser | None]
-    checked_ends: bool = False
-    """True when ``resume`` may refuse a state where ``inner`` ends (returns None): then the tokens that end
-    exactly where ``inner`` may end are kept out of the cached inner mask and decided by ``resume``."""
-    finish: Callable[[CharacterParser], CharacterParser | None] | None = None
-    """Optional: for a state ``s`` of ``inner`` that may end, the full state once the inner value has ended
-    there (None: the full state refuses that ending), which reads every text whose first character ``s``
-    refuses as the full state does. The walk below a point where a number ended then starts from it, so the
-    container's own lexeme (the punctuation after a value) takes over instead of the full state."""
+    ``checked_ends``: True when ``resume`` may refuse a state where ``inner`` ends (returns None): then the
+    tokens that end exactly where ``inner`` may end are kept out of the cached inner mask and decided by
+    ``resume``.
+
+    ``finish`` (optional): for a state ``s`` of ``inner`` that may end, the full state once the inner value
+    has ended there (None: the full state refuses that ending), which reads every text whose first character
+    ``s`` refuses as the full state does. The walk below a point where a number ended then starts from it,
+    so the container's own lexeme (the punctuation after a value) takes over instead of the full state.
+
+    Read-only by convention: a plain class with slots, like ``FreeRun`` (every new grammar state a walk meets
+    makes one)."""
+
+    __slots__ = ("inner", "resume", "checked_ends", "finish")
+
+    def __init__(
+        self,
+        inner: CharacterParser,
+        resume: Callable[[CharacterParser], CharacterParser | None],
+        checked_ends: bool = False,
+        finish: Callable[[CharacterParser], CharacterParser | None] | None = None,
+    ) -> None:
+        self.inner, self.resume, self.checked_ends, self.finish = inner, resume, checked_ends, finish
+
+    def __repr__(self) -> str:
+        return f"Lexeme({self.inner!r}, checked_ends={self.checked_ends})"
 
 
 class LexemeTables:

@@ -92,6 +92,19 @@ class _Compiled:
             found = self.states[key] = GrammarState(self, active, fresh)
         return found
 
+    def stepped(self, active: frozenset) -> GrammarState:
+        """The state a character leads to, with these configurations: its fresh sets are ``_ended(active)``,
+        made only when first asked for (see ``GrammarState._fresh``). Interned by ``active`` alone, apart
+        from the states made with their fresh sets given (``state``); equal states made both ways read the
+        same language and have the same key."""
+        found = self.states.get(active)
+        if found is None:
+            if len(self.states) >= _INTERNED:
+                self.states.clear()
+                self.epoch += 1
+            found = self.states[active] = GrammarState(self, active, None)
+        return found
+
     def release(self) -> None:
         """Drops what ties this grammar's states and Earley sets into reference cycles (the intern table,
         each state's memos, each set's memo of the sets after it), so they are freed as soon as nothing else
@@ -108,13 +121,13 @@ class _Compiled:
 class GrammarState(CharacterParser):
     """A state of a grammar's parser (see the module notes). Made by ``GrammarParser`` and its steps."""
 
-    __slots__ = ("_compiled", "_active", "_fresh", "_key", "_next", "_epoch", "_charset", "_lexeme", "_run",
+    __slots__ = ("_compiled", "_active", "_fresh_sets", "_key", "_next", "_epoch", "_charset", "_lexeme", "_run",
                  "__weakref__")  # fmt: skip
 
-    def __init__(self, compiled: _Compiled, active: frozenset, fresh: frozenset) -> None:
+    def __init__(self, compiled: _Compiled, active: frozenset, fresh: frozenset | None) -> None:
         self._compiled = compiled
         self._active = active
-        self._fresh = fresh
+        self._fresh_sets = fresh
         # made on first use (a state made for a walk is often never stepped nor keyed): fewer containers
         # for the cycle collector to visit
         self._key: tuple | None = None
@@ -123,6 +136,16 @@ class GrammarState(CharacterParser):
         self._charset: CharSet | None = None
         self._lexeme: Lexeme | None | bool = False
         self._run: FreeRun | None | bool = False
+
+    @property
+    def _fresh(self) -> frozenset:
+        """The Earley sets at which a new lexeme may start now. A state a character leads to makes them
+        (``_ended``: the set after each lexeme that may end here) when first asked: a walk that only asks
+        whether a token's last character is read never needs them, nor the Earley scans they take."""
+        found = self._fresh_sets
+        if found is None:
+            found = self._fresh_sets = _ended(self._compiled.earley, self._active)
+        return found
 
     def add_character(self, ch: str) -> GrammarState | None:
         memo = self._next
@@ -143,7 +166,7 @@ class GrammarState(CharacterParser):
             for lexer, target in s.starts(ch):
                 moved.add((s, lexer, target))
         if moved:
-            found = self._compiled.state(frozenset(moved), _ended(earley, moved))
+            found = self._compiled.stepped(frozenset(moved))
         else:
             found = None
         if len(memo) < 256:
@@ -191,7 +214,9 @@ class GrammarState(CharacterParser):
             if q >= 0 and q in earley.finals[lexer]:
                 after = s.scan(lexer)
                 covered.add(after)
-            branches.append(compiled.state(frozenset(((s, lexer, q),)), frozenset(() if after is None else (after,))))
+            active, fresh = frozenset(((s, lexer, q),)), frozenset(() if after is None else (after,))
+            # (this state itself when it is that one configuration: it may have been made by a step, not here)
+            branches.append(self if active == self._active and fresh == self._fresh else compiled.state(active, fresh))
         for s in self._fresh:
             if s in covered:
                 continue

@@ -106,16 +106,21 @@ def test_the_mixed_schema_is_checked_by_one_of_too() -> None:
     assert not jsonschema.Draft202012Validator(MIXED).is_valid(json.loads(bad))
 
 
+_SLOW = pytest.mark.slow
+"""Three of the deep mask = step cases (the key alone 5-6 CPU-s) run in the full suite only; the fast suite keeps
+eight, at least one for each schema (value starts, ended values, the arrays' short branch)."""
+
+
 @pytest.mark.parametrize(
     ("name", "prefix"),
     [
         ("arrays", "[" * 300),
-        ("arrays", "[" * 300 + "[]"),  # the value ended: both containers of the level may read on
+        pytest.param("arrays", "[" * 300 + "[]", marks=_SLOW),  # the value ended: both containers may read on
         ("arrays", "[" * 300 + "[[],[],[]"),  # the short branch (maxItems 3) only in the items read
         ("arrays", "[" * 3 + "[]],"),
-        ("objects", '{"a":' * 200 + '{"b'),  # inside a key
+        pytest.param("objects", '{"a":' * 200 + '{"b', marks=_SLOW),  # inside a key
         ("objects", '{"a":' * 200 + "{}"),
-        ("objects", '{"a":' * 200 + '{"b":{},"c":{},"d":{}'),  # past the short branch's maxProperties
+        pytest.param("objects", '{"a":' * 200 + '{"b":{},"c":{},"d":{}', marks=_SLOW),  # past maxProperties 3
         ("mixed", '[{"a":' * 150 + "null"),
         ("mixed", '[{"a":' * 150 + 'null,"t":'),  # which tag decides which branch the object was
         ("mixed", '[{"a":' * 150 + "[null,"),

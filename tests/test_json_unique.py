@@ -338,18 +338,24 @@ def test_a_duplicate_s_bracket_is_refused_and_a_fresh_key_finishes_it(prefix: st
 
 def test_open_objects_with_constrained_properties_on_tokens(llama3_tokenizer, llama3_vocabulary) -> None:
     """Llama 3: at a duplicate's closing bracket the mask (= the step) holds no closer, a fresh key can still
-    come, and random token walks end in valid unique arrays."""
+    come, and a natural tokenization is taken token by token."""
     from .json_checks import mask_and_step
 
-    schema = OPEN_OBJECTS
-    validator = jsonschema.Draft202012Validator(schema)
-    enforcer = TokenEnforcer(llama3_vocabulary, JsonSchemaParser(schema))
+    enforcer = TokenEnforcer(llama3_vocabulary, JsonSchemaParser(OPEN_OBJECTS))
     mask, step = mask_and_step(enforcer, llama3_tokenizer, '[{"a":true},{"b":0,"a":false},{"a":true')
     assert mask == step
     texts = {llama3_vocabulary.text_of(token) for token in mask}
     assert b"," in texts and not any(text.lstrip().startswith(b"}") for text in texts)
     ok, why = accepts_tokens(enforcer, llama3_tokenizer, '[{"a":true},{"a":false},{"a":true,"c":[1]}]')
     assert ok, why
+
+
+@pytest.mark.slow  # (~14 CPU-s: the Python walk's masks; the fast suite walks unique arrays on tokens above)
+def test_open_objects_with_constrained_properties_random_token_walks(llama3_vocabulary) -> None:
+    """Llama 3: random token walks of open objects with constrained properties end in valid unique arrays."""
+    schema = OPEN_OBJECTS
+    validator = jsonschema.Draft202012Validator(schema)
+    enforcer = TokenEnforcer(llama3_vocabulary, JsonSchemaParser(schema))
     union = SCHEMAS[-1]  # walks of OPEN_OBJECTS wander in free keys; the union's finish (some as "[]")
     union_validator = jsonschema.Draft202012Validator(union)
     union_enforcer = TokenEnforcer(llama3_vocabulary, JsonSchemaParser(union))

@@ -90,8 +90,8 @@ def test_changed_file_or_added_tokens_change_the_key(tmp_path):
     from formatenforcer.core.token_texts import cache_key
 
     folder = _llama3_folder(tmp_path)
-    base = cache_key(_folder_tokenizer(folder), tf.LLAMA3_EOS, None)[0]
     added = _folder_tokenizer(folder)
+    base = cache_key(added, tf.LLAMA3_EOS, None)[0]
     added.add_tokens(["<my_marker>"])
     assert cache_key(added, tf.LLAMA3_EOS, None)[0] != base
     vocabulary = Vocabulary.from_transformers(added, tf.LLAMA3_EOS, cache_dir=tmp_path / "cache")
@@ -112,8 +112,9 @@ def test_entry_that_disagrees_with_the_tokenizer_is_rebuilt(tmp_path):
 
     folder = _llama3_folder(tmp_path)
     cache = tmp_path / "cache"
-    Vocabulary.from_transformers(_folder_tokenizer(folder), tf.LLAMA3_EOS, cache_dir=cache)
-    key = cache_key(_folder_tokenizer(folder), tf.LLAMA3_EOS, None)[0]
+    first = _folder_tokenizer(folder)
+    Vocabulary.from_transformers(first, tf.LLAMA3_EOS, cache_dir=cache)
+    key = cache_key(first, tf.LLAMA3_EOS, None)[0]  # (any tokenizer of the folder has the entry's key)
     data, strip, scheme, trie, flat = disk_cache.load(cache, key)
     data[0] = b"?"  # id 0 is in the spot-check sample
     disk_cache.save(cache, key, (data, strip, scheme, trie, flat))
@@ -135,13 +136,14 @@ def test_the_flat_trie_comes_back_from_the_cache(tmp_path):
         pytest.skip("the compiled core is not built or is switched off")
     folder = _llama3_folder(tmp_path)
     cache = tmp_path / "cache"
-    Vocabulary.from_transformers(_folder_tokenizer(folder), tf.LLAMA3_EOS, cache_dir=cache)
+    first = _folder_tokenizer(folder)
+    Vocabulary.from_transformers(first, tf.LLAMA3_EOS, cache_dir=cache)
     loaded = Vocabulary.from_transformers(_folder_tokenizer(folder), tf.LLAMA3_EOS, cache_dir=cache)
     adopted = flat_trie._TRIES.get(loaded)
     assert adopted is not None  # there before any walk asked for it
     built = flat_trie.build_flat_trie(loaded.token_bytes, loaded.size)
     assert flat_trie.parts_of(adopted) == flat_trie.parts_of(built)
-    key = cache_key(_folder_tokenizer(folder), tf.LLAMA3_EOS, None)[0]
+    key = cache_key(first, tf.LLAMA3_EOS, None)[0]  # (any tokenizer of the folder has the entry's key)
     data, strip, scheme, trie, flat = disk_cache.load(cache, key)
     edge_child = np.frombuffer(flat[2], dtype=np.int32).copy()
     edge_child[0] = 10**8  # a child past the last node

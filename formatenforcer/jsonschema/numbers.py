@@ -33,7 +33,7 @@ _DIGIT_SET = CharSet.of(DIGITS)
 class NumberParser(CharacterParser):
     """One JSON number. State: sign, integer digits, fraction digits (None before '.'), exponent text."""
 
-    __slots__ = ("_ctx", "_neg", "_whole", "_frac", "_exp", "_allowed")
+    __slots__ = ("_ctx", "_neg", "_whole", "_frac", "_exp", "_allowed", "_end")
     SCALAR_LEXEME = True
 
     def __init__(
@@ -45,6 +45,7 @@ class NumberParser(CharacterParser):
         self._frac = frac
         self._exp = exp
         self._allowed: CharSet | None = None
+        self._end: bool | None = None  # can_end, once: stepping each token refused here asks it again
 
     def _candidates(self) -> str:
         ctx = self._ctx
@@ -106,6 +107,12 @@ class NumberParser(CharacterParser):
         return self._allowed
 
     def can_end(self) -> bool:
+        end = self._end
+        if end is None:
+            end = self._end = self._can_end()
+        return end
+
+    def _can_end(self) -> bool:
         if self._whole == "" or self._frac == "" or (self._exp is not None and not self._exp.strip("+-")):
             return False
         if not self._ctx.constrained:

@@ -45,6 +45,7 @@ from .strings import NON_ASCII_ESCAPES, StringParser
 from .whitespace import Whitespace
 
 _MISSING = object()
+_NULL = ("null",)
 
 
 class _Scope:
@@ -59,7 +60,6 @@ class _Scope:
         """Whether its start read a placeholder, directly or through a start it built."""
         self.unsettled: list[int] = []
         """ids of the starts built in it that read a placeholder (dropped when it returns)."""
-_NULL = ("null",)
 
 
 class Compiler:

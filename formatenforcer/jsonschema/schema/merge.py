@@ -42,6 +42,11 @@ def _lcm(a, b):  # noqa: ANN001, ANN202 - Fractions
     return Fraction(a.numerator * b.numerator // gcd(a.numerator, b.numerator), gcd(a.denominator, b.denominator))
 
 
+MOST_PARTS = 32
+"""The most parts an intersection is keyed by; past it, by its two nodes (a chain of thousands of nested
+``allOf`` would otherwise keep sets of every size up to its length: quadratic memory)."""
+
+
 class Merger:
     """Intersections with a memo, one per normalizer (never shared between schemas)."""
 
@@ -85,7 +90,15 @@ class Merger:
         """The values that are instances of both ``a`` and ``b`` (memoised per pair of concrete nodes)."""
         a, b = deref(a), deref(b)
         parts = self._parts
-        key = parts.get(id(a), frozenset((id(a),))) | parts.get(id(b), frozenset((id(b),)))
+        mine, theirs = parts.get(id(a)), parts.get(id(b))
+        if mine is None:
+            mine = frozenset((id(a),))
+        if theirs is None:
+            theirs = frozenset((id(b),))
+        if len(mine) + len(theirs) > MOST_PARTS:
+            key = frozenset((id(a), id(b)))  # (the pair: also the parts of their intersection, only coarser)
+        else:
+            key = mine | theirs
         hit = self._met.get(key)
         if hit is None:
             if key in self._meeting:

@@ -98,6 +98,22 @@ SCHEMAS = {
         "$defs": {"t": _array(_ref_or_integer("t"), _ref_or_integer("u")), "u": _items(_ref_or_integer("t"))},
         "allOf": [{"$ref": "#/$defs/t"}, {"$ref": "#/$defs/u"}],
     },
+    # the same with a tuple, and under uniqueItems: "not contains" of such an array cannot be expressed, and
+    # is needed only under maxContains, so it is built only there (it refused these at construction)
+    "contain-each-other-prefix-items": {
+        "$defs": {
+            "t": {**_array(_ref_or_integer("t"), _ref_or_integer("u")), "prefixItems": [_ref_or_integer("u")]},
+            "u": {**_items(_ref_or_integer("t")), "prefixItems": [_ref_or_integer("t")]},
+        },
+        "$ref": "#/$defs/t",
+    },
+    "contain-each-other-unique": {
+        "$defs": {
+            "t": _array(_ref_or_integer("t"), _ref_or_integer("u"), uniqueItems=True),
+            "u": _items(_ref_or_integer("t")),
+        },
+        "$ref": "#/$defs/t",
+    },
     "in-an-object": {
         "type": "object",
         "properties": {"a": {"$ref": "#/$defs/t"}},
@@ -195,3 +211,16 @@ def test_mask_equals_step_inside_nested_items(llama3_tokenizer, llama3_vocabular
 @pytest.mark.parametrize(("name", "prefix"), SLOW, ids=[f"{n}:{p}" for n, p in SLOW])
 def test_mask_equals_step_at_more_positions(llama3_tokenizer, llama3_vocabulary, name: str, prefix: str) -> None:
     _check(llama3_tokenizer, llama3_vocabulary, name, prefix)
+
+
+def test_contains_whose_complement_cannot_be_expressed_builds_without_max_contains() -> None:
+    """Items that must not match ``contains`` exist only under ``maxContains``: without it, a ``contains``
+    whose complement the schema algebra cannot express (an array with a tuple) builds and is exact."""
+    schema = {
+        "type": "array",
+        "contains": {"type": "array", "prefixItems": [{"type": "integer"}], "items": {"type": "string"}},
+    }
+    parser = JsonSchemaParser(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    for text in ["[]", "[[1]]", '[[1,"a"]]', '[["a"]]', '[1,[2,"x","y"]]', "[[1,2]]", "[1]"]:
+        assert parser.accepts(text) == validator.is_valid(json.loads(text)), text

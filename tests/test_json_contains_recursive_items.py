@@ -7,6 +7,12 @@ array's own first character), so with ``items: anyOf [{"$ref": "#"}, integer]`` 
 after ``[`` offered no ``[``, and ``[[1]]`` was refused. Those builds are now kept only when they read no
 placeholder (``Compiler.settled_start``), else built when first needed.
 
+Arrays whose ``contains`` matches hold each other (``t`` contains ``t`` and holds ``u``, which holds ``t``)
+raised ``RecursionError`` at construction: each match merged a new array node (``(t and u) and t`` beside
+``t and u``). The merger now gives one node per set of merged nodes, and ``settled_start`` drops only the
+starts that read a placeholder, not every start of that build (which rebuilt the nested matches once per
+ask above them, exponentially).
+
 Each schema is checked against the ``jsonschema`` package on every small document below, character by
 character and on Llama 3 tokens, by random walks that must finish as valid documents, and by mask = step at
 a few positions inside the nested arrays.
@@ -33,6 +39,14 @@ def _array(contains: dict, items: dict = ITEMS, **more: object) -> dict:
     return {"type": "array", "items": items, "contains": contains, **more}
 
 
+def _ref_or_integer(name: str) -> dict:
+    return {"anyOf": [{"$ref": f"#/$defs/{name}"}, {"type": "integer"}]}
+
+
+def _items(items: dict) -> dict:
+    return {"type": "array", "items": items}
+
+
 # an item that is the array again, under `contains` of several kinds
 SCHEMAS = {
     "contains-any": _array({}),
@@ -49,6 +63,54 @@ SCHEMAS = {
         "$defs": {
             "t": _array({}, {"anyOf": [{"$ref": "#/$defs/u"}, {"type": "integer"}]}),
             "u": _array({"type": "integer"}, {"anyOf": [{"$ref": "#/$defs/t"}, {"type": "integer"}]}),
+        },
+        "$ref": "#/$defs/t",
+    },
+    # arrays whose `contains` matches hold each other: each match merged a new array node, whose own match
+    # was one merge deeper (RecursionError at construction); the merged nodes now meet themselves
+    "contain-each-other": {
+        "$defs": {"t": _array(_ref_or_integer("t"), _ref_or_integer("u")), "u": _items(_ref_or_integer("t"))},
+        "$ref": "#/$defs/t",
+    },
+    "both-contain": {
+        "$defs": {
+            "t": _array(_ref_or_integer("t"), _ref_or_integer("u")),
+            "u": _array(_ref_or_integer("u"), _ref_or_integer("t")),
+        },
+        "$ref": "#/$defs/t",
+    },
+    "three-in-a-cycle": {
+        "$defs": {
+            "t": _array(_ref_or_integer("t"), _ref_or_integer("u")),
+            "u": _items(_ref_or_integer("v")),
+            "v": _array(_ref_or_integer("v"), _ref_or_integer("t")),
+        },
+        "$ref": "#/$defs/t",
+    },
+    "contain-each-other-min-contains-2": {
+        "$defs": {
+            "t": _array(_ref_or_integer("t"), _ref_or_integer("u"), minContains=2),
+            "u": _items(_ref_or_integer("t")),
+        },
+        "$ref": "#/$defs/t",
+    },
+    "contain-each-other-all-of": {
+        "$defs": {"t": _array(_ref_or_integer("t"), _ref_or_integer("u")), "u": _items(_ref_or_integer("t"))},
+        "allOf": [{"$ref": "#/$defs/t"}, {"$ref": "#/$defs/u"}],
+    },
+    # the same with a tuple, and under uniqueItems: "not contains" of such an array cannot be expressed, and
+    # is needed only under maxContains, so it is built only there (it refused these at construction)
+    "contain-each-other-prefix-items": {
+        "$defs": {
+            "t": {**_array(_ref_or_integer("t"), _ref_or_integer("u")), "prefixItems": [_ref_or_integer("u")]},
+            "u": {**_items(_ref_or_integer("t")), "prefixItems": [_ref_or_integer("t")]},
+        },
+        "$ref": "#/$defs/t",
+    },
+    "contain-each-other-unique": {
+        "$defs": {
+            "t": _array(_ref_or_integer("t"), _ref_or_integer("u"), uniqueItems=True),
+            "u": _items(_ref_or_integer("t")),
         },
         "$ref": "#/$defs/t",
     },
@@ -105,7 +167,7 @@ def test_the_item_after_a_bracket_may_be_the_array_again() -> None:
         assert not parser.accepts(text), text  # every array, the inner ones too, needs an item
 
 
-TOKEN_SCHEMAS = ["contains-any", "contains-integer", "min-contains-2", "max-contains-1", "mutual"]
+TOKEN_SCHEMAS = ["contains-any", "contains-integer", "min-contains-2", "max-contains-1", "mutual", "both-contain"]
 
 
 @pytest.mark.parametrize("name", TOKEN_SCHEMAS)
@@ -129,7 +191,7 @@ def test_tokens_agree_with_jsonschema(llama3_tokenizer, llama3_vocabulary, name:
 
 
 # (each position steps all 128,256 tokens of Llama 3: several CPU-seconds)
-FAST = [("contains-any", "[["), ("contains-any", "[[1],")]
+FAST = [("contains-any", "[["), ("contains-any", "[[1],"), ("both-contain", "[[1,[")]
 SLOW = [("contains-any", "[[1"), ("min-contains-2", "[1,["), ("max-contains-1", "[[[1]"), ("mutual", "[[[")]
 
 
@@ -149,3 +211,16 @@ def test_mask_equals_step_inside_nested_items(llama3_tokenizer, llama3_vocabular
 @pytest.mark.parametrize(("name", "prefix"), SLOW, ids=[f"{n}:{p}" for n, p in SLOW])
 def test_mask_equals_step_at_more_positions(llama3_tokenizer, llama3_vocabulary, name: str, prefix: str) -> None:
     _check(llama3_tokenizer, llama3_vocabulary, name, prefix)
+
+
+def test_contains_whose_complement_cannot_be_expressed_builds_without_max_contains() -> None:
+    """Items that must not match ``contains`` exist only under ``maxContains``: without it, a ``contains``
+    whose complement the schema algebra cannot express (an array with a tuple) builds and is exact."""
+    schema = {
+        "type": "array",
+        "contains": {"type": "array", "prefixItems": [{"type": "integer"}], "items": {"type": "string"}},
+    }
+    parser = JsonSchemaParser(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    for text in ["[]", "[[1]]", '[[1,"a"]]', '[["a"]]', '[1,[2,"x","y"]]', "[[1,2]]", "[1]"]:
+        assert parser.accepts(text) == validator.is_valid(json.loads(text)), text

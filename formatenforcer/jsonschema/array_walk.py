@@ -62,37 +62,44 @@ class ArrayWalkHooks:
         return FreeRun(inner.chars, inner.max_length, stand_in)
 
     def _tracked_run(self, inner: FreeRun) -> FreeRun | None:
-        """The item's run with its ``contains`` tracker riding along, where the tracker reads a string value
-        whose own run is exact (a ``StringParser``, or a stack whose top is one: the same key as the
-        characters read; a key's run is a stand-in, so a tracker reading a key is left out): over the
-        characters both runs take, the tracker reads ``n`` of them as its run says, and past its run's bound
-        it has refused one, so it is gone (None: the item no longer matches ``contains``), as
-        ``add_character`` leaves it. The other characters of the item's run are exits, walked from the
-        state after the run. Without this a string inside an item under a tracker was walked over the whole
-        vocabulary, character by character (seconds a mask)."""
-        tracker = self._tracker
-        if isinstance(tracker, tuple) or self._ctx.unique:
+        """The item's run with its ``contains`` trackers riding along (one, or one per ``contains`` when there
+        are several; a tracker already gone stays gone), where each tracker reads a string value whose own
+        run is exact (a ``StringParser``, or a stack whose top is one: the same key as the characters read;
+        a key's run is a stand-in, so a tracker reading a key is left out): over the characters every run
+        takes, a tracker reads ``n`` of them as its run says, and past its run's bound it has refused one,
+        so it is gone (None: the item no longer matches that ``contains``), as ``add_character`` leaves it.
+        The other characters of the item's run are exits, walked from the state after the run. Without this
+        a string inside an item under a tracker was walked over the whole vocabulary, character by
+        character (seconds a mask; half a minute under two ``contains``)."""
+        if self._ctx.unique:
             return None
-        if type(tracker) is not StringParser and not getattr(tracker, "reads_string_value", bool)():
-            return None
-        own = tracker.free_run()
-        if own is None:
-            return None
-        chars = inner.chars & own.chars
+        several = isinstance(self._tracker, tuple)
+        trackers = self._tracker if several else (self._tracker,)
+        runs: list[FreeRun | None] = []
+        chars = inner.chars
+        for tracker in trackers:
+            if tracker is None:
+                runs.append(None)
+                continue
+            if type(tracker) is not StringParser and not getattr(tracker, "reads_string_value", bool)():
+                return None
+            own = tracker.free_run()
+            if own is None:
+                return None
+            runs.append(own)
+            chars = chars & own.chars
         if not chars.intervals:
             return None
         state = type(self)
-        ctx, index, extra, after, tracked, bound = (
-            self._ctx,
-            self._index,
-            self._extra,
-            inner.after,
-            own.after,
-            own.max_length,
-        )
+        ctx, index, extra, after = self._ctx, self._index, self._extra, inner.after
+        ridden = tuple((run.after, run.max_length) if run is not None else None for run in runs)
+
+        def tracked(n: int) -> object:
+            out = tuple(None if run is None or (run[1] is not None and n > run[1]) else run[0](n) for run in ridden)
+            return out if several else out[0]
 
         def stand_in(n: int) -> CharacterParser:
-            return state(ctx, VALUE, index, 0, after(n), extra, tracked(n) if bound is None or n <= bound else None)
+            return state(ctx, VALUE, index, 0, after(n), extra, tracked(n))
 
         return FreeRun(chars, inner.max_length, stand_in, inner.ends_inside)
 

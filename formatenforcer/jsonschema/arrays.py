@@ -330,6 +330,13 @@ def no_array(node: Array, merger: Merger, has_value: Callable[[Node], bool] | No
     return False
 
 
+def item_modes(node: Array) -> tuple[str, ...]:
+    """The contains modes an item of ``node`` can be read in besides "free": "avoid" only under
+    ``maxContains`` (``ArrayContext._mode``), so its schema (items AND NOT contains, which may not be
+    expressible) is built, and refused, only where it is used."""
+    return ("match", "avoid") if node.max_contains is not None else ("match",)
+
+
 class ArrayContext:
     """Compiled facts of one Array node, shared by all its states."""
 
@@ -376,7 +383,7 @@ class ArrayContext:
             self._joint_count()
         if self.track:
             for position in range(len(node.prefix) + 1):
-                for mode in ("match", "avoid"):
+                for mode in item_modes(node):
                     schema = self._item_schema(position, mode, frozenset())
                     if not compiler.building(schema):  # (else: being built above, read when first needed)
                         state, known = self._build_item(position, mode, frozenset())

@@ -48,6 +48,20 @@ _MISSING = object()
 _NULL = ("null",)
 
 
+class _Scope:
+    """One ``Compiler.settled_start`` in progress."""
+
+    __slots__ = ("depth", "read", "unsettled")
+
+    def __init__(self, depth: int) -> None:
+        self.depth = depth
+        """How many starts were being built when it began (the flags of ``Compiler._unsettled`` it owns)."""
+        self.read = False
+        """Whether its start read a placeholder, directly or through a start it built."""
+        self.unsettled: list[int] = []
+        """ids of the starts built in it that read a placeholder (dropped when it returns)."""
+
+
 class Compiler:
     """Start states by node, plus the contexts they share. Per schema; never shared between schemas."""
 
@@ -61,8 +75,14 @@ class Compiler:
         self._starts: dict[int, CharacterParser | None] = {}
         self._building: set[int] = set()
         """ids of the nodes whose start is being built (``start`` answers None for them meanwhile)."""
-        self._placeholders = 0
-        """How many times ``start`` has answered a node being built with its placeholder None."""
+        self._unsettled: list[bool] = []
+        """One flag per ``start`` being built (innermost last): whether its build read a placeholder None
+        (of a node being built) inside the innermost ``settled_start``, or an unsettled start (below)."""
+        self._scopes: list[_Scope] = []
+        """The ``settled_start`` calls in progress (innermost last)."""
+        self._unsettled_ids: set[int] = set()
+        """ids of the starts built inside a ``settled_start`` in progress that read a placeholder: kept while
+        it runs (a second ask in the same build reads them as unsettled too), dropped when it returns."""
         self._keep: list[object] = []
         self._any_value: CharacterParser | None = None
         self._finite = FiniteCheck(merger, self.string_has_value)
@@ -110,9 +130,29 @@ class Compiler:
         node = deref(node)
         hit = self._starts.get(id(node), _MISSING)
         if hit is not _MISSING:
-            if hit is None and id(node) in self._building:
-                self._placeholders += 1
+            if (hit is None and id(node) in self._building) or id(node) in self._unsettled_ids:
+                self._read_unsettled()
             return hit  # type: ignore[return-value]
+        self._unsettled.append(False)
+        try:
+            return self._start_new(node)
+        finally:
+            if self._unsettled.pop() and self._scopes and id(node) in self._starts:
+                self._unsettled_ids.add(id(node))
+                self._scopes[-1].unsettled.append(id(node))
+
+    def _read_unsettled(self) -> None:
+        """A start being built read a placeholder (or a start that did): every start being built inside the
+        innermost ``settled_start`` may hold it, so each is unsettled; those outside it are not (the
+        container that called ``settled_start`` builds that child when first needed instead)."""
+        if self._scopes:
+            scope = self._scopes[-1]
+            scope.read = True
+            flags = self._unsettled
+            for i in range(scope.depth, len(flags)):
+                flags[i] = True
+
+    def _start_new(self, node: Node) -> CharacterParser | None:
         self._starts[id(node)] = None  # a value cannot contain itself at its own first character
         self._building.add(id(node))
         try:
@@ -158,15 +198,22 @@ class Compiler:
         happen while the container is being built. The placeholder stands for "no value" only at the node's
         own first character; an item (or a ``contains`` match) of an array whose items recurse to it reads
         it one bracket further in, where it is no answer, so a union holding it would be kept without that
-        branch (``[[1]]`` refused under ``items: anyOf [{"$ref": "#"}, integer]``). Then nothing of that
-        build is kept: the caller builds it when first needed, once no node is being built."""
-        reads, size = self._placeholders, len(self._starts)
-        state = self.start(node)
-        if self._placeholders == reads:
-            return state, True
-        for ident in list(self._starts)[size:]:  # (entries made by this build come last: dicts keep order)
-            del self._starts[ident]
-        return None, False
+        branch (``[[1]]`` refused under ``items: anyOf [{"$ref": "#"}, integer]``). Then the starts of that
+        build that read it (the ones being built when it was read, and those that read them) are dropped,
+        and the caller builds this one when first needed, once no node is being built. The other starts of
+        that build are kept: dropping them all made each nested container build its children again, once
+        per ask above it, which is exponential in the nesting of arrays whose ``contains`` matches hold
+        each other."""
+        scope = _Scope(len(self._unsettled))
+        self._scopes.append(scope)
+        try:
+            state = self.start(node)
+        finally:
+            self._scopes.pop()
+            for ident in scope.unsettled:
+                self._starts.pop(ident, None)
+                self._unsettled_ids.discard(ident)
+        return (None, False) if scope.read else (state, True)
 
     def building(self, node: Node) -> bool:
         """Whether the start of ``node`` is being built (further up this build): ``start`` answers None for it

@@ -25,7 +25,7 @@ from ..core.protocol import CharacterParser
 from ..parsers.combinators import UnionParser
 from . import array_phases as ap
 from . import object_phases as op
-from .arrays import ArrayContext, ArrayParser
+from .arrays import ArrayContext, ArrayParser, item_modes
 from .formats.content import LengthContent
 from .keys import extra_keys
 from .object_exists import ExistsObject
@@ -121,7 +121,7 @@ def _narrow_array(base: ArrayContext, room: int) -> RoomArrayContext | None:
     if ctx.track:  # the "match" items decide how many positions can still match (ArrayContext._matchable)
         node = base.node
         for position in range(len(node.prefix) + 1):
-            for mode in ("match", "avoid"):
+            for mode in item_modes(node):
                 ctx.item_start_of((position, mode, frozenset()))
         if node.min_contains > 0 and not ctx.also:  # (as ArrayContext.start: no room for the matches needed)
             matches = [ctx.item_start_of((p, "match", frozenset())) for p in range(len(node.prefix) + 1)]

@@ -24,6 +24,7 @@ not known) so the text is exact.
 from __future__ import annotations
 
 from collections.abc import Hashable
+from dataclasses import fields
 from typing import TYPE_CHECKING
 
 from ..core.charset import CharSet
@@ -34,7 +35,21 @@ from .formats.content import Content, FreeContent
 from .keys import MAX_PATTERNS, patterns_of
 from .object_names import object_names
 from .object_phases import AFTER, BEFORE, COLON, DONE, KEY, VALUE
-from .schema.ir import AnyValue, Never, Node, Object, String, Unsupported, deref, union_of
+from .schema.ir import (
+    AnyValue,
+    Array,
+    Boolean,
+    Never,
+    Node,
+    Null,
+    Number,
+    Object,
+    String,
+    Union,
+    Unsupported,
+    deref,
+    union_of,
+)
 from .schema.merge import Merger
 from .schema.validate import accepts
 from .string_content import string_content
@@ -274,6 +289,42 @@ class MarkedKeys(Content):
         return chars, room, lambda n: after_run(n) if n else state
 
 
+_KIND_FIRSTS = {Null: "n", Number: "-0123456789", String: '"', Array: "[", Object: "{"}
+
+
+def whole_kinds(node: Node) -> str:
+    """The first characters of a JSON value after which every value is an instance of ``node``: those of
+    each kind ``node`` holds without a constraint (``not {"type": "string"}`` holds every object, array,
+    number, boolean and null)."""
+    node = deref(node)
+    if isinstance(node, AnyValue):
+        return "".join(_KIND_FIRSTS.values()) + "tf"
+    if isinstance(node, Union):
+        return "".join(dict.fromkeys("".join(whole_kinds(option) for option in node.options)))
+    if isinstance(node, Boolean):
+        return ("t" if True in node.values else "") + ("f" if False in node.values else "")
+    if isinstance(node, Null) or (isinstance(node, (Number, String, Array, Object)) and _unconstrained(node)):
+        return _KIND_FIRSTS[type(node)]
+    return ""
+
+
+def _unconstrained(node: Number | String | Array | Object) -> bool:
+    """Whether ``node`` holds every value of its kind."""
+    if isinstance(node, (Number, String)):
+        return all(getattr(node, f.name) == f.default for f in fields(node))  # (every field has a default)
+    if isinstance(node, Array):
+        return (
+            not node.prefix and isinstance(deref(node.items), AnyValue) and node.min_items == 0
+            and node.max_items is None and not node.unique and node.contains is None and not node.also_contains
+        )  # fmt: skip
+    return (
+        all(not side.properties and not side.patterns and isinstance(deref(side.additional), AnyValue)
+            for side in node.sides)
+        and not node.required and node.property_names is None and node.min_properties == 0
+        and node.max_properties is None and not node.dependent_required and not node.exists
+    )  # fmt: skip
+
+
 class Witnesses:
     """The members one object must hold, checked at build time (see the module docstring)."""
 
@@ -289,6 +340,11 @@ class Witnesses:
         self._marks: tuple[Content | None, ...] = tuple(string_content(deref(self.members[i][0])) for i in self.marked)  # type: ignore[arg-type]
         self.names_in = [sum(1 << i for i, name in enumerate(names) if accepts(keys, name)) for keys, _ in self.members]
         self.any_value = [isinstance(deref(value), AnyValue) for _, value in self.members]
+        self.whole = [whole_kinds(value) for _, value in self.members]
+        """Per member, the first characters after which every value is an instance of its value schema: such
+        a value holds the member whatever follows, so it is found at its first character, untracked (a
+        tracker beside the value stops the walk's free runs: a mask inside a long key or string of that
+        value then stepped every token character by character)."""
         self._trackers: dict[int, CharacterParser | None] = {}
         self._values: list[Node] | None = None
         self._marker = MarkedKeys(ctx.extras, self._marks)  # (reads the marks of a closed key's state)
@@ -421,19 +477,25 @@ class ExistsObject(MemoAllowed):
                 found |= 1 << i
         return found
 
-    def _start_trackers(self, ch: str) -> tuple:
+    def _start_trackers(self, ch: str) -> tuple[int, tuple]:
+        """The members found by a value whose first character is ``ch`` (each of its values holds them: the
+        object cannot close before the value ends, so this is the same as finding them at its end), and
+        the trackers of the other armed members."""
         witnesses, armed = self._witnesses, self._armed & ~self._found
-        out = []
+        found, out = self._found, []
         i = 0
         while armed:
             if armed & 1:
-                start = witnesses.tracker(i)
-                after = None if start is None else start.add_character(ch)
-                if after is not None:
-                    out.append((i, after))
+                if ch in witnesses.whole[i]:
+                    found |= 1 << i
+                else:
+                    start = witnesses.tracker(i)
+                    after = None if start is None else start.add_character(ch)
+                    if after is not None:
+                        out.append((i, after))
             armed >>= 1
             i += 1
-        return tuple(out)
+        return found, tuple(out)
 
     def _closed(self, inner: ObjectParser, found: int) -> ExistsObject | None:
         """``inner`` after ``}``: only once every member was found."""
@@ -456,7 +518,8 @@ class ExistsObject(MemoAllowed):
         if phase == KEY and now == COLON:
             return self._keyed(after, inner._child.add_character(ch))
         if phase == BEFORE and now == VALUE:
-            return ExistsObject(after, self._found, self._armed, self._start_trackers(ch))
+            found, trackers = self._start_trackers(ch)
+            return ExistsObject(after, found, self._armed, trackers)
         return ExistsObject(after, self._found, self._armed)
 
     def _compute_allowed(self) -> CharSet:

@@ -42,20 +42,31 @@ def _lcm(a, b):  # noqa: ANN001, ANN202 - Fractions
     return Fraction(a.numerator * b.numerator // gcd(a.numerator, b.numerator), gcd(a.denominator, b.denominator))
 
 
+MOST_PARTS = 32
+"""The most parts an intersection is keyed by; past it, by its two nodes (a chain of thousands of nested
+``allOf`` would otherwise keep sets of every size up to its length: quadratic memory)."""
+
+
 class Merger:
     """Intersections with a memo, one per normalizer (never shared between schemas)."""
 
     def __init__(self) -> None:
         self._lazy: dict[tuple[int, int], Node] = {}
-        self._met: dict[tuple[int, int], Node] = {}
-        """(id(a), id(b)) of two concrete nodes -> their intersection: the same pair always gives the same
-        node, so the checks that follow merged sub-schemas (finite.py, the array items that must match
-        ``contains``) meet a node again instead of a fresh copy each time, and a recursive schema stays a
-        finite graph (``items: {"$ref": "#"}`` with ``contains``: each copy's match was a new copy)."""
+        self._met: dict[frozenset[int], Node] = {}
+        """The parts of an intersection (``_parts``) -> its node: the same parts always give the same node,
+        whatever the order and grouping they were met in, so the checks that follow merged sub-schemas
+        (finite.py, the array items that must match ``contains``) meet a node again instead of a fresh copy
+        each time, and a recursive schema stays a finite graph. Keyed by the pair alone, ``(t and u) and t``
+        was a new node beside ``t and u``: two arrays that contain each other through ``contains`` unfolded
+        without end, each match one merge deeper."""
+        self._parts: dict[int, frozenset[int]] = {}
+        """id(node made by ``intersect``) -> the ids of the concrete nodes it is the intersection of (a node
+        not made here is its own only part). Intersection is associative, commutative and idempotent, so
+        the node of a set of parts stands for every way of intersecting them."""
         self._keep: list[Node] = []
         self.negations: dict[int, Ref] = {}
-        self._meeting: set[tuple[int, int]] = set()
-        """The pairs whose intersection is being computed (a pair met again inside its own is a cycle)."""
+        self._meeting: set[frozenset[int]] = set()
+        """The parts whose intersection is being computed (a pair met again inside its own is a cycle)."""
         self._complements: dict[int, Node] = {}
         """id(node) -> its whole complement (``negate`` without ``within``): one node per node, as ``_met``."""
         self.facts: dict[tuple[str, int], tuple[Node, object]] = {}
@@ -78,18 +89,29 @@ class Merger:
     def intersect(self, a: Node, b: Node) -> Node:
         """The values that are instances of both ``a`` and ``b`` (memoised per pair of concrete nodes)."""
         a, b = deref(a), deref(b)
-        key = (id(a), id(b))
+        parts = self._parts
+        mine, theirs = parts.get(id(a)), parts.get(id(b))
+        if mine is None:
+            mine = frozenset((id(a),))
+        if theirs is None:
+            theirs = frozenset((id(b),))
+        if len(mine) + len(theirs) > MOST_PARTS:
+            key = frozenset((id(a), id(b)))  # (the pair: also the parts of their intersection, only coarser)
+        else:
+            key = mine | theirs
         hit = self._met.get(key)
         if hit is None:
             if key in self._meeting:
-                # the pair needs itself with no value read in between (a union that names itself through a
-                # $ref, e.g. anyOf [{"$ref": "#/$defs/x"}, ...] inside x): a cycle, refused by the caller
+                # the parts need themselves with no value read in between (a union that names itself through
+                # a $ref, e.g. anyOf [{"$ref": "#/$defs/x"}, ...] inside x): a cycle, refused by the caller
                 raise CycleError("allOf")
             self._meeting.add(key)
             try:
                 hit = self._met[key] = self._intersect(a, b)
             finally:
                 self._meeting.discard(key)
+            if hit is not a and hit is not b and id(hit) not in parts:
+                parts[id(hit)] = key
             self._keep.extend((a, b, hit))
         return hit
 

@@ -300,3 +300,39 @@ def test_a_lexeme_that_may_end_and_go_on_is_not_explored(llama3_vocabulary, rest
     backend.use_compiled(True)
     assert explore(_Digits(0)) is None
     assert compiled_lexeme(llama3_vocabulary, _Digits(0)) is None
+
+
+DATE_TIME = {"type": "string", "format": "date-time"}  # 11,055 automaton states: tables, not exploring
+
+
+@pytest.mark.parametrize("name", TOKENIZER_NAMES)
+def test_a_large_format_walks_in_c_from_its_tables(vocabularies, tokenizers, name, restore):
+    """A string over a format automaton too large to explore (``date-time``) is walked in C from tables read
+    off the automaton (jsonschema/regex_tables.py): each inside mask and end group equals the Python walk's,
+    and so does every whole mask along documents holding such strings."""
+    vocabulary, tokenizer = vocabularies[name], tokenizers[name]
+    rng = random.Random(name)
+    states = _string_states(DATE_TIME, rng, 24)
+    parser = JsonSchemaParser(DATE_TIME).add_character('"')
+    for ch in "2024-02-29T23:59:59.5+01:00":  # along a real value too (a leap day)
+        lexeme = walk_lexeme(parser)
+        states.append(lexeme.inner)
+        parser = parser.add_character(ch)
+        assert parser is not None, ch
+    compiled = sum(_same_as_python(vocabulary, inner, False, None, DATE_TIME) for inner in states)
+    assert compiled >= len(states) // 2, "too few states went to the compiled walk: the check would prove little"
+    schema = {"type": "array", "items": {"type": "object", "properties": {"at": DATE_TIME, "note": {"type": "string"}}}}
+    document = [{"at": "2025-03-04T15:00:00+01:00", "note": "a"}, {"at": "1999-12-31t23:59:59.999z"}]
+    for text in (json.dumps(document), json.dumps(document, indent=2)):
+        ids = tokenizer.encode(text, add_special_tokens=False)
+        rows = {}
+        for on in (True, False):
+            backend.use_compiled(on)
+            matcher = TokenEnforcer(vocabulary, JsonSchemaParser(schema)).matcher()
+            rows[on] = []
+            for token in ids:
+                rows[on].append(matcher.mask().copy())
+                assert matcher.accept_token(token)
+            assert matcher.can_end()
+        for index, (a, b) in enumerate(zip(rows[True], rows[False])):
+            assert np.array_equal(a, b), (name, index)

@@ -52,8 +52,9 @@ def class_points(dfa: Any) -> set[int]:
     return points
 
 
-def automaton_arrays(dfa: Any) -> dict[str, Any] | None:
-    """The arrays of ``_native.Automaton`` for a ``CompiledRegex``; None when its table would be too big."""
+def transition_table(dfa: Any) -> tuple[list[int], list[int], list[int], np.ndarray] | None:
+    """A ``CompiledRegex`` as class intervals (``class_lo``, ``class_hi``, ``class_id``: sorted, disjoint, one
+    class per symbol) and its ``states x classes`` table (-1: refused); None when the table would be too big."""
     edges = sorted(point for point in class_points(dfa) if point <= _END)
     index: dict[int, int] = {}
     lows: list[int] = []
@@ -80,6 +81,16 @@ def automaton_arrays(dfa: Any) -> dict[str, Any] | None:
             cls = index.get(symbol)
             if cls is not None:
                 table[state, cls] = target
+    return lows, highs, ids, table
+
+
+def automaton_arrays(dfa: Any) -> dict[str, Any] | None:
+    """The arrays of ``_native.Automaton`` for a ``CompiledRegex``; None when its table would be too big."""
+    found = transition_table(dfa)
+    if found is None:
+        return None
+    lows, highs, ids, table = found
+    states, classes = table.shape
     accepting = np.zeros(states, dtype=np.uint8)
     accepting[sorted(dfa.finals)] = 1
     allow_start = [0]

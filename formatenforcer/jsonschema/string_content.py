@@ -7,12 +7,13 @@ from ..parsers.dfa_ops import combine
 from ..parsers.regex import CompiledRegex, RegexError, compile_boolean, compile_regex
 from .ecma.parse import EcmaSyntaxError, EcmaUnsupported
 from .ecma.translate import Translation, literal_pattern, translate
-from .formats.content import Content, ExcludeContent, LengthContent, RegexContent, TrieContent
+from .formats.content import Content, ExcludeContent, LengthContent, TrieContent
 from .formats.idn.a_labels import HostnameContent
 from .formats.idn.email import IdnEmailContent
 from .formats.idn.hostname import IdnHostnameContent
 from .formats.patterns import FORMAT_MAX_LENGTH, IDN_FORMATS, format_automaton
 from .formats.regex_content import RegexSyntaxContent
+from .regex_tables import TabledRegexContent
 from .schema.ir import String, Unsupported
 
 
@@ -67,7 +68,7 @@ def string_content(node: String) -> Content | None:
             if "no string" in str(error):
                 return None
             raise Unsupported(keyword if full else "not", str(error)) from None
-        content = RegexContent(dfa, node.min_length, node.max_length)
+        content = TabledRegexContent(dfa, node.min_length, node.max_length)
         return content if content.satisfiable() else None
     try:
         dfa = full[0] if isinstance(full[0], CompiledRegex) else compile_regex(full[0], stand_ins)
@@ -75,7 +76,7 @@ def string_content(node: String) -> Content | None:
         raise Unsupported(keyword, str(error)) from None
     caps = [FORMAT_MAX_LENGTH[f] for f in node.formats if f in FORMAT_MAX_LENGTH]
     high = min(caps + ([] if node.max_length is None else [node.max_length]), default=None)
-    content = RegexContent(dfa, node.min_length, high)
+    content = TabledRegexContent(dfa, node.min_length, high)
     if not content.satisfiable():
         return None  # no string matches the pattern within the length limits (an exact search)
     if node.formats == ("hostname",) and not node.patterns:

@@ -31,6 +31,9 @@ _BODY_SETS: dict[tuple[CharSet, bool, CharSet], CharSet] = {}
 register_memo(_BODY_SETS.clear)  # emptied when a burst of enforcers ends (core/cache_release.py)
 """(decoded characters allowed, may close, escapable) -> the raw body characters: contents built per schema
 position (a key's next letters) ask for the same few sets, each three set operations to build."""
+_ESCAPE_SETS: dict[tuple, CharSet] = {}
+register_memo(_ESCAPE_SETS.clear)
+"""(phase, escape progress, decoded characters allowed, escapable) -> the characters allowed in the escape."""
 NON_ASCII_ESCAPES = ANY - CharSet([(0x20, 0x7E)])
 """What ``\\uXXXX`` may spell by default: everything but printable ASCII (see JsonConfig.ascii_escapes)."""
 
@@ -175,9 +178,21 @@ class StringParser(MemoAllowed):
         return content.body_charset(self._state, self._escape_charset, (phase, self._aux, self._escapable))
 
     def _escape_charset(self) -> CharSet:
-        """The characters allowed inside an escape (after the backslash, or a ``\\u`` hex digit)."""
-        phase = self._phase
+        """The characters allowed inside an escape (after the backslash, or a ``\\u`` hex digit), memoised by
+        what they depend on: every schema's keys ask for the same few (the content's own memo is per
+        content, and the hex digits' cost sixteen interval tests each)."""
         decodable = self._content.allowed(self._state)
+        ident = (self._phase, self._aux, decodable, self._escapable)
+        hit = _ESCAPE_SETS.get(ident)
+        if hit is None:
+            if len(_ESCAPE_SETS) >= 4096:
+                _ESCAPE_SETS.clear()  # rare: rebuilt on demand
+            hit = _ESCAPE_SETS[ident] = self._escape_set(decodable)
+        return hit
+
+    def _escape_set(self, decodable: CharSet) -> CharSet:
+        """``_escape_charset``, computed: ``decodable`` the decoded characters the content allows next."""
+        phase = self._phase
         if phase == ESCAPE:
             return escape_characters(decodable, self._escapable)
         decodable = decodable & self._escapable

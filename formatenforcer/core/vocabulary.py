@@ -38,7 +38,7 @@ from .charset import CharSet
 from .collector import freeze_existing, paused
 from .errors import VocabularyError
 from .pretokens import PreTokens
-from .run_tables import FreeRunTable, TokenTexts, pack_ids
+from .run_tables import FreeRunTable, TokenTexts, pack_ids, pack_rows
 from .token_texts import agrees, cache_key, default_eos_ids, encoder_of, token_bytes_of
 from .trie import IDS, Trie, build, ids_at, longest_match, subtree_entries
 
@@ -118,7 +118,7 @@ class Vocabulary:
         return longest_match(self.trie, text.encode("utf-8"))
 
     def first_bytes_mask(self, lead: bytes) -> np.ndarray:
-        """Packed mask of the tokens whose first byte is one of ``lead`` (memoised per set of bytes).
+        """Packed mask of the tokens whose first byte is one of ``lead`` (memoised per set of bytes, and per byte).
 
         Read from one array of first bytes (built at the first call) rather than by visiting the subtrees
         below those bytes: the letters' subtrees hold most of the vocabulary, and visiting them cost
@@ -126,11 +126,12 @@ class Vocabulary:
         key = bytes(sorted(set(lead)))
         hit = self._first_bytes.get(key)
         if hit is None:
-            wanted = np.zeros(257, dtype=np.bool_)  # index 256 (= -1): tokens left out of the trie
-            wanted[list(key)] = True
-            ids = np.flatnonzero(wanted[self._first_byte_array()])
-            hit = self._first_bytes[key] = pack_ids(ids, self.size)
+            if len(key) == 1:
+                hit = pack_ids(np.flatnonzero(self._first_byte_array() == key[0]), self.size)
+            else:  # the OR of each byte's row: the sets of bytes differ from schema to schema, the bytes do not
+                hit = pack_rows([], [self.first_bytes_mask(key[i : i + 1]) for i in range(len(key))], self.size)[0]
             hit.flags.writeable = False
+            self._first_bytes[key] = hit
         return hit
 
     def _first_byte_array(self) -> np.ndarray:

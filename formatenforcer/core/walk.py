@@ -25,7 +25,7 @@ from .charset import ANY, CharSet, utf8_length
 from .compiled_walk import compiled_mask
 from .errors import MaskMemoryError, MaskTimeoutError
 from .hooks import FreeRun, Lexeme, walk_lexeme
-from .lexeme_automaton import compiled_below, compiled_lexeme
+from .lexeme_automaton import FlatSources, compiled_below, compiled_lexeme
 from .protocol import CharacterParser
 from .run_tables import FreeRunTable, pack_rows
 from .trie import IDS, Trie, as_dict, ids_at
@@ -533,15 +533,16 @@ def _end_groups(walker: _LexemeWalk, checked: bool) -> list[tuple[CharacterParse
     return out
 
 
-class Continuations:
+class Continuations(FlatSources):
     """What the full state walks past one end state of a lexeme walk: the end points' trie nodes, each with
     the bytes of its edges the inner value does not read. The compiled core walks a terminal's lexeme below
-    them node by node (``compiled_below``); a Python walk merges them into one trie first (``trie``)."""
+    them node by node (``compiled_below``, which keeps where its walks start in the object); a Python walk
+    merges them into one trie first (``trie``)."""
 
-    __slots__ = ("sources", "_trie", "_first")
+    __slots__ = ("_trie", "_first")
 
     def __init__(self, sources: tuple[tuple[Trie, bytes], ...]) -> None:
-        self.sources = sources
+        super().__init__(sources)
         self._trie: Trie | None = None
         self._first: bytes | None = None
 
@@ -795,8 +796,8 @@ def _walk_below(
         walker = _LexemeWalk(vocabulary, checked)
         compiled = None
         if not checked:
-            sources = node.sources if node.__class__ is Continuations else ((node, None),)  # type: ignore[union-attr]
-            compiled = compiled_below(vocabulary, inner, sources)
+            sources = node if node.__class__ is Continuations else ((node, None),)
+            compiled = compiled_below(vocabulary, inner, sources)  # type: ignore[arg-type]
         if compiled is None:
             walker.walk(trie_of(node), inner, b"")
         else:  # a terminal's automaton walked in C, with the points where it may end and tokens leave it

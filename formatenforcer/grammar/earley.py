@@ -94,6 +94,12 @@ class CompiledGrammar:
         for production, lhs in enumerate(self.lhs):
             self.by_lhs[lhs].append(production)
         self.nullable = self._nullable()
+        # per nonterminal: whether a production of it ends with it (``atom: "-" atom``), the only case where
+        # ``EarleySet.chain_base`` may name an earlier set
+        self.right_recursive = [False] * len(self.rule_names)
+        for production, lhs in enumerate(self.lhs):
+            if self.rhs[production][-1:] == (lhs,):
+                self.right_recursive[lhs] = True
         self.ignore: list[int] = []  # lexer ids of %ignore terminals: after the grammar's own terminals
         for name in grammar.ignore:
             dfa = dfas[name]
@@ -335,6 +341,8 @@ class EarleySet:
         only completes it again at ``o``, so an item naming ``o`` has the same future (the completed item in
         between changes nothing after the set is built). Leo's right-recursion shortcut, as origins: a chain
         of nested minus signs keeps one set, not one per nesting depth, and positions share it."""
+        if not self.grammar.right_recursive[nonterminal]:
+            return self  # (no production of it ends with it: the test below would fail)
         table = self._waiting
         if table is None:
             table = self._waiting_table()
@@ -359,11 +367,11 @@ class EarleySet:
             if lexer >= grammar.terminal_count:
                 found = self
             else:
-                lhs_of = grammar.lhs
-                seeds = [
-                    (p, d + 1, (self if origin is None else origin).chain_base(lhs_of[p]))
-                    for p, d, origin in self._scanning.get(-1 - lexer, ())
-                ]
+                lhs_of, chained = grammar.lhs, grammar.right_recursive
+                seeds = []
+                for p, d, origin in self._scanning.get(-1 - lexer, ()):
+                    origin = self if origin is None else origin
+                    seeds.append((p, d + 1, origin.chain_base(lhs_of[p]) if chained[lhs_of[p]] else origin))
                 dynamic, predicted = grammar._closure_parts(seeds)
                 static, scanning = grammar._static(predicted)
                 found = grammar._intern(static.union(dynamic), (dynamic, scanning))

@@ -245,7 +245,7 @@ class _Walk:
         if run is not None and child.__class__ is dict and not (run.ends_inside and self.checked):
             # (not a merged copy, see _MergedNode; a checked walk decides every end point on its own)
             narrow = run.chars.narrow
-            if narrow is not None and not any(byte in child for byte in narrow):
+            if narrow is not None and child.keys().isdisjoint(narrow):
                 # no token below starts the run (whitespace after a value, mostly): every one leaves it at
                 # once, so the table would only hand the whole subtree back to a walk from this state
                 self.walk(child, state, b"")

@@ -373,10 +373,14 @@ def _dfa_stops(dfa: Any) -> bytes:
     accepts and reads nothing more (the lexeme has ended), 0 elsewhere."""
     found = _STOPS.get(dfa)
     if found is None:
-        finals = dfa.finals
-        found = bytes((3 if moves else 1) if state in finals else 0 for state, moves in enumerate(dfa.transitions))
-        _STOPS[dfa] = found
+        found = _STOPS[dfa] = _stop_bytes(dfa.finals, dfa.transitions)
     return found
+
+
+def _stop_bytes(finals: frozenset, transitions: list) -> bytes:
+    """``_dfa_stops`` where not memoised yet (apart: its generator would make ``finals`` a cell at every
+    call)."""
+    return bytes((3 if moves else 1) if state in finals else 0 for state, moves in enumerate(transitions))
 
 
 class FlatSources:

@@ -286,7 +286,7 @@ class _Walk:
             tails = table.tails_at(limit)
             if tails:
                 allowed = (run.after(limit) if limit else start).allowed_characters()
-                self.out.extend(token_id for token_id, tail in tails if allowed.allows_utf8_prefix(tail))
+                self.out.extend(_prefixes_allowed(tails, allowed))
         for length in table.exit_lengths:
             if limit is not None and length > limit:
                 break
@@ -317,7 +317,7 @@ class _Walk:
         if len(node) > _WIDE and not pending:
             narrow = charset.narrow
             if narrow is not None:  # a few ASCII characters: look them up rather than test every child
-                items = [(byte, node[byte]) for byte in narrow if byte in node]
+                items = _narrow_items(node, narrow)
         if len(node) > _SHARED and not pending and charset.narrow is None:
             shared = self._shared_step(state)
         if shared is not None:
@@ -403,6 +403,17 @@ class _Walk:
                 if ids is not None:
                     out.extend(ids_at(ids))
                 self.walk(child, state, _BYTE[byte])
+
+
+def _narrow_items(node: Trie, narrow: tuple[int, ...]) -> list[tuple[int, Trie]]:
+    """The children of ``node`` under these bytes (apart from ``_Walk.walk``: a comprehension reading
+    ``node`` there would make it a cell at every call of the walk)."""
+    return [(byte, node[byte]) for byte in narrow if byte in node]
+
+
+def _prefixes_allowed(tails: list[tuple[int, bytes]], allowed: CharSet) -> list[int]:
+    """The ids of the tails whose bytes start a character of ``allowed`` (see ``_Walk.exits``)."""
+    return [token_id for token_id, tail in tails if allowed.allows_utf8_prefix(tail)]
 
 
 class _LexemeWalk(_Walk):

@@ -309,7 +309,8 @@ class _Walk:
             budget.check(state)
         if node.__class__ is _MergedNode:
             _expanded(node)
-        out, steps = self.out, self.steps
+        out = self.out
+        steps = None if state.STEPS_MEMOISED else self.steps  # (such a state answers a step again at once)
         charset = state.allowed_characters()
         ascii_ok = charset.ascii
         items = node.items()
@@ -372,6 +373,8 @@ class _Walk:
                     continue
                 if shared is not None and shared_ok[byte]:
                     nxt = shared_state
+                elif steps is None:
+                    nxt = state.add_character(_CHR[byte])
                 else:
                     step = steps.get((id(state), byte))
                     if step is not None and step[0] is state:

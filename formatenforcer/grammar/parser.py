@@ -123,6 +123,7 @@ class GrammarState(CharacterParser):
 
     __slots__ = ("_compiled", "_active", "_fresh_sets", "_key", "_next", "_epoch", "_charset", "_lexeme", "_run",
                  "__weakref__")  # fmt: skip
+    STEPS_MEMOISED = True  # (``_next``)
 
     def __init__(self, compiled: _Compiled, active: frozenset, fresh: frozenset | None) -> None:
         self._compiled = compiled
@@ -522,6 +523,7 @@ class TerminalState(CharacterParser):
     so its vocabulary walks are shared by every grammar using the same terminal."""
 
     __slots__ = ("_dfa", "_state", "_started", "_key", "_next")
+    STEPS_MEMOISED = True  # (``_next``)
 
     _MEMO: dict[Hashable, TerminalState] = {}
 

@@ -895,10 +895,14 @@ def allowed_mask(
     if lexeme is None and lexemes is not None and not pending and not at_start:
         branches = state.alternatives()
         if branches is not None:  # the OR of the branches' masks, each from its own cached walks
-            mask = allowed_mask(vocabulary, branches[0], b"", False, lexemes)
-            for branch in branches[1:]:
-                mask |= allowed_mask(vocabulary, branch, b"", False, lexemes)
-            return mask
+            walker = _Walk(vocabulary)
+            for branch in branches:
+                part = walk_lexeme(branch)
+                if part is None:
+                    walker.masks.append(allowed_mask(vocabulary, branch, b"", False, lexemes))
+                else:  # its parts go into the one row made here (no row per branch, nor an OR per branch)
+                    _lexeme_parts(walker, branch, part, lexemes)
+            return _packed(walker)
         split = state.first_char_split()
         if split is not None:
             return _split_mask(vocabulary, state, split, lexemes)
@@ -909,26 +913,34 @@ def allowed_mask(
             _collect(walker, state, pending, at_start)
             mask = _packed(walker)
     else:
-        inner, checked = lexeme.inner, lexeme.checked_ends
-        split = inner.first_char_split()
-        if split is None:
-            inside = _resumed(walker, lexeme, _cached_lexeme(vocabulary, lexemes, inner, checked, None), lexemes)
-        else:
-            # tokens off the exception bytes: the twin's cached walk, cut to tokens not starting with them
-            twin, exceptions = split
-            others = _Walk(vocabulary)
-            outside = _resumed(others, lexeme, _cached_lexeme(vocabulary, lexemes, twin, checked, None), lexemes)
-            outside = (_packed(others) | outside) & ~vocabulary.first_bytes_mask(exceptions)
-            inside = _resumed(walker, lexeme, _cached_lexeme(vocabulary, lexemes, inner, checked, exceptions), lexemes)
-            walker.masks.append(outside)
         # the walk's ids and rows, the inside row and end-of-sequence: one new row (the parts are cached)
-        walker.masks.append(inside)
-        if state.can_end():
-            walker.masks.append(vocabulary.eos_mask)
+        _lexeme_parts(walker, state, lexeme, lexemes)  # type: ignore[arg-type]
         return _packed(walker)
     if not pending and state.can_end():
         mask |= vocabulary.eos_mask
     return mask
+
+
+def _lexeme_parts(walker: _Walk, state: CharacterParser, lexeme: Lexeme, lexemes: dict) -> None:
+    """Adds to ``walker`` the ids and rows of the mask of ``state`` answered by its ``lexeme``: the inner
+    state's cached walk (its inside row), the full state's walks from where the inner value ends, and
+    end-of-sequence where the state may end."""
+    vocabulary = walker.vocabulary
+    inner, checked = lexeme.inner, lexeme.checked_ends
+    split = inner.first_char_split()
+    if split is None:
+        inside = _resumed(walker, lexeme, _cached_lexeme(vocabulary, lexemes, inner, checked, None), lexemes)
+    else:
+        # tokens off the exception bytes: the twin's cached walk, cut to tokens not starting with them
+        twin, exceptions = split
+        others = _Walk(vocabulary)
+        outside = _resumed(others, lexeme, _cached_lexeme(vocabulary, lexemes, twin, checked, None), lexemes)
+        outside = (_packed(others) | outside) & ~vocabulary.first_bytes_mask(exceptions)
+        inside = _resumed(walker, lexeme, _cached_lexeme(vocabulary, lexemes, inner, checked, exceptions), lexemes)
+        walker.masks.append(outside)
+    walker.masks.append(inside)
+    if state.can_end():
+        walker.masks.append(vocabulary.eos_mask)
 
 
 def _split_mask(

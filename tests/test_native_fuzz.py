@@ -789,11 +789,12 @@ def test_set_ids_refuses_read_only_and_strided_rows():
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.integers(1, 300), st.integers(0, 5), st.lists(st.integers(0, 10**6), max_size=40), st.booleans())
+@given(st.integers(1, 300), st.integers(0, 9), st.lists(st.integers(0, 10**6), max_size=40), st.booleans())
 def test_or_rows_matches_numpy(words, count, raw, zeros):
     """``or_rows`` (the compiled half of run_tables.pack_rows) writes the OR of the rows with the ids set,
     whatever ``out`` held, leaves the rows alone, and says whether any bit is set; a bad id or row is
-    refused before anything is written."""
+    refused before anything is written. It reads the rows four per pass: up to nine rows are two full
+    passes and part of a third."""
     width = words * 32
     rng = np.random.default_rng(words * 7 + count)
     if zeros:

@@ -1882,11 +1882,18 @@ static PyObject *or_rows(PyObject *module, PyObject *args) {
     uint32_t *w = (uint32_t *)out.buf;
     if (n_rows == 0) {
         memset(w, 0, (size_t)out.len);
-    } else {
-        memcpy(w, views[0].buf, (size_t)out.len);
-        for (Py_ssize_t r = 1; r < n_rows; r++) {
-            const uint32_t *src = (const uint32_t *)views[r].buf;
-            for (Py_ssize_t k = 0; k < words; k++) w[k] |= src[k];
+    }
+    /* four rows per pass over out (the first pass writes it, the next ones OR into it): a group of fewer
+       repeats its first row, which ORs nothing more */
+    for (Py_ssize_t r = 0; r < n_rows; r += 4) {
+        const uint32_t *a = (const uint32_t *)views[r].buf;
+        const uint32_t *b = r + 1 < n_rows ? (const uint32_t *)views[r + 1].buf : a;
+        const uint32_t *c = r + 2 < n_rows ? (const uint32_t *)views[r + 2].buf : a;
+        const uint32_t *d = r + 3 < n_rows ? (const uint32_t *)views[r + 3].buf : a;
+        if (r == 0) {
+            for (Py_ssize_t k = 0; k < words; k++) w[k] = a[k] | b[k] | c[k] | d[k];
+        } else {
+            for (Py_ssize_t k = 0; k < words; k++) w[k] |= a[k] | b[k] | c[k] | d[k];
         }
     }
     set_bits(w, ids);

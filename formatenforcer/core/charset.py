@@ -132,7 +132,7 @@ class CharSet:
         if narrow is False:
             intervals = self.intervals
             if (not intervals or intervals[-1][1] < 128) and self.ascii.count(1) <= _NARROW:
-                narrow = tuple(byte for byte in range(128) if self.ascii[byte])
+                narrow = _members(self.ascii)
             else:
                 narrow = None
             self._narrow = narrow
@@ -304,3 +304,9 @@ def union_memo(memo: dict, parts: tuple) -> CharSet:
         if len(memo) > 4096:
             memo.clear()
     return hit
+
+
+def _members(table: bytes) -> tuple[int, ...]:
+    """The bytes an ASCII table (1 where allowed) allows (apart from ``CharSet.narrow``, a property read at
+    every trie node: a generator there would make its ``self`` a cell at every read)."""
+    return tuple(byte for byte in range(128) if table[byte])

@@ -124,6 +124,10 @@ class WalkHooks:
     hand the vocabulary walk such a state alone (see ``lexeme``). A free run of it that passes points where
     it could end must say so (``FreeRun.ends_inside``)."""
 
+    STEPS_MEMOISED = False
+    """True for states that memoise their own ``add_character`` (a step asked twice is one look-up): the walk
+    then asks them directly rather than keeping its own memo of their steps (a key and an entry per step)."""
+
     def free_run(self) -> FreeRun | None:
         """A FreeRun shortcut if this state loops over a large character class, else None."""
         return None

@@ -373,30 +373,33 @@ def _dfa_stops(dfa: Any) -> bytes:
     accepts and reads nothing more (the lexeme has ended), 0 elsewhere."""
     found = _STOPS.get(dfa)
     if found is None:
-        finals = dfa.finals
-        found = bytes((3 if moves else 1) if state in finals else 0 for state, moves in enumerate(dfa.transitions))
-        _STOPS[dfa] = found
+        found = _STOPS[dfa] = _stop_bytes(dfa.finals, dfa.transitions)
     return found
 
 
-def compiled_below(
-    vocabulary: Any, inner: CharacterParser, sources: Sequence[tuple[Trie, bytes | None]]
-) -> tuple[np.ndarray, list] | None:
-    """The walk of a lexeme that is one regex automaton (``lexeme_dfa``) below trie nodes of the vocabulary,
-    in C: ``sources`` holds (node, the bytes of its edges to walk), or one (node, None) to walk every edge;
-    the tokens at the nodes themselves are left out. It returns the packed mask of the tokens the lexeme
-    reads, and the end points (dict trie node, inner state there) where it may end and some token below goes
-    on with a character it does not read: the points whose continuations the full state must walk
-    (``walk._end_groups`` merges only those characters). None where the Python walk answers: backend off,
-    no such lexeme, a trie that is not the vocabulary's (the exits of a run table), few tokens below, or an
-    automaton too big to export."""
-    if not backend.active():
-        return None
-    found = inner.lexeme_dfa()
-    if found is None:
-        return None
-    dfa, state, state_of = found
-    trie = flat_trie(vocabulary)
+def _stop_bytes(finals: frozenset, transitions: list) -> bytes:
+    """``_dfa_stops`` where not memoised yet (apart: its generator would make ``finals`` a cell at every
+    call)."""
+    return bytes((3 if moves else 1) if state in finals else 0 for state, moves in enumerate(transitions))
+
+
+class FlatSources:
+    """Trie nodes of the vocabulary to walk below in C (``compiled_below``), each with the bytes of its edges
+    to walk (``sources``), and where the compiled walk starts below them (their flat trie nodes and depths,
+    the bytes, made at the first compiled walk): every terminal walked below the same nodes (each branch a
+    fresh set may start) reuses them."""
+
+    __slots__ = ("sources", "_flat")
+
+    def __init__(self, sources: tuple[tuple[Trie, bytes], ...]) -> None:
+        self.sources = sources
+        self._flat: tuple | None | bool = False
+
+
+def _flat_sources(vocabulary: Any, trie: Any, sources: Sequence[tuple[Trie, bytes | None]]) -> tuple | None:
+    """``compiled_below``'s start arrays below ``sources``: (flat node and depth pairs, the bytes of the edges
+    to walk, where each node's bytes start); None for a trie that is not the vocabulary's or few tokens below
+    (they depend on the nodes alone, not on the lexeme walked)."""
     held = _node_memo(vocabulary)
     points: list[int] = []
     for node, _ in sources:
@@ -410,15 +413,45 @@ def compiled_below(
     nodes = pairs[0::2]
     if int((flat["tok_start"][flat["subtree_end"][nodes]] - flat["tok_start"][nodes]).sum()) < _BELOW_MIN_TOKENS:
         return None
+    if sources[0][1] is None:  # every edge of each node (one node: a walk from the root)
+        return pairs, b"", b""
+    firsts = b"".join([taken for _, taken in sources])  # type: ignore[misc]
+    first_starts = np.zeros(len(sources) + 1, dtype=np.int32)
+    np.cumsum([len(taken) for _, taken in sources], out=first_starts[1:])  # type: ignore[arg-type]
+    return pairs, firsts, first_starts
+
+
+def compiled_below(
+    vocabulary: Any, inner: CharacterParser, sources: Sequence[tuple[Trie, bytes | None]] | FlatSources
+) -> tuple[np.ndarray, list] | None:
+    """The walk of a lexeme that is one regex automaton (``lexeme_dfa``) below trie nodes of the vocabulary,
+    in C: ``sources`` holds (node, the bytes of its edges to walk), or one (node, None) to walk every edge
+    (or is a ``FlatSources``, which keeps the arrays the walk starts from for the next lexeme walked below
+    the same nodes); the tokens at the nodes themselves are left out. It returns the packed mask of the
+    tokens the lexeme reads, and the end points (dict trie node, inner state there) where it may end and
+    some token below goes on with a character it does not read: the points whose continuations the full
+    state must walk (``walk._end_groups`` merges only those characters). None where the Python walk answers:
+    backend off, no such lexeme, a trie that is not the vocabulary's (the exits of a run table), few tokens
+    below, or an automaton too big to export."""
+    if not backend.active():
+        return None
+    found = inner.lexeme_dfa()
+    if found is None:
+        return None
+    dfa, state, state_of = found
+    trie = flat_trie(vocabulary)
+    if isinstance(sources, FlatSources):
+        start = sources._flat
+        if start is False:
+            start = sources._flat = _flat_sources(vocabulary, trie, sources.sources)
+    else:
+        start = _flat_sources(vocabulary, trie, sources)
+    if start is None:
+        return None
     automaton = native_automaton(dfa)
     if automaton is None:
         return None
-    if sources[0][1] is None:  # every edge of each node (one node: a walk from the root)
-        firsts, first_starts = b"", b""
-    else:
-        firsts = b"".join([taken for _, taken in sources])  # type: ignore[misc]
-        first_starts = np.zeros(len(sources) + 1, dtype=np.int32)
-        np.cumsum([len(taken) for _, taken in sources], out=first_starts[1:])  # type: ignore[arg-type]
+    pairs, firsts, first_starts = start  # type: ignore[misc]
     mask = np.empty((vocabulary.size + 31) // 32, dtype=np.int32)
     raw = backend.native.walk_lexeme_below(  # type: ignore[union-attr]
         trie, automaton, state, _dfa_stops(dfa), mask, pairs, firsts, first_starts
@@ -427,7 +460,8 @@ def compiled_below(
     if raw:
         states: dict[int, CharacterParser] = {}
         held = _node_memo(vocabulary)
-        dict_nodes = _NODES[vocabulary][1]  # (filled by _flat_arrays above)
+        _flat_arrays(vocabulary, trie)
+        dict_nodes = _NODES[vocabulary][1]  # (made with the flat arrays)
         for point, at, depth in np.frombuffer(raw, dtype=np.int32).reshape(-1, 3).tolist():
             made = states.get(at)
             if made is None:

@@ -25,6 +25,7 @@ an optional shortcut that lets the token walk skip work, never a change in which
     lexeme_dfa()                (dfa, state number, state_of) of a lexeme that is one regex automaton
     automaton_state()           (dfa, state number) of a plain automaton state: walked by the compiled core
     SCALAR_LEXEME               class flag: a state that reads one scalar value on its own
+    STEPS_MEMOISED              class flag: a state whose ``add_character`` memoises its own answers
 """
 
 from __future__ import annotations

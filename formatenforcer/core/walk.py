@@ -25,7 +25,7 @@ from .charset import ANY, CharSet, utf8_length
 from .compiled_walk import compiled_mask
 from .errors import MaskMemoryError, MaskTimeoutError
 from .hooks import FreeRun, Lexeme, walk_lexeme
-from .lexeme_automaton import compiled_below, compiled_lexeme
+from .lexeme_automaton import FlatSources, compiled_below, compiled_lexeme
 from .protocol import CharacterParser
 from .run_tables import FreeRunTable, pack_rows
 from .trie import IDS, Trie, as_dict, ids_at
@@ -245,7 +245,7 @@ class _Walk:
         if run is not None and child.__class__ is dict and not (run.ends_inside and self.checked):
             # (not a merged copy, see _MergedNode; a checked walk decides every end point on its own)
             narrow = run.chars.narrow
-            if narrow is not None and not any(byte in child for byte in narrow):
+            if narrow is not None and child.keys().isdisjoint(narrow):
                 # no token below starts the run (whitespace after a value, mostly): every one leaves it at
                 # once, so the table would only hand the whole subtree back to a walk from this state
                 self.walk(child, state, b"")
@@ -286,7 +286,7 @@ class _Walk:
             tails = table.tails_at(limit)
             if tails:
                 allowed = (run.after(limit) if limit else start).allowed_characters()
-                self.out.extend(token_id for token_id, tail in tails if allowed.allows_utf8_prefix(tail))
+                self.out.extend(_prefixes_allowed(tails, allowed))
         for length in table.exit_lengths:
             if limit is not None and length > limit:
                 break
@@ -309,7 +309,8 @@ class _Walk:
             budget.check(state)
         if node.__class__ is _MergedNode:
             _expanded(node)
-        out, steps = self.out, self.steps
+        out = self.out
+        steps = None if state.STEPS_MEMOISED else self.steps  # (such a state answers a step again at once)
         charset = state.allowed_characters()
         ascii_ok = charset.ascii
         items = node.items()
@@ -317,7 +318,7 @@ class _Walk:
         if len(node) > _WIDE and not pending:
             narrow = charset.narrow
             if narrow is not None:  # a few ASCII characters: look them up rather than test every child
-                items = [(byte, node[byte]) for byte in narrow if byte in node]
+                items = _narrow_items(node, narrow)
         if len(node) > _SHARED and not pending and charset.narrow is None:
             shared = self._shared_step(state)
         if shared is not None:
@@ -372,6 +373,8 @@ class _Walk:
                     continue
                 if shared is not None and shared_ok[byte]:
                     nxt = shared_state
+                elif steps is None:
+                    nxt = state.add_character(_CHR[byte])
                 else:
                     step = steps.get((id(state), byte))
                     if step is not None and step[0] is state:
@@ -403,6 +406,17 @@ class _Walk:
                 if ids is not None:
                     out.extend(ids_at(ids))
                 self.walk(child, state, _BYTE[byte])
+
+
+def _narrow_items(node: Trie, narrow: tuple[int, ...]) -> list[tuple[int, Trie]]:
+    """The children of ``node`` under these bytes (apart from ``_Walk.walk``: a comprehension reading
+    ``node`` there would make it a cell at every call of the walk)."""
+    return [(byte, node[byte]) for byte in narrow if byte in node]
+
+
+def _prefixes_allowed(tails: list[tuple[int, bytes]], allowed: CharSet) -> list[int]:
+    """The ids of the tails whose bytes start a character of ``allowed`` (see ``_Walk.exits``)."""
+    return [token_id for token_id, tail in tails if allowed.allows_utf8_prefix(tail)]
 
 
 class _LexemeWalk(_Walk):
@@ -533,15 +547,16 @@ def _end_groups(walker: _LexemeWalk, checked: bool) -> list[tuple[CharacterParse
     return out
 
 
-class Continuations:
+class Continuations(FlatSources):
     """What the full state walks past one end state of a lexeme walk: the end points' trie nodes, each with
     the bytes of its edges the inner value does not read. The compiled core walks a terminal's lexeme below
-    them node by node (``compiled_below``); a Python walk merges them into one trie first (``trie``)."""
+    them node by node (``compiled_below``, which keeps where its walks start in the object); a Python walk
+    merges them into one trie first (``trie``)."""
 
-    __slots__ = ("sources", "_trie", "_first")
+    __slots__ = ("_trie", "_first")
 
     def __init__(self, sources: tuple[tuple[Trie, bytes], ...]) -> None:
-        self.sources = sources
+        super().__init__(sources)
         self._trie: Trie | None = None
         self._first: bytes | None = None
 
@@ -795,8 +810,8 @@ def _walk_below(
         walker = _LexemeWalk(vocabulary, checked)
         compiled = None
         if not checked:
-            sources = node.sources if node.__class__ is Continuations else ((node, None),)  # type: ignore[union-attr]
-            compiled = compiled_below(vocabulary, inner, sources)
+            sources = node if node.__class__ is Continuations else ((node, None),)
+            compiled = compiled_below(vocabulary, inner, sources)  # type: ignore[arg-type]
         if compiled is None:
             walker.walk(trie_of(node), inner, b"")
         else:  # a terminal's automaton walked in C, with the points where it may end and tokens leave it
@@ -880,10 +895,14 @@ def allowed_mask(
     if lexeme is None and lexemes is not None and not pending and not at_start:
         branches = state.alternatives()
         if branches is not None:  # the OR of the branches' masks, each from its own cached walks
-            mask = allowed_mask(vocabulary, branches[0], b"", False, lexemes)
-            for branch in branches[1:]:
-                mask |= allowed_mask(vocabulary, branch, b"", False, lexemes)
-            return mask
+            walker = _Walk(vocabulary)
+            for branch in branches:
+                part = walk_lexeme(branch)
+                if part is None:
+                    walker.masks.append(allowed_mask(vocabulary, branch, b"", False, lexemes))
+                else:  # its parts go into the one row made here (no row per branch, nor an OR per branch)
+                    _lexeme_parts(walker, branch, part, lexemes)
+            return _packed(walker)
         split = state.first_char_split()
         if split is not None:
             return _split_mask(vocabulary, state, split, lexemes)
@@ -894,26 +913,34 @@ def allowed_mask(
             _collect(walker, state, pending, at_start)
             mask = _packed(walker)
     else:
-        inner, checked = lexeme.inner, lexeme.checked_ends
-        split = inner.first_char_split()
-        if split is None:
-            inside = _resumed(walker, lexeme, _cached_lexeme(vocabulary, lexemes, inner, checked, None), lexemes)
-        else:
-            # tokens off the exception bytes: the twin's cached walk, cut to tokens not starting with them
-            twin, exceptions = split
-            others = _Walk(vocabulary)
-            outside = _resumed(others, lexeme, _cached_lexeme(vocabulary, lexemes, twin, checked, None), lexemes)
-            outside = (_packed(others) | outside) & ~vocabulary.first_bytes_mask(exceptions)
-            inside = _resumed(walker, lexeme, _cached_lexeme(vocabulary, lexemes, inner, checked, exceptions), lexemes)
-            walker.masks.append(outside)
         # the walk's ids and rows, the inside row and end-of-sequence: one new row (the parts are cached)
-        walker.masks.append(inside)
-        if state.can_end():
-            walker.masks.append(vocabulary.eos_mask)
+        _lexeme_parts(walker, state, lexeme, lexemes)  # type: ignore[arg-type]
         return _packed(walker)
     if not pending and state.can_end():
         mask |= vocabulary.eos_mask
     return mask
+
+
+def _lexeme_parts(walker: _Walk, state: CharacterParser, lexeme: Lexeme, lexemes: dict) -> None:
+    """Adds to ``walker`` the ids and rows of the mask of ``state`` answered by its ``lexeme``: the inner
+    state's cached walk (its inside row), the full state's walks from where the inner value ends, and
+    end-of-sequence where the state may end."""
+    vocabulary = walker.vocabulary
+    inner, checked = lexeme.inner, lexeme.checked_ends
+    split = inner.first_char_split()
+    if split is None:
+        inside = _resumed(walker, lexeme, _cached_lexeme(vocabulary, lexemes, inner, checked, None), lexemes)
+    else:
+        # tokens off the exception bytes: the twin's cached walk, cut to tokens not starting with them
+        twin, exceptions = split
+        others = _Walk(vocabulary)
+        outside = _resumed(others, lexeme, _cached_lexeme(vocabulary, lexemes, twin, checked, None), lexemes)
+        outside = (_packed(others) | outside) & ~vocabulary.first_bytes_mask(exceptions)
+        inside = _resumed(walker, lexeme, _cached_lexeme(vocabulary, lexemes, inner, checked, exceptions), lexemes)
+        walker.masks.append(outside)
+    walker.masks.append(inside)
+    if state.can_end():
+        walker.masks.append(vocabulary.eos_mask)
 
 
 def _split_mask(

@@ -94,6 +94,12 @@ class CompiledGrammar:
         for production, lhs in enumerate(self.lhs):
             self.by_lhs[lhs].append(production)
         self.nullable = self._nullable()
+        # per nonterminal: whether a production of it ends with it (``atom: "-" atom``), the only case where
+        # ``EarleySet.chain_base`` may name an earlier set
+        self.right_recursive = [False] * len(self.rule_names)
+        for production, lhs in enumerate(self.lhs):
+            if self.rhs[production][-1:] == (lhs,):
+                self.right_recursive[lhs] = True
         self.ignore: list[int] = []  # lexer ids of %ignore terminals: after the grammar's own terminals
         for name in grammar.ignore:
             dfa = dfas[name]
@@ -168,16 +174,22 @@ class CompiledGrammar:
         those items by the terminal they scan (see ``EarleySet``); the same few combinations recur."""
         found = self._statics.get(predicted)
         if found is None:
-            items = frozenset().union(*(self._predictions(symbol) for symbol in predicted))
-            rhs_of = self.rhs
-            scanning: dict[int, list[Item]] = {}
-            for item in items:
-                rhs = rhs_of[item[0]]
-                if item[1] < len(rhs) and rhs[item[1]] < 0:
-                    scanning.setdefault(rhs[item[1]], []).append(item)
-            if len(self._statics) >= 1 << 14:
-                self._statics.clear()
-            found = self._statics[predicted] = (items, {symbol: tuple(got) for symbol, got in scanning.items()})
+            found = self._made_static(predicted)
+        return found
+
+    def _made_static(self, predicted: frozenset) -> tuple[frozenset, dict[int, tuple[Item, ...]]]:
+        """``_static`` where not memoised yet (apart: its generator would make ``self`` a cell at every
+        call of ``_static``)."""
+        items = frozenset().union(*(self._predictions(symbol) for symbol in predicted))
+        rhs_of = self.rhs
+        scanning: dict[int, list[Item]] = {}
+        for item in items:
+            rhs = rhs_of[item[0]]
+            if item[1] < len(rhs) and rhs[item[1]] < 0:
+                scanning.setdefault(rhs[item[1]], []).append(item)
+        if len(self._statics) >= 1 << 14:
+            self._statics.clear()
+        found = self._statics[predicted] = (items, {symbol: tuple(got) for symbol, got in scanning.items()})
         return found
 
     def _predictions(self, nonterminal: int) -> frozenset:
@@ -335,6 +347,8 @@ class EarleySet:
         only completes it again at ``o``, so an item naming ``o`` has the same future (the completed item in
         between changes nothing after the set is built). Leo's right-recursion shortcut, as origins: a chain
         of nested minus signs keeps one set, not one per nesting depth, and positions share it."""
+        if not self.grammar.right_recursive[nonterminal]:
+            return self  # (no production of it ends with it: the test below would fail)
         table = self._waiting
         if table is None:
             table = self._waiting_table()
@@ -359,11 +373,11 @@ class EarleySet:
             if lexer >= grammar.terminal_count:
                 found = self
             else:
-                lhs_of = grammar.lhs
-                seeds = [
-                    (p, d + 1, (self if origin is None else origin).chain_base(lhs_of[p]))
-                    for p, d, origin in self._scanning.get(-1 - lexer, ())
-                ]
+                lhs_of, chained = grammar.lhs, grammar.right_recursive
+                seeds = []
+                for p, d, origin in self._scanning.get(-1 - lexer, ()):
+                    origin = self if origin is None else origin
+                    seeds.append((p, d + 1, origin.chain_base(lhs_of[p]) if chained[lhs_of[p]] else origin))
                 dynamic, predicted = grammar._closure_parts(seeds)
                 static, scanning = grammar._static(predicted)
                 found = grammar._intern(static.union(dynamic), (dynamic, scanning))
@@ -387,24 +401,36 @@ class EarleySet:
             self._starts = table
         found = table.get(ch)
         if found is None:
-            dfas = self.grammar.dfas
-            found = tuple((lexer, q) for lexer in self.lexers() if (q := dfas[lexer].step(0, ch)) is not None)
+            found = self._started(ch)
             if len(table) < 4096:
                 table[ch] = found
         return found
 
+    def _started(self, ch: str) -> tuple[tuple[int, int], ...]:
+        """``starts`` where not memoised yet (apart: its generator's closure would make cells at every
+        call of ``starts``)."""
+        dfas = self.grammar.dfas
+        return tuple((lexer, q) for lexer in self.lexers() if (q := dfas[lexer].step(0, ch)) is not None)
+
     def start_chars(self) -> CharSet:
         """The characters a lexeme may start with here."""
-        if self._start_chars is None:
+        found = self._start_chars
+        if found is None:
             memo = self.grammar._start_chars
             found = memo.get(self.expected)
             if found is None:
-                intervals = [iv for lexer in self.lexers() for iv in self.grammar.dfas[lexer].charset(0).intervals]
                 if len(memo) >= 1 << 14:
                     memo.clear()
-                found = memo[self.expected] = CharSet(intervals) if intervals else EMPTY
+                found = memo[self.expected] = _first_chars(self.grammar.dfas, self.lexers())
             self._start_chars = found
-        return self._start_chars
+        return found
 
     def __repr__(self) -> str:
         return f"EarleySet({len(self.items)} items, expects {[self.grammar.terminal_names[t] for t in self.expected]})"
+
+
+def _first_chars(dfas: list, lexers: tuple[int, ...]) -> CharSet:
+    """The characters that start a lexeme of one of these terminals (apart from ``EarleySet.start_chars``,
+    whose every call would otherwise make its ``self`` a cell)."""
+    intervals = [iv for lexer in lexers for iv in dfas[lexer].charset(0).intervals]
+    return CharSet(intervals) if intervals else EMPTY

@@ -123,6 +123,7 @@ class GrammarState(CharacterParser):
 
     __slots__ = ("_compiled", "_active", "_fresh_sets", "_key", "_next", "_epoch", "_charset", "_lexeme", "_run",
                  "__weakref__")  # fmt: skip
+    STEPS_MEMOISED = True  # (``_next``)
 
     def __init__(self, compiled: _Compiled, active: frozenset, fresh: frozenset | None) -> None:
         self._compiled = compiled
@@ -176,20 +177,30 @@ class GrammarState(CharacterParser):
     def allowed_characters(self) -> CharSet:
         found = self._charset
         if found is None:
-            dfas = self._compiled.earley.dfas
-            if not self._fresh and len(self._active) == 1:  # one lexeme (a branch of ``alternatives``)
-                ((_, lexer, q),) = self._active
-                found = self._charset = dfas[lexer].charset(max(q, 0))
-                return found
-            parts = {dfas[lexer].charset(max(q, 0)) for _, lexer, q in self._active}
-            parts.update(s.start_chars() for s in self._fresh)
-            parts.discard(EMPTY)
-            # the same few unions recur at every position: each is built once per grammar
-            found = self._charset = union_memo(self._compiled.charsets, tuple(sorted(parts, key=_by_intervals)))
+            found = self._charset = self._allowed()
         return found
 
+    def _allowed(self) -> CharSet:
+        """``allowed_characters`` where not made yet (written without comprehensions: those would make the
+        names they read cells at every call)."""
+        dfas = self._compiled.earley.dfas
+        if not self._fresh and len(self._active) == 1:  # one lexeme (a branch of ``alternatives``)
+            ((_, lexer, q),) = self._active
+            return dfas[lexer].charset(q if q > 0 else 0)
+        parts = set()
+        for _, lexer, q in self._active:
+            parts.add(dfas[lexer].charset(q if q > 0 else 0))
+        for s in self._fresh:
+            parts.add(s.start_chars())
+        parts.discard(EMPTY)
+        # the same few unions recur at every position: each is built once per grammar
+        return union_memo(self._compiled.charsets, tuple(sorted(parts, key=_by_intervals)))
+
     def can_end(self) -> bool:
-        return any(s.accepting for s in self._fresh)
+        for s in self._fresh:
+            if s.accepting:
+                return True
+        return False
 
     def key(self) -> Hashable:
         """Names each lexeme in progress by the set after it rather than the set it started in: a lexeme's
@@ -231,8 +242,9 @@ class GrammarState(CharacterParser):
             # it may start and the end of the text, so each is answered from its terminal's cached walk
             ((s, lexer, q),) = self._active
             (after,) = self._fresh
-            branches = [compiled.state(self._active, frozenset())]
-            branches.extend(compiled.state(frozenset(((after, lexer, -1),)), frozenset()) for lexer in after.lexers())
+            branches = [compiled.state(self._active, _NOTHING)]
+            for lexer in after.lexers():  # (a loop: a generator would make ``after`` a cell at every call)
+                branches.append(compiled.state(frozenset(((after, lexer, -1),)), _NOTHING))
             if after.accepting:
                 branches.append(_END)
         return tuple(branches)
@@ -267,7 +279,7 @@ class GrammarState(CharacterParser):
         if chars.size() < _RUN_MIN_CHARS:
             return None
         chain = run.chain
-        ends_inside = any(state in finals for state in chain[1:]) or (run.loops and chain[-1] in finals)
+        ends_inside = _ends_inside(chain, run.loops, finals)
         if ends_inside and not run.loops:
             return None  # (see TerminalState.free_run)
         return FreeRun(chars, run.max_length, _RunAfter(self, s, lexer, chain, following), ends_inside)
@@ -289,10 +301,7 @@ class GrammarState(CharacterParser):
         if chars is None:
             if len(compiled.run_chars) >= _INTERNED:
                 compiled.run_chars.clear()
-            first, alone = dfa.charset(0), ((lexer, q),)
-            looping = [ch for ch in first.chars()] if first.size() <= _LOOP_CHARS else []
-            looping = [ch for ch in looping if s.starts(ch) == alone]
-            chars = compiled.run_chars[key] = CharSet.of(looping) if looping else EMPTY
+            chars = compiled.run_chars[key] = _looping(dfa, s, lexer, q)
         if not chars:
             return None
         return FreeRun(chars, None, _Same(self), self.can_end())
@@ -307,26 +316,26 @@ class GrammarState(CharacterParser):
         if len(self._active) != 1:
             return None
         ((s, lexer, q),) = self._active
-        earley = self._compiled.earley
+        earley, q0 = self._compiled.earley, (q if q > 0 else 0)
         after = None
         if self._fresh:
             after = s.scan(lexer)
             if self._fresh != {after}:
                 return None
         if isinstance(earley.dfas[lexer], ParserLexer):
-            return self._json_lexeme(s, lexer, max(q, 0))
+            return self._json_lexeme(s, lexer, q0)
         ending = q >= 0 and q in earley.finals[lexer]
         if ending and self._fresh:
             return None  # the lexeme may end here: split (``alternatives``), not walked whole past its end
-        if earley.final_chars(lexer, max(q, 0)):  # (else it reads nothing past an end: no overlap)
+        if earley.final_chars(lexer, q0):  # (else it reads nothing past an end: no overlap)
             if after is None:
                 after = s.scan(lexer)
-            if earley.ends_overlap(lexer, max(q, 0), after) and not _absorbed(self._compiled, s, lexer, q, after):
+            if earley.ends_overlap(lexer, q0, after) and not _absorbed(self._compiled, s, lexer, q, after):
                 return None  # a character could go on with this lexeme or start the next: both are kept
         dfa = earley.dfas[lexer]
         # a lexeme that may end here but has no set after it (the branch of it going on, ``alternatives``)
         # is a terminal that has not read its next character: it may not end before reading one
-        inner = TerminalState.of(dfa, max(q, 0), q >= 0 and not ending)
+        inner = TerminalState.of(dfa, q0, q >= 0 and not ending)
         return Lexeme(inner, _Resume(self._compiled, s, lexer, q, after))
 
     def _json_lexeme(self, s: EarleySet, lexer: int, q: int) -> Lexeme | None:
@@ -414,6 +423,21 @@ class _Resume:
         return compiled.state(frozenset(((s, lexer, state),)), frozenset((after,)))
 
 
+def _ends_inside(chain: tuple, loops: bool, finals: frozenset) -> bool:
+    """Whether a run along ``chain`` (looping at its last state when ``loops``) may end the lexeme after
+    one of its characters."""
+    return any(state in finals for state in chain[1:]) or (loops and chain[-1] in finals)
+
+
+def _looping(dfa: CompiledRegex, s: EarleySet, lexer: int, q: int) -> CharSet:
+    """The characters that start only terminal ``lexer`` at ``s``, into automaton state ``q`` (see
+    ``GrammarState._loop_run``; apart from it, whose every call would make the names read here cells)."""
+    first, alone = dfa.charset(0), ((lexer, q),)
+    looping = [ch for ch in first.chars()] if first.size() <= _LOOP_CHARS else []
+    looping = [ch for ch in looping if s.starts(ch) == alone]
+    return CharSet.of(looping) if looping else EMPTY
+
+
 def _by_intervals(charset: CharSet) -> tuple:
     return charset.intervals
 
@@ -499,6 +523,7 @@ class TerminalState(CharacterParser):
     so its vocabulary walks are shared by every grammar using the same terminal."""
 
     __slots__ = ("_dfa", "_state", "_started", "_key", "_next")
+    STEPS_MEMOISED = True  # (``_next``)
 
     _MEMO: dict[Hashable, TerminalState] = {}
 
@@ -550,7 +575,7 @@ class TerminalState(CharacterParser):
         if run is None:
             return None
         dfa, chain, finals = self._dfa, run.chain, self._dfa.finals
-        ends_inside = any(state in finals for state in chain[1:]) or (run.loops and chain[-1] in finals)
+        ends_inside = _ends_inside(chain, run.loops, finals)
         if ends_inside and not run.loops:
             # a bounded run promises that longer runs are refused, but the lexeme may end inside it and the
             # next one go on with the same characters (``[a-z]`` then ``[a-z0-9_]*``): walked instead

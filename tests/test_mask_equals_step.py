@@ -173,8 +173,20 @@ AGREE = [
 ]
 
 
-@pytest.mark.parametrize("name", ["llama3", "smollm2", "sentencepiece"])
-@pytest.mark.parametrize(("schema", "prefix"), AGREE, ids=[p or "start" for _, p in AGREE])
+AGREE_CASES = [
+    pytest.param(
+        name,
+        schema,
+        prefix,
+        id=f"{prefix or 'start'}-{name}",
+        marks=[pytest.mark.slow] if name == "llama3" and prefix in ('{"abc', "[299, 7") else [],
+    )
+    for schema, prefix in AGREE
+    for name in ("llama3", "smollm2", "sentencepiece")
+]  # (two of Llama 3's full passes, 3 CPU-s each, run in the full suite only)
+
+
+@pytest.mark.parametrize(("name", "schema", "prefix"), AGREE_CASES)
 def test_the_step_refuses_what_starts_with_a_refused_token(tokenizers, vocabularies, name, schema, prefix) -> None:
     """What ``mask_and_step`` relies on to skip most of the vocabulary: at these positions its step set is
     the step over every token, and so is it after the first byte of a two-byte character (pending bytes)."""

@@ -48,7 +48,9 @@ def build(make, *args):  # noqa: ANN001, ANN201
     that time is judged: the first construction of a format here pays its automaton (1-2 s for date-time),
     and on the loaded two-core machine, in a suite process with a large heap, that first build once went
     over the budget where every later one took milliseconds, which Hypothesis reports as a flaky example
-    ("falsified on the first call only"). The fresh interpreter is as cold, without the suite's load."""
+    ("falsified on the first call only"). The fresh interpreter is as cold, without the suite's heap, and
+    its build is timed in CPU seconds (``process_time``), which other processes on the machine do not
+    inflate as they do wall time."""
     start = time.perf_counter()
     try:
         with warnings.catch_warnings():
@@ -67,19 +69,19 @@ _FRESH_BUILD = """
 import pickle, sys, time, warnings
 import formatenforcer
 name, args = pickle.load(sys.stdin.buffer)
-start = time.perf_counter()
+start = time.process_time()
 try:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         getattr(formatenforcer, name)(*args)
 except (formatenforcer.FormatEnforcerError, TypeError, ValueError):
     pass
-print(time.perf_counter() - start)
+print(time.process_time() - start)
 """
 
 
 def fresh_build_seconds(name: str, args: tuple) -> float:
-    """Seconds ``formatenforcer.<name>(*args)`` takes in a fresh interpreter (imports excluded)."""
+    """CPU seconds ``formatenforcer.<name>(*args)`` takes in a fresh interpreter (imports excluded)."""
     done = subprocess.run([sys.executable, "-c", _FRESH_BUILD], input=pickle.dumps((name, args)),
                           capture_output=True, timeout=120)  # fmt: skip
     assert done.returncode == 0, done.stderr.decode(errors="replace")[-2000:]

@@ -71,13 +71,15 @@ def _thousand_brackets(llama3_tokenizer, llama3_vocabulary) -> None:  # noqa: AN
     open_, close = _token(llama3_tokenizer, "["), _token(llama3_tokenizer, "]")
     matcher = TokenEnforcer(llama3_vocabulary, JsonParser()).matcher()
     taken = 0
-    for _ in range(10_000):
-        allowed = matcher.allowed_token_ids()
+    for step in range(10_000):
+        offered = bool(int(matcher.mask()[open_ >> 5]) >> (open_ & 31) & 1)
+        if step <= 1010 or step % 100 == 0:  # (listing ~128k ids 9,000 times more was a quarter of the test)
+            assert (open_ in matcher.allowed_token_ids()) == offered
         if matcher.accept_token(open_):
-            assert open_ in allowed
+            assert offered
             taken += 1
         else:
-            assert open_ not in allowed
+            assert not offered
     assert taken == 1000 and matcher.error is None
     allowed = set(matcher.allowed_token_ids())
     assert close in allowed and llama3_vocabulary.eos_token_ids[0] not in allowed

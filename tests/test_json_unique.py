@@ -161,15 +161,20 @@ def test_too_few_distinct_items_for_min_items_is_decided_at_construction(schema,
         JsonSchemaParser({"type": "array", **schema})
 
 
-def test_min_items_over_closed_records_with_room_builds_and_walks() -> None:
+# (100 character walks, ~10 CPU-s in the unique guard: 30 in the fast suite, the other 70 in the full suite)
+@pytest.mark.parametrize(("seed", "walks"), [(5, 30), pytest.param(6, 70, marks=pytest.mark.slow)])
+def test_min_items_over_closed_records_with_room_builds_and_walks(seed: int, walks: int) -> None:
     schema = {"type": "array", "items": RECORD, "uniqueItems": True, "minItems": 3}
     parser = JsonSchemaParser(schema)
     validator = jsonschema.Draft202012Validator(schema)
-    rng = random.Random(5)
-    for _ in range(100):
+    rng = random.Random(seed)
+    finished = 0
+    for _ in range(walks):
         text, done = char_walk(parser, rng, max_chars=200, end_bias=0.05)
         if done:
+            finished += 1
             assert validator.is_valid(json.loads(text)), text
+    assert finished
 
 
 def test_closed_records_judged_as_the_validator_judges() -> None:
@@ -190,10 +195,12 @@ def test_closed_records_judged_as_the_validator_judges() -> None:
     assert verdicts == {True, False}
 
 
+@pytest.mark.parametrize("seeds", [range(3), pytest.param(range(3, 6), marks=pytest.mark.slow)], ids=["0-2", "3-5"])
 @pytest.mark.parametrize("items", [CLOSED, RECORD, GUARDED_ITEMS[8]])
-def test_guarded_items_on_tokens(vocabularies, tokenizers, items) -> None:
+def test_guarded_items_on_tokens(vocabularies, tokenizers, items, seeds) -> None:
     """Llama 3 and SmolLM2: random token walks (no dead end on the way) end in valid unique arrays, and the
-    mask equals the step right where the next item could only repeat one."""
+    mask equals the step right where the next item could only repeat one. (Six walks a vocabulary, ~1 CPU-s
+    each in the unique guard: three in the fast suite, the others in the full suite.)"""
     from .json_checks import mask_and_step
 
     schema = {"type": "array", "items": items, "uniqueItems": True}
@@ -202,7 +209,7 @@ def test_guarded_items_on_tokens(vocabularies, tokenizers, items) -> None:
     for name in ("llama3", "smollm2"):
         enforcer = TokenEnforcer(vocabularies[name], parser)
         finished = 0
-        for seed in range(6):
+        for seed in seeds:
             text, done = random_walk(enforcer, seed, max_tokens=40)
             if done:
                 finished += 1

@@ -162,3 +162,47 @@ def test_mask_equals_step_inside_more_closed_unique_items(llama3_tokenizer, llam
     assert len(step) > 1000 and not mask - step
     left_out = {llama3_vocabulary.text_of(token) for token in step - mask}
     assert left_out <= {b'."},\n', b')"},\n'}, left_out
+
+
+AGREE = [
+    (MIN1, '{"abc'),  # an open key: most tokens continue it
+    ({"type": "array", "items": {"enum": list(range(300))}, "uniqueItems": True, "maxItems": 4}, "[299, 7"),
+    ({"type": "object", "properties": {"code": {"type": "integer"}, "p": {"type": "number"}}}, '{"code": -15'),
+    ({"type": "string", "pattern": "^[a-zé ]+$", "maxLength": 9}, '"caf'),  # multi-byte characters next
+    (STRINGS_UNIQUE, ""),  # the start: a leading space dropped (SentencePiece)
+]
+
+
+AGREE_CASES = [
+    pytest.param(
+        name,
+        schema,
+        prefix,
+        id=f"{prefix or 'start'}-{name}",
+        marks=[pytest.mark.slow] if name == "llama3" and prefix in ('{"abc', "[299, 7") else [],
+    )
+    for schema, prefix in AGREE
+    for name in ("llama3", "smollm2", "sentencepiece")
+]  # (two of Llama 3's full passes, 3 CPU-s each, run in the full suite only)
+
+
+@pytest.mark.parametrize(("name", "schema", "prefix"), AGREE_CASES)
+def test_the_step_refuses_what_starts_with_a_refused_token(tokenizers, vocabularies, name, schema, prefix) -> None:
+    """What ``mask_and_step`` relies on to skip most of the vocabulary: at these positions its step set is
+    the step over every token, and so is it after the first byte of a two-byte character (pending bytes)."""
+    from .json_checks import mask_and_step_at, step_over_every_token
+
+    vocabulary = vocabularies[name]
+    enforcer = TokenEnforcer(vocabulary, JsonSchemaParser(schema))
+    positions = [enforcer.start]
+    for token in tokenizers[name].encode(prefix, add_special_tokens=False):
+        positions.append(enforcer.step(positions[-1], token))
+        assert positions[-1] is not None, prefix
+    lead = vocabulary.token_bytes.index(b"\xc3") if b"\xc3" in vocabulary.token_bytes else None
+    if lead is not None and enforcer.step(positions[-1], lead) is not None:  # "é" is b"\xc3\xa9"
+        positions.append(enforcer.step(positions[-1], lead))
+    for position in positions[-2:]:
+        everything = step_over_every_token(enforcer, position)
+        mask, step = mask_and_step_at(enforcer, position)
+        assert step == everything, sorted(step ^ everything)[:10]
+        assert mask == step

@@ -7,11 +7,21 @@ from formatenforcer import RegexParser, TokenEnforcer, Vocabulary
 from . import tokenizers_fixtures as tf
 
 
+def _forget(tokenizer):
+    """``tokenizer`` with its in-process vocabulary memo dropped: the next build from it reads the disk cache
+    as a new process would (a new tokenizer object does the same, at 0.4-2 CPU-s a load)."""
+    from formatenforcer.core import vocabulary
+
+    vocabulary._MEMO.pop(tokenizer, None)
+    return tokenizer
+
+
 def test_reload_equals_fresh_build(tmp_path):
-    fresh = Vocabulary.from_transformers(tf.llama3_tokenizer(), tf.LLAMA3_EOS, cache_dir=tmp_path)
+    tokenizer = tf.llama3_tokenizer()
+    fresh = Vocabulary.from_transformers(tokenizer, tf.LLAMA3_EOS, cache_dir=tmp_path)
     files = list(tmp_path.glob("*.vocab"))
     assert len(files) == 1
-    reloaded = Vocabulary.from_transformers(tf.llama3_tokenizer(), tf.LLAMA3_EOS, cache_dir=tmp_path)
+    reloaded = Vocabulary.from_transformers(_forget(tokenizer), tf.LLAMA3_EOS, cache_dir=tmp_path)
     assert reloaded is not fresh
     assert reloaded.token_bytes == fresh.token_bytes and reloaded.trie == fresh.trie
     parser = RegexParser(r"\d{4}-\d{2}")
@@ -25,7 +35,7 @@ def test_corrupt_entry_is_rebuilt(tmp_path):
     Vocabulary.from_transformers(tokenizer, tf.LLAMA3_EOS, cache_dir=tmp_path)
     (entry,) = tmp_path.glob("*.vocab")
     entry.write_bytes(b"not marshal data")
-    rebuilt = Vocabulary.from_transformers(tf.llama3_tokenizer(), tf.LLAMA3_EOS, cache_dir=tmp_path)
+    rebuilt = Vocabulary.from_transformers(_forget(tokenizer), tf.LLAMA3_EOS, cache_dir=tmp_path)
     assert len(rebuilt.trie) > 200 and rebuilt.token_bytes[0] == b"!"
 
 
@@ -75,11 +85,13 @@ def test_tokenizer_loaded_from_a_folder_is_keyed_by_its_file(tmp_path):
     from formatenforcer.core.token_texts import cache_key
 
     folder = _llama3_folder(tmp_path)
-    key, pieces = cache_key(_folder_tokenizer(folder), tf.LLAMA3_EOS, None)
+    tokenizer = _folder_tokenizer(folder)
+    key, pieces = cache_key(tokenizer, tf.LLAMA3_EOS, None)
     assert pieces is None and len(key) == 64
     fresh = Vocabulary.from_transformers(tf.llama3_tokenizer(), tf.LLAMA3_EOS, cache_dir=False)
-    first = Vocabulary.from_transformers(_folder_tokenizer(folder), tf.LLAMA3_EOS, cache_dir=tmp_path / "cache")
-    reloaded = Vocabulary.from_transformers(_folder_tokenizer(folder), tf.LLAMA3_EOS, cache_dir=tmp_path / "cache")
+    first = Vocabulary.from_transformers(tokenizer, tf.LLAMA3_EOS, cache_dir=tmp_path / "cache")
+    reloaded = Vocabulary.from_transformers(_forget(tokenizer), tf.LLAMA3_EOS, cache_dir=tmp_path / "cache")
+    assert reloaded is not first
     assert len(list((tmp_path / "cache").glob("*.vocab"))) == 1
     assert first.token_bytes == fresh.token_bytes == reloaded.token_bytes and reloaded.trie == fresh.trie
 
@@ -118,7 +130,7 @@ def test_entry_that_disagrees_with_the_tokenizer_is_rebuilt(tmp_path):
     data, strip, scheme, trie, flat = disk_cache.load(cache, key)
     data[0] = b"?"  # id 0 is in the spot-check sample
     disk_cache.save(cache, key, (data, strip, scheme, trie, flat))
-    rebuilt = Vocabulary.from_transformers(_folder_tokenizer(folder), tf.LLAMA3_EOS, cache_dir=cache)
+    rebuilt = Vocabulary.from_transformers(_forget(first), tf.LLAMA3_EOS, cache_dir=cache)
     assert rebuilt.text_of(0) == b"!"
 
 
@@ -138,7 +150,7 @@ def test_the_flat_trie_comes_back_from_the_cache(tmp_path):
     cache = tmp_path / "cache"
     first = _folder_tokenizer(folder)
     Vocabulary.from_transformers(first, tf.LLAMA3_EOS, cache_dir=cache)
-    loaded = Vocabulary.from_transformers(_folder_tokenizer(folder), tf.LLAMA3_EOS, cache_dir=cache)
+    loaded = Vocabulary.from_transformers(_forget(first), tf.LLAMA3_EOS, cache_dir=cache)
     adopted = flat_trie._TRIES.get(loaded)
     assert adopted is not None  # there before any walk asked for it
     built = flat_trie.build_flat_trie(loaded.token_bytes, loaded.size)
@@ -149,6 +161,6 @@ def test_the_flat_trie_comes_back_from_the_cache(tmp_path):
     edge_child[0] = 10**8  # a child past the last node
     damaged = (*flat[:2], edge_child.tobytes(), *flat[3:])
     disk_cache.save(cache, key, (data, strip, scheme, trie, damaged))
-    again = Vocabulary.from_transformers(_folder_tokenizer(folder), tf.LLAMA3_EOS, cache_dir=cache)
+    again = Vocabulary.from_transformers(_forget(first), tf.LLAMA3_EOS, cache_dir=cache)
     assert flat_trie._TRIES.get(again) is None
     assert flat_trie.parts_of(flat_trie.flat_trie(again)) == flat_trie.parts_of(built)

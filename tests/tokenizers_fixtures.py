@@ -38,9 +38,30 @@ def smollm2_folder() -> Path:
 
 
 def smollm2_tokenizer():
+    """SmolLM2's tokenizer as transformers reads it from the GGUF (~7 CPU-seconds, mostly the GGUF reader),
+    saved once as a tokenizer folder beside the other test downloads and loaded from there (~0.5 s); the
+    folder's name holds the GGUF's size and time and transformers' version, so a change of either converts
+    again. Concurrent processes (xdist workers) convert once, under a file lock."""
+    import fcntl
+
+    import transformers
     from transformers import AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(str(smollm2_folder()), gguf_file=SMOLLM2_GGUF)
+    gguf = smollm2_folder() / SMOLLM2_GGUF
+    stat = gguf.stat()
+    root = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "formatenforcer" / "tests"
+    folder = root / f"smollm2-tokenizer-{transformers.__version__}-{stat.st_size}-{stat.st_mtime_ns}"
+    if not (folder / ".complete").exists():
+        root.mkdir(parents=True, exist_ok=True)
+        with open(root / "smollm2-tokenizer.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not (folder / ".complete").exists():
+                converted = AutoTokenizer.from_pretrained(str(smollm2_folder()), gguf_file=SMOLLM2_GGUF)
+                partial = folder.with_name(folder.name + f".{os.getpid()}")
+                converted.save_pretrained(str(partial))
+                (partial / ".complete").touch()
+                partial.rename(folder)
+    return AutoTokenizer.from_pretrained(str(folder))
 
 
 _SP_CORPUS = [

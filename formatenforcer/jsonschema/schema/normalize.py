@@ -40,6 +40,7 @@ from .ir import (
     String,
     Unsupported,
     deref,
+    kinds_of,
     union_of,
 )
 from .load import load_schema
@@ -118,6 +119,29 @@ def _names_itself(node: Node) -> bool:
     except CycleError:
         return True
     return False
+
+
+_JSON_TYPE = {Null: "null", Boolean: "boolean", Number: "number", String: "string", Array: "array", Object: "object"}
+
+
+def _declared_types(schema: Any) -> frozenset[str] | None:
+    """The JSON types a schema's own ``type`` keyword allows (``integer`` read as ``number``); None without one."""
+    if not isinstance(schema, dict) or "type" not in schema:
+        return None
+    declared = schema["type"]
+    names = declared if isinstance(declared, list) else [declared]
+    return frozenset("number" if name == "integer" else name for name in names if isinstance(name, str))
+
+
+def _value_types(node: Node) -> frozenset[str] | None:
+    """The JSON types a value of ``node`` can have; None for any, or where a reference is still being built."""
+    try:
+        kinds = kinds_of(node)
+    except CycleError:
+        return None
+    if kinds is None or not kinds <= _JSON_TYPE.keys():
+        return None
+    return frozenset(_JSON_TYPE[kind] for kind in kinds)
 
 
 def literal_node(value: Any) -> Node:
@@ -528,8 +552,16 @@ class Normalizer(References):
         min_contains = int(schema.get("minContains", 1)) if contains is not None else 1
         if contains is not None and _names_itself(contains):
             # the array's items would be matched against a schema still being built (``contains: {"$ref":
-            # "#"}``): its count is not tracked exactly, so the keyword is refused rather than misjudged
-            self.report(f"{pointer}/contains", "$ref", CYCLE)
+            # "#"}``): its count is not tracked exactly, so the keyword is refused rather than misjudged,
+            # unless the types alone show that no item can match it
+            wanted = self._contains_types(schema["contains"], f"{pointer}/contains", base)
+            offered = [_value_types(item) for item in (*prefix, rest)]
+            if wanted is None or None in offered or not wanted.isdisjoint(frozenset().union(*offered)):
+                self.report(f"{pointer}/contains", "$ref", CYCLE)
+            elif min_contains > 0:
+                items = ", ".join(sorted(frozenset().union(*offered))) or "none"
+                return Never(f"'contains' at {pointer}/contains can never match: it takes only "
+                             f"{', '.join(sorted(wanted)) or 'nothing'}, and the items can be {items}")  # fmt: skip
             contains = max_contains = None
             min_contains = 1
         whole = (items is not None and not isinstance(items, list)) or (
@@ -546,6 +578,14 @@ class Normalizer(References):
         if contains is not None and min_contains == 0 and max_contains is None:
             node = replace(node, contains=None, min_contains=1)
         return checked_array(node)
+
+    def _contains_types(self, raw: Any, pointer: str, base: str) -> frozenset[str] | None:
+        """The JSON types a value matching the ``contains`` schema ``raw`` (at ``pointer``) must have, read from
+        the ``type`` of the schema its ``$ref`` names (a sibling ``type`` only narrows them further, and is not
+        read: draft 7 ignores it); None where that is not known."""
+        if isinstance(raw, dict) and "$ref" in raw:
+            return _declared_types(self.raw_target(raw["$ref"], self.base_of(pointer, base)))
+        return _declared_types(raw)
 
     def _object(self, schema: dict, pointer: str, base: str) -> Node:
         properties = tuple(

@@ -272,6 +272,32 @@ class References:
         uri, _, fragment = _join(base, ref).partition("#")
         return self._target(uri, fragment, ref, pointer)
 
+    def raw_target(self, ref: Any, base: str) -> Any:
+        """The schema text a ``$ref`` in the root's or an already read resource names (a JSON pointer or an
+        anchor), or None where it names nothing found there; reads no document and reports nothing."""
+        if not isinstance(ref, str):
+            return None
+        uri, _, fragment = _join(base, ref).partition("#")
+        found = self._resources.get(uri) if uri else (self.root, "#")
+        if found is None and uri == self._bases.get("#", ""):
+            found = (self.root, "#")
+        if found is None:
+            return None
+        schema = found[0]
+        fragment = unquote(fragment)
+        if fragment and not fragment.startswith("/"):
+            anchored = self._anchors.get(f"{uri}#{fragment}")
+            return None if anchored is None else anchored[0]
+        for token in fragment[1:].split("/") if fragment else ():
+            token = token.replace("~1", "/").replace("~0", "~")
+            if isinstance(schema, dict) and token in schema:
+                schema = schema[token]
+            elif isinstance(schema, list) and token.isdigit() and int(token) < len(schema):
+                schema = schema[int(token)]
+            else:
+                return None
+        return schema
+
     def _target(self, uri: str, fragment: str, ref: str, pointer: str) -> Node:
         """A lazy reference to ``uri#fragment``, read under the current scope with that resource entered."""
         resource = self._resource(uri)

@@ -289,13 +289,10 @@ class References:
             anchored = self._anchors.get(f"{uri}#{fragment}")
             return None if anchored is None else anchored[0]
         for token in fragment[1:].split("/") if fragment else ():
-            token = token.replace("~1", "/").replace("~0", "~")
-            if isinstance(schema, dict) and token in schema:
-                schema = schema[token]
-            elif isinstance(schema, list) and token.isdigit() and int(token) < len(schema):
-                schema = schema[int(token)]
-            else:
+            found = _pointer_step(schema, token)
+            if found is None:
                 return None
+            schema = found[1]
         return schema
 
     def _target(self, uri: str, fragment: str, ref: str, pointer: str) -> Node:
@@ -315,13 +312,10 @@ class References:
             schema, target, target_base = found
         elif fragment:
             for token in fragment[1:].split("/"):
-                token = token.replace("~1", "/").replace("~0", "~")
-                if isinstance(schema, dict) and token in schema:
-                    schema = schema[token]
-                elif isinstance(schema, list) and token.isdigit() and int(token) < len(schema):
-                    schema = schema[int(token)]
-                else:
+                found = _pointer_step(schema, token)
+                if found is None:
                     raise SchemaError(f"'$ref' {ref!r} points nowhere", pointer)
+                token, schema = found
                 target = f"{target}/{_escape(token)}"
         target_base = self._bases.get(target, target_base)
         scope = self.enter(self.scope, target_base)
@@ -386,3 +380,13 @@ class References:
 
 
 __all__ = ["RECURSIVE", "References", "Scope"]
+
+
+def _pointer_step(schema: Any, raw: str) -> tuple[str, Any] | None:
+    """One JSON-pointer step: the unescaped token and the member or item of ``schema`` it names, or None."""
+    token = raw.replace("~1", "/").replace("~0", "~")
+    if isinstance(schema, dict) and token in schema:
+        return token, schema[token]
+    if isinstance(schema, list) and token.isdigit() and int(token) < len(schema):
+        return token, schema[int(token)]
+    return None

@@ -104,3 +104,23 @@ def test_a_union_that_names_itself_under_all_of_builds() -> None:
     }
     parser = JsonSchemaParser(schema)
     assert [text for text in [*TEXTS, "true", "false"] if parser.accepts(text)] == ["true", "false"]
+
+
+def test_a_required_array_whose_contains_no_item_matches_names_its_contains() -> None:
+    """The refusal of a schema left with no finite value names the ``contains`` that no item can match when
+    the array alone would have values, and does not when the array itself has none."""
+    blamed = {
+        "type": "object",
+        "properties": {"x": {"type": "array", "items": {"type": "integer"}, "contains": {"$ref": "#"}}},
+        "required": ["x"],
+    }
+    with pytest.raises(SchemaError, match=r"its 'contains' at #/properties/x/contains cannot be met"):
+        JsonSchemaParser(blamed)
+    itself = {
+        "type": "object",
+        "properties": {"x": {"type": "array", "minItems": 1, "items": {"$ref": "#"}, "contains": {"type": "object"}}},
+        "required": ["x"],
+    }
+    with pytest.raises(SchemaError) as refused:
+        JsonSchemaParser(itself)
+    assert "contains" not in str(refused.value)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import warnings
 import weakref
 from collections.abc import Hashable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from ..core.charset import CharSet
@@ -23,7 +24,7 @@ from .depth import DepthLimit
 from .root import root_start
 from .schema.closed import close_objects
 from .schema.deep import prepare
-from .schema.ir import AnyValue, Never, Node, deref
+from .schema.ir import AnyValue, Array, Never, Node, deref
 from .schema.load import ignores_extra_fields, load_schema
 from .schema.merge import Merger
 from .schema.metaschemas import missing_hint
@@ -49,10 +50,16 @@ class _Document(CharacterParser):
             reason = deref(root).reason if isinstance(deref(root), Never) else "no value matches"
             where = "#"
             if not isinstance(deref(root), Never) and not compiler.finite(root):
-                where = compiler.origin(compiler._finite.culprit(root))
+                culprit = compiler._finite.culprit(root)
+                where = compiler.origin(culprit)
                 reason = "no finite value: a required property or item has no value, or needs another of itself"
                 if where != "#":
                     reason += f"; the value at {where} has none"
+                found = deref(culprit)
+                if isinstance(found, Array) and found.contains is not None and found.min_contains > 0:
+                    plain = replace(found, contains=None, also_contains=())
+                    if compiler.finite(plain):  # the array alone has values: its ``contains`` is what fails
+                        reason += f" (its 'contains' at {where}/contains cannot be met)"
             raise SchemaError(f"the schema is unsatisfiable: {reason}", where)
         depth = compiler.config.max_depth
         if not isinstance(deref(root), AnyValue):  # (any value: a scalar needs no container)

@@ -202,7 +202,10 @@ def _parsers() -> list[tuple[str, CharacterParser]]:
     return out
 
 
-@pytest.mark.parametrize("label,parser", _parsers(), ids=[label for label, _ in _parsers()])
+PARSERS = _parsers()
+
+
+@pytest.mark.parametrize("label,parser", PARSERS, ids=[label for label, _ in PARSERS])
 def test_forced_text_prefixes_every_completion(label: str, parser: CharacterParser):
     """Every completion a walk finds starts with the forced text; so does every unfinished walk long enough
     (every allowed character has a completion), and a shorter one is a prefix of it."""

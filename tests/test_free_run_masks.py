@@ -23,6 +23,12 @@ class WalkOnly(CharacterParser):
 
     __slots__ = ("inner",)
 
+    # The walk keeps a memo of each (state, byte) step unless a state's class says it memoises its own. A
+    # plain walk reaches each of these objects at one trie node and steps each byte from it once, so that memo
+    # never hits; it would only hold every state of the walk alive (~240k inside a key or a string). Every
+    # answer is still this object's own add_character.
+    STEPS_MEMOISED = True
+
     def __init__(self, inner: CharacterParser) -> None:
         self.inner = inner
 

@@ -3,6 +3,7 @@ levels walked without recursion, and schemas 5,000 levels deep built, on the rea
 
 from __future__ import annotations
 
+import functools
 import itertools
 import sys
 
@@ -92,14 +93,19 @@ def _thousand_brackets(llama3_tokenizer, llama3_vocabulary) -> None:  # noqa: AN
     assert all(t in llama3_vocabulary.eos_token_ids or not llama3_tokenizer.decode([t]).strip() for t in ends)
 
 
+@functools.cache
+def _most_opening_brackets(tokenizer, size: int) -> int:  # noqa: ANN001
+    """The most ``[`` and ``{`` one token's text holds (decoded once per process, not once per depth)."""
+    return max(sum(map(tokenizer.decode([t]).count, "[{")) for t in range(size))
+
+
 @pytest.mark.parametrize("depth", [872, 873, 998, 999, 1000])
 def test_mask_equals_step_at_the_limit(llama3_tokenizer, llama3_vocabulary, depth: int) -> None:
     """Near the limit every token of Llama 3 is in the mask exactly when the step takes it: ``[[`` at 999
     would open the 1,001st level, ``[`` at 1,000 too; ``{"`` and the like likewise. (Within 128 levels of
     the limit, past depth 872, the walk steps value starts character by character: exact for tokens with
     fewer than 128 opening brackets, and Llama 3's hold at most 3.)"""
-    most = max(sum(map(llama3_tokenizer.decode([t]).count, "[{")) for t in range(llama3_vocabulary.size))
-    assert 0 < most < 128
+    assert 0 < _most_opening_brackets(llama3_tokenizer, llama3_vocabulary.size) < 128
     enforcer = TokenEnforcer(llama3_vocabulary, JsonParser())
     position = _walk(enforcer, [_token(llama3_tokenizer, "[")] * depth)
     mask, step = mask_and_step_at(enforcer, position)

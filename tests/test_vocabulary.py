@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import sys
 
 import numpy as np
@@ -95,13 +96,18 @@ def test_subtree_entries_are_the_bytes_below_each_node(vocabularies, name):
     from formatenforcer.core.trie import IDS, subtree_entries
 
     vocabulary = vocabularies[name]
+    # the tokens that start with a prefix are one run of the tokens sorted by their bytes, from the prefix's place
+    ordered = sorted((data, i) for i, data in enumerate(vocabulary.token_bytes) if data)
+    texts = [data for data, _ in ordered]
     for first, node in list(vocabulary.trie.items())[:40]:
         if first == IDS:
             continue
         for second, child in ([(None, node)] + [(b, c) for b, c in getattr(node, "items", dict)() if b != IDS])[:6]:
             prefix = bytes([first] if second is None else [first, second])
-            expected = sorted((i, data[len(prefix):]) for i, data in enumerate(vocabulary.token_bytes)
-                              if data and data.startswith(prefix))  # fmt: skip
+            start = end = bisect.bisect_left(texts, prefix)
+            while end < len(texts) and texts[end].startswith(prefix):
+                end += 1
+            expected = sorted((i, data[len(prefix) :]) for data, i in ordered[start:end])
             assert sorted(subtree_entries(child, vocabulary.token_bytes)) == expected, prefix
 
 

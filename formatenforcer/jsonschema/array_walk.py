@@ -21,6 +21,11 @@ from .strings import StringParser
 from .whitespace import JSON_WHITESPACE
 
 
+def _not_a_key() -> None:
+    """``reads_key`` of a state that has none: it is not reading a key."""
+    return None
+
+
 class ArrayWalkHooks:
     """The walk hooks of ``ArrayParser`` (a mixin: no fields of its own)."""
 
@@ -63,14 +68,21 @@ class ArrayWalkHooks:
 
     def _tracked_run(self, inner: FreeRun) -> FreeRun | None:
         """The item's run with its ``contains`` trackers riding along (one, or one per ``contains`` when there
-        are several; a tracker already gone stays gone), where each tracker reads a string value whose own
-        run is exact (a ``StringParser``, or a stack whose top is one: the same key as the characters read;
-        a key's run is a stand-in, so a tracker reading a key is left out): over the characters every run
-        takes, a tracker reads ``n`` of them as its run says, and past its run's bound it has refused one,
-        so it is gone (None: the item no longer matches that ``contains``), as ``add_character`` leaves it.
-        The other characters of the item's run are exits, walked from the state after the run. Without this
-        a string inside an item under a tracker was walked over the whole vocabulary, character by
-        character (seconds a mask; half a minute under two ``contains``)."""
+        are several; a tracker already gone stays gone): over the characters every run takes, a tracker reads
+        ``n`` of them as its run says, and past its run's bound it has refused one, so it is gone (None: the
+        item no longer matches that ``contains``), as ``add_character`` leaves it. The other characters of the
+        item's run are exits, walked from the state after the run. Without this a string or key inside an
+        item under a tracker was walked over the whole vocabulary, character by character (seconds a mask;
+        half a minute under two ``contains``).
+
+        A tracker rides along where its run is exact: it reads a string value (a ``StringParser``, or a stack
+        whose top is one) or a key whose text is not kept (``reads_key``). A tracker reading a key whose run
+        is a stand-in (its text is kept: ``patternProperties``, ``minProperties``) rides along only where the
+        item's own run is such a stand-in too, so the mask is already a subset of the step's there (a token
+        that closes the item's key after a run is left out, see ``KeyContent.free``); and only without
+        ``maxContains``: a stand-in tracker may refuse what the real one takes, which leaves the item one
+        match short, and only a cap on matches turns a missing match into more tokens allowed. An exact mask
+        stays exact: a stand-in tracker under an exact item run is walked character by character."""
         if self._ctx.unique:
             return None
         several = isinstance(self._tracker, tuple)
@@ -82,7 +94,9 @@ class ArrayWalkHooks:
                 runs.append(None)
                 continue
             if type(tracker) is not StringParser and not getattr(tracker, "reads_string_value", bool)():
-                return None
+                key = getattr(tracker, "reads_key", _not_a_key)()
+                if key is None or (not key and not self._stand_in_tracker_ok()):
+                    return None
             own = tracker.free_run()
             if own is None:
                 return None
@@ -102,6 +116,11 @@ class ArrayWalkHooks:
             return state(ctx, VALUE, index, 0, after(n), extra, tracked(n))
 
         return FreeRun(chars, inner.max_length, stand_in, inner.ends_inside)
+
+    def _stand_in_tracker_ok(self) -> bool:
+        """Whether a tracker reading a key through a stand-in run may ride along (see ``_tracked_run``): the
+        item reads a key through a stand-in run itself, and no ``maxContains`` caps the matches."""
+        return self._ctx.node.max_contains is None and getattr(self._child, "reads_key", _not_a_key)() is False
 
     def _whitespace_run(self) -> FreeRun | None:
         """Flexible whitespace between tokens: a bounded run (see ObjectParser._whitespace_run)."""

@@ -1,13 +1,15 @@
 """Keys inside the items of an array with ``contains`` (issue #18): the tracker reads each key with the item,
-and rides along the item's run where that is as exact as the item's own walk.
+and rides along the item's run unless ``maxContains`` caps the matches.
 
 A tracker reading a key whose text is not kept (an open object) has an exact run: the mask equals the step.
 Where the key's text is kept (``patternProperties``, ``minProperties``) the key's run is a stand-in that does
-not know the text; it refuses to close a key part-way through a token (``KeyContent.free``), so tokens such as
-``<<"`` after a run are left out of the mask though the step takes them. Under an item whose own key is such
-a stand-in the tracker's stand-in rides along too: the mask is then the same as the array's without
-``contains``. Before, the whole vocabulary was walked character by character at every such key (~8-10 s a
-mask on Llama 3, which stopped the 100,000-step fuzz job once a mask took over its 60 s budget under load).
+not know the text; under ``patternProperties`` it refuses to close a key part-way through a token
+(``KeyContent.free``), so tokens such as ``<<"`` after a run are left out of the mask though the step takes
+them. A tracker's stand-in rides along too: under an item whose own key is such a stand-in the mask is then
+the same as the array's without ``contains``; under an item's exact run it could leave out only a token that
+ends the item after a run inside its key (where the match is counted), which Llama 3 has none of along these
+walks. Before, the whole vocabulary was walked character by character at every such key (~7-10 s a mask on
+Llama 3, which stopped the 100,000-step fuzz job once a mask took over its 60 s budget under load).
 
 Every mask of a token walk is checked against the step (``mask_and_step_at``) on Llama 3, with a CPU-time
 guard against the character-by-character walk hanging; the fast suite checks a few positions inside keys.
@@ -39,7 +41,7 @@ SCHEMAS = {
         "items": PATTERNED,
         "contains": PATTERNED,
         "allOf": [{"contains": {"type": "object", "minProperties": 1}}],
-    },  # fmt: skip
+    },
     # exact runs: an open object's key text is not kept
     "open": {"type": "array", "items": {"type": "object"}, "contains": {"type": "object", "required": ["x"]}},
     # keys counted towards minProperties: the text is kept, as a text with a gap (``PartialText``)
@@ -47,15 +49,25 @@ SCHEMAS = {
         "type": "array",
         "items": {"type": "object", "minProperties": 1},
         "contains": {"type": "object", "minProperties": 2},
-    },  # fmt: skip
+    },
+    # a tracker's stand-in under an item's exact run: it could leave out only a token that ends the item
+    # after a run inside its key, and none of Llama 3's does along these walks
+    "patterned-in-open": {"type": "array", "items": {"type": "object"}, "contains": PATTERNED},
+    "counted-in-open": {
+        "type": "array",
+        "items": {"type": "object"},
+        "contains": {"type": "object", "minProperties": 1},
+    },
 }
 TEXTS = {
     "patterned": '[{"p_":null},{"<<.notifyDataS":15}]',
     "patterned-twice": '[{"p_":null},{"<<.notifyDataS":15}]',
     "open": '[{"ab<<.notifyDataS":1},{"x":2}]',
     "counted": '[{"ab<<.notifyDataS":1,"ab<<.notifyDataT":1}]',
+    "patterned-in-open": '[{"p_":null},{"<<.notifyDataS":15}]',
+    "counted-in-open": '[{"ab<<.notifyDataS":1},{"x":2}]',
 }
-EXACT = {"open", "counted"}
+EXACT = {"open", "counted", "patterned-in-open", "counted-in-open"}
 """Cases whose masks equal the step; the others leave out tokens that close a key after a run."""
 
 WITHOUT_CONTAINS = {

@@ -77,12 +77,13 @@ class ArrayWalkHooks:
 
         A tracker rides along where its run is exact: it reads a string value (a ``StringParser``, or a stack
         whose top is one) or a key whose text is not kept (``reads_key``). A tracker reading a key whose run
-        is a stand-in (its text is kept: ``patternProperties``, ``minProperties``) rides along only where the
-        item's own run is such a stand-in too, so the mask is already a subset of the step's there (a token
-        that closes the item's key after a run is left out, see ``KeyContent.free``); and only without
-        ``maxContains``: a stand-in tracker may refuse what the real one takes, which leaves the item one
-        match short, and only a cap on matches turns a missing match into more tokens allowed. An exact mask
-        stays exact: a stand-in tracker under an exact item run is walked character by character."""
+        is a stand-in (its text is kept: ``patternProperties``, ``minProperties``; see ``KeyContent.free``)
+        rides along too unless ``maxContains`` caps the matches. A stand-in may refuse what the real tracker
+        takes, which leaves the item one match short; without a cap a missing match only takes tokens away,
+        so the mask stays a subset of the step's, as a stand-in may leave it, and only in a token that, after
+        its run inside the key, also closes the key, writes the value and ends the item (where the match is
+        counted). Under a cap a missing match could allow an item the cap forbids: walked character by
+        character."""
         if self._ctx.unique:
             return None
         several = isinstance(self._tracker, tuple)
@@ -95,7 +96,7 @@ class ArrayWalkHooks:
                 continue
             if type(tracker) is not StringParser and not getattr(tracker, "reads_string_value", bool)():
                 key = getattr(tracker, "reads_key", _not_a_key)()
-                if key is None or (not key and not self._stand_in_tracker_ok()):
+                if key is None or (not key and self._ctx.node.max_contains is not None):
                     return None
             own = tracker.free_run()
             if own is None:
@@ -116,11 +117,6 @@ class ArrayWalkHooks:
             return state(ctx, VALUE, index, 0, after(n), extra, tracked(n))
 
         return FreeRun(chars, inner.max_length, stand_in, inner.ends_inside)
-
-    def _stand_in_tracker_ok(self) -> bool:
-        """Whether a tracker reading a key through a stand-in run may ride along (see ``_tracked_run``): the
-        item reads a key through a stand-in run itself, and no ``maxContains`` caps the matches."""
-        return self._ctx.node.max_contains is None and getattr(self._child, "reads_key", _not_a_key)() is False
 
     def _whitespace_run(self) -> FreeRun | None:
         """Flexible whitespace between tokens: a bounded run (see ObjectParser._whitespace_run)."""

@@ -38,6 +38,8 @@ CASES = [
      "contains": {"type": "object", "minProperties": 2}}, [{"ab<<.notifyDataS": 1, "ab<<.notifyDataT": 1}]),
     ("contains: patterned keys, open items", {"type": "array", "items": {"type": "object"},
      "contains": PATTERNED}, [{"p_": None}, {"<<.notifyDataS": 15}]),
+    ("contains: minProperties keys, open items", {"type": "array", "items": {"type": "object"},
+     "contains": {"type": "object", "minProperties": 1}}, [{"ab<<.notifyDataS": 1}, {"x": 2}]),
     ("maxContains: keys of patterned objects", {"type": "array", "items": PATTERNED, "contains": PATTERNED,
      "maxContains": 2}, [{"p_": None}, {"<<.notifyDataS": 15}]),
 ]  # fmt: skip

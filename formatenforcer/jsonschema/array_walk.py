@@ -21,6 +21,11 @@ from .strings import StringParser
 from .whitespace import JSON_WHITESPACE
 
 
+def _not_a_key() -> None:
+    """``reads_key`` of a state that has none: it is not reading a key."""
+    return None
+
+
 class ArrayWalkHooks:
     """The walk hooks of ``ArrayParser`` (a mixin: no fields of its own)."""
 
@@ -63,14 +68,22 @@ class ArrayWalkHooks:
 
     def _tracked_run(self, inner: FreeRun) -> FreeRun | None:
         """The item's run with its ``contains`` trackers riding along (one, or one per ``contains`` when there
-        are several; a tracker already gone stays gone), where each tracker reads a string value whose own
-        run is exact (a ``StringParser``, or a stack whose top is one: the same key as the characters read;
-        a key's run is a stand-in, so a tracker reading a key is left out): over the characters every run
-        takes, a tracker reads ``n`` of them as its run says, and past its run's bound it has refused one,
-        so it is gone (None: the item no longer matches that ``contains``), as ``add_character`` leaves it.
-        The other characters of the item's run are exits, walked from the state after the run. Without this
-        a string inside an item under a tracker was walked over the whole vocabulary, character by
-        character (seconds a mask; half a minute under two ``contains``)."""
+        are several; a tracker already gone stays gone): over the characters every run takes, a tracker reads
+        ``n`` of them as its run says, and past its run's bound it has refused one, so it is gone (None: the
+        item no longer matches that ``contains``), as ``add_character`` leaves it. The other characters of the
+        item's run are exits, walked from the state after the run. Without this a string or key inside an
+        item under a tracker was walked over the whole vocabulary, character by character (seconds a mask;
+        half a minute under two ``contains``).
+
+        A tracker rides along where its run is exact: it reads a string value (a ``StringParser``, or a stack
+        whose top is one) or a key whose text is not kept (``reads_key``). A tracker reading a key whose run
+        is a stand-in (its text is kept: ``patternProperties``, ``minProperties``; see ``KeyContent.free``)
+        rides along too unless ``maxContains`` caps the matches. A stand-in may refuse what the real tracker
+        takes, which leaves the item one match short; without a cap a missing match only takes tokens away,
+        so the mask stays a subset of the step's, as a stand-in may leave it, and only in a token that, after
+        its run inside the key, also closes the key, writes the value and ends the item (where the match is
+        counted). Under a cap a missing match could allow an item the cap forbids: walked character by
+        character."""
         if self._ctx.unique:
             return None
         several = isinstance(self._tracker, tuple)
@@ -82,7 +95,9 @@ class ArrayWalkHooks:
                 runs.append(None)
                 continue
             if type(tracker) is not StringParser and not getattr(tracker, "reads_string_value", bool)():
-                return None
+                key = getattr(tracker, "reads_key", _not_a_key)()
+                if key is None or (not key and self._ctx.node.max_contains is not None):
+                    return None
             own = tracker.free_run()
             if own is None:
                 return None

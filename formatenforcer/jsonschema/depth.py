@@ -382,6 +382,12 @@ class Deep(CharacterParser):
         own), whose run is exact: ``free_run().after(n)`` is the state ``n`` of its characters lead to."""
         return type(self._top) is StringParser
 
+    def reads_key(self) -> bool | None:
+        """None unless this stack's top is an object reading a key; then whether the key's run is exact
+        (``ObjectWalkHooks.reads_key``)."""
+        reads = getattr(self._top, "reads_key", None)
+        return None if reads is None else reads()
+
     def free_run(self) -> FreeRun | None:
         run = self._top.free_run()
         if run is None:

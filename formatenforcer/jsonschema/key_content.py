@@ -275,6 +275,12 @@ class KeyContent(Content):
             return chars, room, lambda n: (-1, after(n), text.widened(n)) if n else state
         return chars, room, lambda n: (-1, after(n), PartialText(text, n)) if n else state
 
+    def exact_free(self, state: tuple) -> bool:
+        """Whether ``free(state)``, where it offers a run, leads to the state its characters do (the key's
+        text is not kept) rather than to a stand-in that does not know them (``PartialText``,
+        ``_UNKNOWN_TEXT``)."""
+        return state[2] is None
+
     def _may_repeat(self, text: str | PartialText) -> bool:
         """Whether a key already seen might be ``text`` followed by more characters."""
         head, known = (

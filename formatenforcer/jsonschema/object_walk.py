@@ -39,6 +39,15 @@ class ObjectWalkHooks:
         return FreeRun(inner.chars, inner.max_length,
                        lambda n: state(ctx, phase, seen, extras, 0, after(n), pending))  # fmt: skip
 
+    def reads_key(self) -> bool | None:
+        """None unless this object is reading a key; then whether the key's run is exact: ``free_run().after(n)``
+        is the state ``n`` of its characters lead to, not a stand-in (a key whose text is kept, see
+        ``KeyContent.free``)."""
+        if self._phase != KEY:
+            return None
+        key = self._child
+        return key._content.exact_free(key._state)
+
     def _whitespace_run(self) -> FreeRun | None:
         """Between tokens, flexible whitespace loops over its four characters up to the cap: a bounded run
         (indented layouts put newline-and-spaces tokens at every structural position)."""

@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import maskbench  # noqa: E402
 
-from formatenforcer import JsonSchemaParser, TokenEnforcer, Vocabulary, allocate_bitmask  # noqa: E402
+from formatenforcer import TokenEnforcer, Vocabulary  # noqa: E402
 from formatenforcer.core import enforcer as enforcer_module  # noqa: E402
 from formatenforcer.jsonschema.arrays import ArrayParser  # noqa: E402
 from formatenforcer.jsonschema.depth import Deep  # noqa: E402
@@ -145,13 +145,7 @@ def main() -> None:
     tokenizer = maskbench.llama3_tokenizer()
     vocabulary = Vocabulary.from_transformers(tokenizer)
     work = maskbench.compact_pass(tokenizer)
-    bitmask = allocate_bitmask(1, vocabulary.size)
-    for schema, ids in work:
-        matcher = TokenEnforcer(vocabulary, JsonSchemaParser(schema)).matcher()
-        matcher.fill_bitmask(bitmask, 0)
-        for token in ids:
-            matcher.accept_token(token)
-            matcher.fill_bitmask(bitmask, 0)
+    maskbench.force_pass(vocabulary, work)
     total, cpu = sum(census.masks.values()), sum(census.cpu.values())
     print(f"{len(work)} cases, {total} computed masks, {cpu:.3f} CPU s")
     print(f"{'masks':>6} {'share':>6} {'CPU s':>7} {'share':>6}  features beyond a plain stack of containers")

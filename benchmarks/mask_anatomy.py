@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import maskbench  # noqa: E402
 
-from formatenforcer import JsonSchemaParser, TokenEnforcer, Vocabulary, allocate_bitmask  # noqa: E402
+from formatenforcer import Vocabulary  # noqa: E402
 from formatenforcer.core import enforcer  # noqa: E402
 from formatenforcer.core.protocol import CharacterParser  # noqa: E402
 
@@ -76,7 +76,6 @@ def main() -> None:
     tokenizer = maskbench.llama3_tokenizer()
     vocabulary = Vocabulary.from_transformers(tokenizer)
     work = maskbench.compact_pass(tokenizer)
-    bitmask = allocate_bitmask(1, vocabulary.size)
 
     inside = [0]
     steps = [0]
@@ -107,12 +106,7 @@ def main() -> None:
             masks.append((took, parser_classes(arguments[1])))
 
     enforcer.budgeted_mask = recorded
-    for schema, ids in work:
-        matcher = TokenEnforcer(vocabulary, JsonSchemaParser(schema)).matcher()
-        matcher.fill_bitmask(bitmask, 0)
-        for token in ids:
-            matcher.accept_token(token)
-            matcher.fill_bitmask(bitmask, 0)
+    maskbench.force_pass(vocabulary, work)
 
     total = sum(took for took, _ in masks) or 1
     print(f"{len(masks)} computed masks, {total / 1e6:.0f} ms")

@@ -83,6 +83,20 @@ def compact_pass(tokenizer: Any) -> list[tuple[dict[str, Any], list[int]]]:
     return work
 
 
+def force_pass(vocabulary: Any, work: list[tuple[dict[str, Any], list[int]]]) -> None:
+    """Teacher-forces ``work`` (``compact_pass``) as the strict pass does: a new enforcer per schema, the first
+    mask, then accept + mask per token, into one bitmask row."""
+    from formatenforcer import JsonSchemaParser, TokenEnforcer, allocate_bitmask
+
+    bitmask = allocate_bitmask(1, vocabulary.size)
+    for schema, ids in work:
+        matcher = TokenEnforcer(vocabulary, JsonSchemaParser(schema)).matcher()
+        matcher.fill_bitmask(bitmask, 0)
+        for token in ids:
+            matcher.accept_token(token)
+            matcher.fill_bitmask(bitmask, 0)
+
+
 def load_cases(names: list[str] | None = None) -> list[dict[str, Any]]:
     """Every case under benchmarks/cases/, in file then list order; optionally only those named. With
     ``--grammars``, the grammar cases of benchmarks/grammar_cases.py instead."""

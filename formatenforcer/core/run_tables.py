@@ -257,6 +257,11 @@ class _Suffixes(TokenTexts):
 
 _FEW_IDS = 1024
 
+_EXITS_KEPT = 64
+"""Exit tries kept per table, by (run length, allowed set): a value start after whitespace asks the same few
+sets in every schema (``{``, ``[``, a quote), and choosing the groups a set allows is a Python pass over
+every first byte past the run (~40 µs for the whitespace table) where the tries themselves are shared."""
+
 
 class FreeRunTable:
     """Tokens sorted by how they behave in a state that loops over the character class ``chars``.
@@ -292,6 +297,7 @@ class FreeRunTable:
         self._texts = texts
         self._groups = _exit_groups(texts, leaving, run[leaving])
         self._built: dict[tuple[int, int], Trie] = {}
+        self._exits: dict[tuple[int, CharSet], Trie] = {}
         lengths_out = set(self._groups)
         if self._first_exits:
             lengths_out.add(0)
@@ -365,10 +371,15 @@ class FreeRunTable:
 
     def exits_for(self, length: int, allowed: CharSet) -> Trie:
         """The tokens that leave the class after ``length`` run characters, as a trie holding only the first
-        bytes ``allowed`` can start (a superset the walk then checks character by character)."""
+        bytes ``allowed`` can start (a superset the walk then checks character by character); kept per
+        (length, allowed set), read-only."""
         if length == 0 and self._first_exits is not None:
             return self._first_exits
-        out: Trie = {}
+        key = (length, allowed)
+        out = self._exits.get(key)
+        if out is not None:
+            return out
+        out = {}
         ascii_ok = allowed.ascii
         for byte, rows in self._groups.get(length, {}).items():
             if byte < 0x80:
@@ -389,6 +400,9 @@ class FreeRunTable:
                         insert(child, rest[1:], int(texts.ids[row]))
                 self._built[(length, byte)] = child
             out[byte] = child
+        if len(self._exits) >= _EXITS_KEPT:
+            self._exits.clear()
+        self._exits[key] = out
         return out
 
     def all_exits(self) -> dict[int, Trie]:
@@ -451,6 +465,7 @@ class FreeRunTable:
         table._texts = None
         table._groups = groups  # type: ignore[assignment]
         table._built = {}
+        table._exits = {}
         table.exit_lengths = tuple(sorted({*groups, *((0,) if table._first_exits else ())}))
         table.longest_run = max(run_lengths, default=0)
         table._tails = tails

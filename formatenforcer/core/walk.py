@@ -543,8 +543,29 @@ def _end_groups(walker: _LexemeWalk, checked: bool) -> list[tuple[CharacterParse
                 sources.append((node, taken))
         # ends with nothing past them (a number's every digit token, say) need no full-state walk: dropped
         if ids or sources:
-            out.append((state, ids, Continuations(tuple(sources))))
+            out.append((state, ids, _interned(tuple(sources))))
     return out
+
+
+_CONTINUATIONS: dict[tuple, Continuations] = {}
+"""Continuations by content: (id of each end point's node, the bytes below it). Lexeme walks of different inner
+states often end at the same points (every string state that may close ends below the same quotes; a key's
+automaton at each set of names seen), and the walks below a continuation are cached by its identity
+(``_walk_below``, ``_resume_groups``), so equal continuations share one object and those walks. An entry holds
+its nodes, so their ids stay unique while it is kept."""
+_CONTINUATIONS_KEPT = 1 << 12
+register_memo(_CONTINUATIONS.clear)
+
+
+def _interned(sources: tuple[tuple[Trie, bytes], ...]) -> Continuations:
+    """The one ``Continuations`` kept for ``sources`` (made now if none is)."""
+    key = tuple([(id(node), taken) for node, taken in sources])
+    found = _CONTINUATIONS.get(key)
+    if found is None:
+        if len(_CONTINUATIONS) >= _CONTINUATIONS_KEPT:
+            _CONTINUATIONS.clear()  # rare; later walks make their own again
+        found = _CONTINUATIONS[key] = Continuations(sources)
+    return found
 
 
 class Continuations(FlatSources):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 from collections.abc import Hashable
 
 import numpy as np
@@ -547,25 +548,27 @@ def _end_groups(walker: _LexemeWalk, checked: bool) -> list[tuple[CharacterParse
     return out
 
 
-_CONTINUATIONS: dict[tuple, Continuations] = {}
-"""Continuations by content: (id of each end point's node, the bytes below it). Lexeme walks of different inner
-states often end at the same points (every string state that may close ends below the same quotes; a key's
-automaton at each set of names seen), and the walks below a continuation are cached by its identity
-(``_walk_below``, ``_resume_groups``), so equal continuations share one object and those walks. An entry holds
-its nodes, so their ids stay unique while it is kept."""
-_CONTINUATIONS_KEPT = 1 << 12
-register_memo(_CONTINUATIONS.clear)
+_CONTINUATIONS: weakref.WeakValueDictionary[int, Continuations] = weakref.WeakValueDictionary()
+"""Continuations by content (the hash of each end point's node id and the bytes below it). Lexeme walks of
+different inner states often end at the same points (every state of a string that may close ends below the
+same quotes; a key's automaton at each set of names seen), and the walks below a continuation are cached by
+its identity (``_walk_below``, ``_resume_groups``), so equal continuations share one object and those walks.
+Weak: an entry lives as long as some lexeme result holds it (their memory is the caches' budget), and while it
+lives it holds its nodes, so their ids stay unique."""
 
 
 def _interned(sources: tuple[tuple[Trie, bytes], ...]) -> Continuations:
-    """The one ``Continuations`` kept for ``sources`` (made now if none is)."""
-    key = tuple([(id(node), taken) for node, taken in sources])
+    """The one live ``Continuations`` for ``sources`` (made now if there is none)."""
+    key = hash(tuple([(id(node), taken) for node, taken in sources]))
     found = _CONTINUATIONS.get(key)
-    if found is None:
-        if len(_CONTINUATIONS) >= _CONTINUATIONS_KEPT:
-            _CONTINUATIONS.clear()  # rare; later walks make their own again
-        found = _CONTINUATIONS[key] = Continuations(sources)
-    return found
+    if found is not None and _same_sources(found.sources, sources):
+        return found
+    made = _CONTINUATIONS[key] = Continuations(sources)  # (a hash collision replaces the other one: rare)
+    return made
+
+
+def _same_sources(kept: tuple[tuple[Trie, bytes], ...], sources: tuple[tuple[Trie, bytes], ...]) -> bool:
+    return len(kept) == len(sources) and all(a[0] is b[0] and a[1] == b[1] for a, b in zip(kept, sources))
 
 
 class Continuations(FlatSources):
@@ -574,7 +577,7 @@ class Continuations(FlatSources):
     them node by node (``compiled_below``, which keeps where its walks start in the object); a Python walk
     merges them into one trie first (``trie``)."""
 
-    __slots__ = ("_trie", "_first")
+    __slots__ = ("_trie", "_first", "__weakref__")
 
     def __init__(self, sources: tuple[tuple[Trie, bytes], ...]) -> None:
         super().__init__(sources)

@@ -8,8 +8,10 @@ enforced is refused with ``UnsupportedSchemaError`` before generation starts, ne
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Hashable
 
+from ..core.cache_release import register_memo
 from ..core.charset import ANY
 from ..core.errors import Problem, SchemaError, UnsupportedSchemaError
 from ..core.protocol import CharacterParser
@@ -85,6 +87,8 @@ class Compiler:
         it runs (a second ask in the same build reads them as unsettled too), dropped when it returns."""
         self._keep: list[object] = []
         self._any_value: CharacterParser | None = None
+        self._shares_any = False
+        """Whether this is the compiler of "any value" itself (``any_value_start``), which builds the union."""
         self._finite = FiniteCheck(merger, self.string_has_value)
         self._min_depths: dict[int, int | None] = {}
         # merged value schemas of named keys (a property and the patternProperties its name matches): not
@@ -246,10 +250,14 @@ class Compiler:
         if isinstance(node, Never):
             return None
         if isinstance(node, AnyValue):
-            if self._any_value is None:  # every `true` of the schema reads the same values: one union state
-                kinds = [Null(), Boolean(), Number(), String(), Array(), Object()]
-                self._keep.extend(kinds)
-                self._any_value = UnionParser([s for s in (self.start(k) for k in kinds) if s is not None])
+            if self._any_value is None:  # every `true` of every schema reads the same values: one union state
+                if not self._shares_any:
+                    self._any_value = any_value_start(self.config)
+                else:
+                    kinds = [Null(), Boolean(), Number(), String(), Array(), Object()]
+                    self._keep.extend(kinds)
+                    starts = [s for s in (self.start(k) for k in kinds) if s is not None]
+                    self._any_value = AnyValueStart(starts, self.config)
             return self._any_value
         raise SchemaError(f"internal: unknown schema node {node!r}")
 
@@ -331,6 +339,50 @@ def children(node: Node) -> list[Node]:
     return []
 
 
+class AnyValueStart(UnionParser):
+    """The first state of any JSON value under one ``JsonConfig``: the union of the six kinds, built once per
+    config by a compiler of its own (``any_value_start``) and shared by every schema, so the walks from it (the
+    value of an extra key of every open object, every ``{}`` or ``true`` sub-schema, a ``JsonParser``) are
+    cached per vocabulary once, by value, instead of once per schema."""
+
+    __slots__ = ("_config",)
+
+    def __init__(self, starts: list[CharacterParser], config: JsonConfig) -> None:
+        super().__init__(starts)
+        self._config = config
+
+    def shared_lexeme_key(self, horizon: int) -> Hashable | None:
+        return ("json-any", self._config)
+
+
+_ANY_STARTS: dict[JsonConfig, CharacterParser] = {}
+_ANY_LOCK = threading.Lock()
+_ANY_NUMBERS: list[NumberContext] = []
+"""The number contexts of the shared compilers: their memos are emptied when a burst of enforcers ends
+(core/cache_release.py), as a dropped document's are (``forget_memos``)."""
+
+
+def any_value_start(config: JsonConfig) -> CharacterParser:
+    """The shared first state of any JSON value under ``config`` (``AnyValueStart``), made at the first call.
+    Its contexts belong to a compiler that lives as long as the process: they hold no schema, and every
+    schema with the same config reads the same values there."""
+    found = _ANY_STARTS.get(config)
+    if found is None:
+        with _ANY_LOCK:
+            found = _ANY_STARTS.get(config)
+            if found is None:
+                compiler = Compiler(config, Merger(), lambda n: "#")
+                compiler._shares_any = True
+                compiler.numbers = _ANY_NUMBERS
+                found = compiler.start(AnyValue())
+                _ANY_STARTS[config] = found  # type: ignore[assignment]
+    return found  # type: ignore[return-value]
+
+
+def _forget_shared_numbers() -> None:
+    forget_memos(_ANY_NUMBERS)
+
+
 def forget_memos(contexts: list[NumberContext]) -> None:
     """Empties the memos of a dropped document's number contexts (pure speed caches: answers never change).
 
@@ -341,3 +393,6 @@ def forget_memos(contexts: list[NumberContext]) -> None:
     for context in contexts:
         context.feasible.clear()
         context.charsets.clear()
+
+
+register_memo(_forget_shared_numbers)

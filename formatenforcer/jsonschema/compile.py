@@ -65,7 +65,8 @@ class _Scope:
 
 
 class Compiler:
-    """Start states by node, plus the contexts they share. Per schema; never shared between schemas."""
+    """Start states by node, plus the contexts they share. Per schema, except the compiler of any value (one
+    per ``JsonConfig``, ``any_value_start``), whose states every schema shares."""
 
     def __init__(self, config: JsonConfig, merger: Merger, origin: Callable[[Node], str]) -> None:
         self.lenient = False

@@ -15,7 +15,9 @@ import numpy as np
 import pytest
 
 from formatenforcer import JsonSchemaParser, TokenEnforcer, Vocabulary
+from formatenforcer.core import cache_release
 from formatenforcer.core.cache_budget import CacheBudget, approx_bytes, default_cache_bytes
+from formatenforcer.jsonschema import compile as compile_module
 
 from . import tokenizers_fixtures as tf
 
@@ -231,14 +233,28 @@ def test_a_dropped_schema_leaves_no_number_memos_in_shared_walks(llama3_vocabula
     for token in [*ids[: POSITIONS - 1], None]:
         first.append(np.asarray(enforcer.mask(position)).tobytes())
         position = enforcer.step(position, token) if token is not None else position
-    held = _number_contexts(vocabulary.lexeme_cache._data)
+    # the number contexts of "any value" (an extra key's value) belong to no schema: every schema shares them
+    shared = {id(c) for c in compile_module._ANY_NUMBERS}
+    held = [c for c in _number_contexts(vocabulary.lexeme_cache._data) if id(c) not in shared]
     assert held and sum(len(c.feasible) for c in held) > 100  # the walk of the number filled its memo
     del parser, enforcer, position
     gc.collect()
-    held = _number_contexts(vocabulary.lexeme_cache._data)
+    held = [c for c in _number_contexts(vocabulary.lexeme_cache._data) if id(c) not in shared]
     assert held, "the cache no longer holds the number context: nothing left to check"
     assert [(len(c.feasible), len(c.charsets)) for c in held] == [(0, 0)] * len(held)  # memos emptied
     assert _masks(vocabulary, schema, ids) == first  # a new parser reusing those walks: the same masks
+
+
+def test_the_end_of_a_burst_empties_the_number_memos_every_schema_shares(llama3_vocabulary, llama3_tokenizer) -> None:  # noqa: ANN001
+    # "any value" is one state per config for every schema (compile.any_value_start): no schema's drop empties
+    # its number memos, the end of a burst of enforcers does (core/cache_release.py)
+    vocabulary = _fresh(llama3_vocabulary, 1 << 30)
+    ids = llama3_tokenizer.encode(json.dumps({"extra": 98765.25}), add_special_tokens=False)
+    _masks(vocabulary, {"type": "object"}, ids)
+    shared = compile_module._ANY_NUMBERS
+    assert shared and sum(len(c.feasible) + len(c.charsets) for c in shared) > 0  # the walk filled them
+    cache_release.sweep()
+    assert [(len(c.feasible), len(c.charsets)) for c in shared] == [(0, 0)] * len(shared)
 
 
 def _walked(vocabulary: Vocabulary, schema: object, ids: list[int]) -> tuple[TokenEnforcer, list[bytes]]:

@@ -35,6 +35,7 @@ _CHR = [chr(b) for b in range(128)]
 _BYTE = [bytes((b,)) for b in range(256)]
 _LENGTH = [utf8_length(b) for b in range(256)]
 _WIDE = 32
+_SPLIT_TOKENS = 64
 """Trie nodes with more children than this are entered through a narrow set's own bytes (CharSet.narrow)."""
 _WALKED_SUBTREE = 8
 """A subtree of at most this many tokens is walked, not given a free-run table (see ``_Walk.enter``)."""
@@ -553,10 +554,11 @@ class Continuations(FlatSources):
     them node by node (``compiled_below``, which keeps where its walks start in the object); a Python walk
     merges them into one trie first (``trie``)."""
 
-    __slots__ = ("_trie", "_first")
+    __slots__ = ("_trie", "_first", "_many")
 
     def __init__(self, sources: tuple[tuple[Trie, bytes], ...]) -> None:
         super().__init__(sources)
+        self._many: bool | None = None
         self._trie: Trie | None = None
         self._first: bytes | None = None
 
@@ -637,6 +639,26 @@ _HIGH_ON, _HIGH_OFF = b"\x01" * 128, b"\x00" * 128
 def _width(node: Trie | Continuations) -> int:
     """How many children ``node`` has (for a trie node, counting the entry of its own tokens)."""
     return len(node.first_bytes()) if node.__class__ is Continuations else len(node)  # type: ignore[union-attr,arg-type]
+
+
+def _many_below(node: Trie | Continuations) -> bool:
+    """Whether more than ``_SPLIT_TOKENS`` tokens are below ``node`` (a trie node, or the sources of
+    ``Continuations``, counting every edge of each source): where a state is split into its
+    ``alternatives()`` however few children the node has, so each branch is its own cached (compiled) walk
+    rather than one Python walk of a big subtree."""
+    if node.__class__ is dict:
+        return not _few_below(node, _SPLIT_TOKENS)  # type: ignore[arg-type]
+    if node.__class__ is not Continuations:
+        return False  # a merged copy: below a lexeme's end points, where few tokens go on
+    found = node._many  # type: ignore[union-attr]
+    if found is None:
+        found = False
+        for source, _ in node.sources:  # type: ignore[union-attr]
+            if source.__class__ is dict and not _few_below(source, _SPLIT_TOKENS):
+                found = True
+                break
+        node._many = found  # type: ignore[union-attr]
+    return found
 
 
 class _MergedNode(dict):
@@ -786,8 +808,9 @@ def _walk_below(
         finished = lexeme.finish(lexeme.inner)
         return ([], []) if finished is None else _walk_below(vocabulary, node, finished, lexemes)
     sub = _Walk(vocabulary)
-    if lexeme is None or lexeme.inner.can_end():
-        branches = state.alternatives() if _width(node) > _WIDE else None
+    many = _width(node) > _WIDE or _many_below(node)
+    if lexeme is None or lexeme.inner.can_end() or not many:
+        branches = state.alternatives() if many else None
         if branches is not None:  # the union of the branches' walks, each from its own cached lexeme walks
             first = _first_bytes(node)
             for branch in branches:

@@ -34,6 +34,7 @@ from ..parsers.regex import CompiledRegex
 from .earley import CompiledGrammar, EarleySet
 from .gbnf_text import read_gbnf
 from .ir import Grammar
+from .joint import JointLexer, joint_lexer
 from .json_lexer import ParserLexer
 from .lark_text import read_lark
 
@@ -70,13 +71,15 @@ def read_grammar(text: str, syntax: str | None = None) -> Grammar:
 class _Compiled:
     """What every state of one GrammarParser shares: the Earley grammar and the interned states."""
 
-    __slots__ = ("earley", "states", "epoch", "charsets", "run_chars", "absorbing", "__weakref__")
+    __slots__ = ("earley", "states", "epoch", "charsets", "run_chars", "absorbing", "joints", "__weakref__")
 
     def __init__(self, earley: CompiledGrammar) -> None:
         self.earley = earley
         self.charsets: dict[tuple, CharSet] = {}  # unions of allowed characters (GrammarState.allowed_characters)
         self.run_chars: dict[tuple, CharSet] = {}  # a lexeme's run characters by what follows it (_find_run)
         self.absorbing: dict[tuple, bool] = {}  # see _absorbed
+        # (terminal, automaton state, fresh, expected terminals after it) -> its joint automaton or None
+        self.joints: dict[tuple, JointLexer | None] = {}
         self.states: dict[Hashable, GrammarState] = {}
         self.epoch = 0
         """Bumped when the intern table is cleared: states then drop their transition memos when next
@@ -326,17 +329,42 @@ class GrammarState(CharacterParser):
             return self._json_lexeme(s, lexer, q0)
         ending = q >= 0 and q in earley.finals[lexer]
         if ending and self._fresh:
-            return None  # the lexeme may end here: split (``alternatives``), not walked whole past its end
+            # the lexeme may end here: walked with the next lexemes, up to where one of them ends
+            return self._joint_lexeme(s, lexer, q, after)  # type: ignore[arg-type]
         if earley.final_chars(lexer, q0):  # (else it reads nothing past an end: no overlap)
             if after is None:
                 after = s.scan(lexer)
             if earley.ends_overlap(lexer, q0, after) and not _absorbed(self._compiled, s, lexer, q, after):
-                return None  # a character could go on with this lexeme or start the next: both are kept
+                # a character could go on with this lexeme or start the next: both are kept
+                return self._joint_lexeme(s, lexer, q, after)
         dfa = earley.dfas[lexer]
         # a lexeme that may end here but has no set after it (the branch of it going on, ``alternatives``)
         # is a terminal that has not read its next character: it may not end before reading one
         inner = TerminalState.of(dfa, q0, q >= 0 and not ending)
         return Lexeme(inner, _Resume(self._compiled, s, lexer, q, after))
+
+    def _joint_lexeme(self, s: EarleySet, lexer: int, q: int, after: EarleySet) -> Lexeme | None:
+        """The lexeme in progress and the lexemes after it as one automaton (grammar/joint.py), up to where
+        a next lexeme ends; None where a terminal is a ``%json`` value."""
+        compiled = self._compiled
+        fresh = bool(self._fresh)
+        key = (lexer, q, fresh, after.expected)
+        found = compiled.joints.get(key, False)
+        if found is False:
+            earley = compiled.earley
+            lexers = (lexer, *after.lexers())
+            dfas = tuple(earley.dfas[t] for t in lexers)
+            joint = None
+            if not any(isinstance(dfa, ParserLexer) for dfa in dfas):
+                ignored = tuple(t >= earley.terminal_count for t in lexers)
+                joint = joint_lexer(dfas, ignored, q if q > 0 else 0, fresh)  # type: ignore[arg-type]
+            if len(compiled.joints) >= _INTERNED:
+                compiled.joints.clear()
+            found = compiled.joints[key] = None if joint is None else (joint, lexers)
+        if found is None:
+            return None
+        joint, lexers = found
+        return Lexeme(TerminalState.of(joint, 0, True), _JointResume(self, s, after, lexers, joint))
 
     def _json_lexeme(self, s: EarleySet, lexer: int, q: int) -> Lexeme | None:
         """Inside a ``%json`` value that cannot end yet: the JSON state's own lexeme (a string or number
@@ -421,6 +449,27 @@ class _Resume:
         if after is None:
             after = self.after = s.scan(lexer)
         return compiled.state(frozenset(((s, lexer, state),)), frozenset((after,)))
+
+
+class _JointResume:
+    """``Lexeme.resume`` of a grammar state walked as its joint automaton (``GrammarState._joint_lexeme``): the
+    grammar state with the configurations of the automaton's state, the lexeme in progress started after
+    ``s`` and the next ones after ``after``; the fresh sets are those a step to them makes (``_ended``)."""
+
+    __slots__ = ("start", "s", "after", "lexers", "joint")
+
+    def __init__(self, start: GrammarState, s: EarleySet, after: EarleySet, lexers: tuple, joint: JointLexer) -> None:
+        self.start, self.s, self.after, self.lexers, self.joint = start, s, after, lexers, joint
+
+    def __call__(self, inner: CharacterParser) -> CharacterParser | None:
+        state = inner._state  # type: ignore[attr-defined]
+        if state == 0:
+            return self.start
+        s, after, lexers = self.s, self.after, self.lexers
+        active = set()
+        for component, q in self.joint.configurations[state]:
+            active.add((s if component == 0 else after, lexers[component], q))
+        return self.start._compiled.stepped(frozenset(active))
 
 
 def _ends_inside(chain: tuple, loops: bool, finals: frozenset) -> bool:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable, Hashable
 
+from ..core import backend
 from ..core.budget import checked_megabytes, checked_seconds
 from ..core.charset import EMPTY, CharSet, union_memo
 from ..core.errors import GrammarError
@@ -345,7 +346,10 @@ class GrammarState(CharacterParser):
 
     def _joint_lexeme(self, s: EarleySet, lexer: int, q: int, after: EarleySet) -> Lexeme | None:
         """The lexeme in progress and the lexemes after it as one automaton (grammar/joint.py), up to where
-        a next lexeme ends; None where a terminal is a ``%json`` value."""
+        a next lexeme ends; None where a terminal is a ``%json`` value, or without the compiled walk (walked
+        in Python, the joint automaton's end points cost more than the grammar state's own walk)."""
+        if not backend.active():
+            return None
         compiled = self._compiled
         fresh = bool(self._fresh)
         key = (lexer, q, fresh, after.expected)

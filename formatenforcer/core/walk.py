@@ -35,7 +35,6 @@ _CHR = [chr(b) for b in range(128)]
 _BYTE = [bytes((b,)) for b in range(256)]
 _LENGTH = [utf8_length(b) for b in range(256)]
 _WIDE = 32
-_SPLIT_TOKENS = 64
 """Trie nodes with more children than this are entered through a narrow set's own bytes (CharSet.narrow)."""
 _WALKED_SUBTREE = 8
 """A subtree of at most this many tokens is walked, not given a free-run table (see ``_Walk.enter``)."""
@@ -554,11 +553,10 @@ class Continuations(FlatSources):
     them node by node (``compiled_below``, which keeps where its walks start in the object); a Python walk
     merges them into one trie first (``trie``)."""
 
-    __slots__ = ("_trie", "_first", "_many")
+    __slots__ = ("_trie", "_first")
 
     def __init__(self, sources: tuple[tuple[Trie, bytes], ...]) -> None:
         super().__init__(sources)
-        self._many: bool | None = None
         self._trie: Trie | None = None
         self._first: bytes | None = None
 
@@ -639,26 +637,6 @@ _HIGH_ON, _HIGH_OFF = b"\x01" * 128, b"\x00" * 128
 def _width(node: Trie | Continuations) -> int:
     """How many children ``node`` has (for a trie node, counting the entry of its own tokens)."""
     return len(node.first_bytes()) if node.__class__ is Continuations else len(node)  # type: ignore[union-attr,arg-type]
-
-
-def _many_below(node: Trie | Continuations) -> bool:
-    """Whether more than ``_SPLIT_TOKENS`` tokens are below ``node`` (a trie node, or the sources of
-    ``Continuations``, counting every edge of each source): where a state is split into its
-    ``alternatives()`` however few children the node has, so each branch is its own cached (compiled) walk
-    rather than one Python walk of a big subtree."""
-    if node.__class__ is dict:
-        return not _few_below(node, _SPLIT_TOKENS)  # type: ignore[arg-type]
-    if node.__class__ is not Continuations:
-        return False  # a merged copy: below a lexeme's end points, where few tokens go on
-    found = node._many  # type: ignore[union-attr]
-    if found is None:
-        found = False
-        for source, _ in node.sources:  # type: ignore[union-attr]
-            if source.__class__ is dict and not _few_below(source, _SPLIT_TOKENS):
-                found = True
-                break
-        node._many = found  # type: ignore[union-attr]
-    return found
 
 
 class _MergedNode(dict):
@@ -808,9 +786,8 @@ def _walk_below(
         finished = lexeme.finish(lexeme.inner)
         return ([], []) if finished is None else _walk_below(vocabulary, node, finished, lexemes)
     sub = _Walk(vocabulary)
-    many = _width(node) > _WIDE or _many_below(node)
-    if lexeme is None or lexeme.inner.can_end() or not many:
-        branches = state.alternatives() if many else None
+    if lexeme is None or lexeme.inner.can_end():
+        branches = state.alternatives() if _width(node) > _WIDE else None
         if branches is not None:  # the union of the branches' walks, each from its own cached lexeme walks
             first = _first_bytes(node)
             for branch in branches:
@@ -819,7 +796,11 @@ def _walk_below(
                     sub.out.extend(out)
                     sub.masks.extend(masks)
             return sub.out, sub.masks
-        sub.walk(trie_of(node), state, b"")
+        ahead = state.lexeme_ahead() if lexeme is None else None
+        if ahead is None:
+            sub.walk(trie_of(node), state, b"")
+        else:
+            _walk_ahead(sub, node, ahead)
         return sub.out, sub.masks
     inner, checked = lexeme.inner, lexeme.checked_ends
     horizon = vocabulary.longest_token
@@ -850,6 +831,44 @@ def _walk_below(
     sub.masks.extend(hit[2])
     _resume_groups(sub, lexeme, hit[3], lexemes)
     return sub.out, sub.masks
+
+
+def _walk_ahead(walker: _Walk, node: Trie | Continuations, ahead: Lexeme) -> None:
+    """Adds to ``walker`` the tokens below ``node`` that the full state of ``ahead`` (``lexeme_ahead``)
+    accepts: its inner state's walk, cached per vocabulary by the node and the inner state's key, with the
+    points where the inner state may end (there it hands over); from each, ``resume`` decides the tokens
+    ending at the point and walks on below it."""
+    vocabulary, inner = walker.vocabulary, ahead.inner
+    cache = vocabulary.lexeme_cache
+    key = ("ahead", id(node), inner.key())
+    hit = cache.get(key)
+    if hit is None or hit[0] is not node:  # (holds ``node``: its id stays unique while cached)
+        inside = _LexemeWalk(vocabulary, True)
+        inside.walk(trie_of(node), inner, b"")
+        groups: dict = {}
+        for child, state in inside.ends:
+            group = groups.get(state.key())
+            if group is None:
+                group = groups[state.key()] = (state, [])
+            group[1].append(child)
+        hit = (node, inside.out, inside.masks, tuple(groups.values()))
+        size = 64 + 36 * len(inside.out) + sum(120 + m.nbytes for m in inside.masks)
+        _store(cache, key, hit, size + sum(STATE_BYTES + 8 * len(children) for _, children in hit[3]))
+    out = walker.out
+    out.extend(hit[1])
+    walker.masks.extend(hit[2])
+    resume = ahead.resume
+    for state, children in hit[3]:
+        full = resume(state)
+        for child in children:
+            if child.__class__ is int:  # a leaf: one token ends at the point
+                out.append(child)
+                continue
+            ids = child.get(IDS)
+            if ids is not None:
+                out.extend(ids_at(ids))
+            if len(child) > (0 if ids is None else 1):
+                walker.enter(child, full)  # type: ignore[arg-type]
 
 
 def _refuses(state: CharacterParser, node: Trie | Continuations) -> bool:

@@ -24,7 +24,6 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable, Hashable
 
-from ..core import backend
 from ..core.budget import checked_megabytes, checked_seconds
 from ..core.charset import EMPTY, CharSet, union_memo
 from ..core.errors import GrammarError
@@ -330,26 +329,33 @@ class GrammarState(CharacterParser):
             return self._json_lexeme(s, lexer, q0)
         ending = q >= 0 and q in earley.finals[lexer]
         if ending and self._fresh:
-            # the lexeme may end here: walked with the next lexemes, up to where one of them ends
-            return self._joint_lexeme(s, lexer, q, after)  # type: ignore[arg-type]
+            return None  # the lexeme may end here: split (``alternatives``), not walked whole past its end
         if earley.final_chars(lexer, q0):  # (else it reads nothing past an end: no overlap)
             if after is None:
                 after = s.scan(lexer)
             if earley.ends_overlap(lexer, q0, after) and not _absorbed(self._compiled, s, lexer, q, after):
-                # a character could go on with this lexeme or start the next: both are kept
-                return self._joint_lexeme(s, lexer, q, after)
+                return None  # a character could go on with this lexeme or start the next: both are kept
         dfa = earley.dfas[lexer]
         # a lexeme that may end here but has no set after it (the branch of it going on, ``alternatives``)
         # is a terminal that has not read its next character: it may not end before reading one
         inner = TerminalState.of(dfa, q0, q >= 0 and not ending)
         return Lexeme(inner, _Resume(self._compiled, s, lexer, q, after))
 
-    def _joint_lexeme(self, s: EarleySet, lexer: int, q: int, after: EarleySet) -> Lexeme | None:
-        """The lexeme in progress and the lexemes after it as one automaton (grammar/joint.py), up to where
-        a next lexeme ends; None where a terminal is a ``%json`` value, or without the compiled walk (walked
-        in Python, the joint automaton's end points cost more than the grammar state's own walk)."""
-        if not backend.active():
+    def lexeme_ahead(self) -> Lexeme | None:
+        """One lexeme in progress (with the set after it fresh where it may end): it and the lexemes after it
+        as one automaton (grammar/joint.py), up to where a next lexeme ends; None for other states, and
+        where a terminal is a ``%json`` value."""
+        if len(self._active) != 1:
             return None
+        ((s, lexer, q),) = self._active
+        if q < 0:
+            return None
+        after = s.scan(lexer)
+        if self._fresh and self._fresh != {after}:
+            return None
+        return self._joint_lexeme(s, lexer, q, after)
+
+    def _joint_lexeme(self, s: EarleySet, lexer: int, q: int, after: EarleySet) -> Lexeme | None:
         compiled = self._compiled
         fresh = bool(self._fresh)
         key = (lexer, q, fresh, after.expected)

@@ -273,6 +273,11 @@ class _Walk:
                     self.masks.append(within)
             self.exits(table, run, state)
             return
+        if not self.checked:
+            ahead = state.lexeme_ahead()
+            if ahead is not None:  # its inner walk below ``child`` is shared (see _walk_ahead)
+                _walk_ahead(self, child, ahead)
+                return
         self.walk(child, state, b"")
 
     def exits(self, table: FreeRunTable, run: FreeRun, start: CharacterParser) -> None:

@@ -117,7 +117,7 @@ class _Compiled:
         self.states.clear()
         self.epoch += 1
         for state in states:
-            state._next, state._run, state._lexeme = None, False, False
+            state._next, state._run, state._lexeme, state._ahead = None, False, False, False
         self.earley.release()
 
 
@@ -125,7 +125,7 @@ class GrammarState(CharacterParser):
     """A state of a grammar's parser (see the module notes). Made by ``GrammarParser`` and its steps."""
 
     __slots__ = ("_compiled", "_active", "_fresh_sets", "_key", "_next", "_epoch", "_charset", "_lexeme", "_run",
-                 "__weakref__")  # fmt: skip
+                 "_ahead", "__weakref__")  # fmt: skip
     STEPS_MEMOISED = True  # (``_next``)
 
     def __init__(self, compiled: _Compiled, active: frozenset, fresh: frozenset | None) -> None:
@@ -140,6 +140,7 @@ class GrammarState(CharacterParser):
         self._charset: CharSet | None = None
         self._lexeme: Lexeme | None | bool = False
         self._run: FreeRun | None | bool = False
+        self._ahead: Lexeme | None | bool = False
 
     @property
     def _fresh(self) -> frozenset:
@@ -345,6 +346,12 @@ class GrammarState(CharacterParser):
         """One lexeme in progress (with the set after it fresh where it may end): it and the lexemes after it
         as one automaton (grammar/joint.py), up to where a next lexeme ends; None for other states, and
         where a terminal is a ``%json`` value."""
+        found = self._ahead
+        if found is False:
+            found = self._ahead = self._find_ahead()
+        return found  # type: ignore[return-value]
+
+    def _find_ahead(self) -> Lexeme | None:
         if len(self._active) != 1:
             return None
         ((s, lexer, q),) = self._active

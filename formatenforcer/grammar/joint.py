@@ -27,8 +27,11 @@ from ..parsers.regex import CompiledRegex
 _MAX_STATES = 256
 """States a joint automaton explores before the rest are handed to the grammar state (made final)."""
 
+_END = 0x110000
 _JOINTS: dict[Hashable, JointLexer | None] = {}
 register_memo(_JOINTS.clear)
+_STEPS: dict[int, tuple[CompiledRegex, list[tuple[int, int | None]]]] = {}
+register_memo(_STEPS.clear)
 _SERIAL = [0]
 
 
@@ -55,23 +58,33 @@ def joint_lexer(components: tuple[CompiledRegex, ...], ignored: tuple[bool, ...]
 
 
 def _build(components: tuple[CompiledRegex, ...], ignored: tuple[bool, ...], q: int, fresh: bool) -> JointLexer | None:
-    # character classes: the intervals where no component's symbol changes
-    points: set[int] = set()
-    for dfa in {id(dfa): dfa for dfa in components}.values():
-        points |= class_points(dfa)
-    edges = sorted(point for point in points if point <= 0x110000)
+    # character classes: the intervals where no component's symbol changes, swept over every component's
+    # own change points at once
+    events: list[tuple[int, int, int | None]] = []
+    for index, dfa in enumerate(components):
+        for point, symbol in _symbol_steps(dfa):
+            events.append((point, index, symbol))
+    events.sort(key=_point)
+    current: list[int | None] = [None] * len(components)
     classes: dict[tuple, int] = {}
     ranges: list[tuple[int, int, int]] = []
-    for lo, nxt in zip(edges, edges[1:]):
-        ch = chr(lo)
-        symbols = tuple(_symbol(dfa, ch, lo) for dfa in components)
-        if all(symbol is None for symbol in symbols):
-            continue
-        cls = classes.setdefault(symbols, len(classes))
+    at, count = 0, len(events)
+    while at < count:
+        lo = events[at][0]
+        while at < count and events[at][0] == lo:
+            current[events[at][1]] = events[at][2]
+            at += 1
+        hi = (events[at][0] if at < count else _END) - 1
+        symbols = tuple(current)
+        cls = classes.get(symbols)
+        if cls is None:
+            if symbols.count(None) == len(symbols):
+                continue
+            cls = classes[symbols] = len(classes)
         if ranges and ranges[-1][2] == cls and ranges[-1][1] == lo - 1:
-            ranges[-1] = (ranges[-1][0], nxt - 1, cls)
+            ranges[-1] = (ranges[-1][0], hi, cls)
         else:
-            ranges.append((lo, nxt - 1, cls))
+            ranges.append((lo, hi, cls))
     # per component, per symbol: the classes it covers
     inverse: list[dict[int, list[int]]] = [{} for _ in components]
     for symbols, cls in classes.items():
@@ -133,9 +146,22 @@ def _build(components: tuple[CompiledRegex, ...], ignored: tuple[bool, ...], q: 
     return joint
 
 
-def _symbol(dfa: CompiledRegex, ch: str, cp: int) -> int | None:
-    """``dfa``'s symbol for the character ``ch`` (code point ``cp``), as its ``step`` finds it."""
-    symbol = dfa.symbol_of.get(ch)
-    if symbol is None:
-        symbol = dfa._range_symbol(cp) if dfa.ranges else dfa.else_symbol
-    return symbol
+def _symbol_steps(dfa: CompiledRegex) -> list[tuple[int, int | None]]:
+    """``dfa``'s symbol from each code point where it may change on (memoised per automaton)."""
+    found = _STEPS.get(id(dfa))
+    if found is None or found[0] is not dfa:
+        if len(_STEPS) >= 1 << 12:
+            _STEPS.clear()
+        steps = []
+        for point in sorted(class_points(dfa)):
+            if point < _END:
+                symbol = dfa.symbol_of.get(chr(point))
+                if symbol is None:
+                    symbol = dfa._range_symbol(point) if dfa.ranges else dfa.else_symbol
+                steps.append((point, symbol))
+        found = _STEPS[id(dfa)] = (dfa, steps)  # (holds ``dfa``: its id stays unique)
+    return found[1]
+
+
+def _point(event: tuple) -> int:
+    return event[0]

@@ -355,10 +355,12 @@ class GrammarState(CharacterParser):
         if len(self._active) != 1:
             return None
         ((s, lexer, q),) = self._active
-        if q < 0:
+        fresh = self._fresh
+        if q < 0 or len(fresh) != 1:
+            # (a lexeme that cannot end here: its walk goes on to where it may, without an Earley scan here)
             return None
         after = s.scan(lexer)
-        if self._fresh and self._fresh != {after}:
+        if fresh != {after}:
             return None
         return self._joint_lexeme(s, lexer, q, after)
 
@@ -377,11 +379,11 @@ class GrammarState(CharacterParser):
                 joint = joint_lexer(dfas, ignored, q if q > 0 else 0, fresh)  # type: ignore[arg-type]
             if len(compiled.joints) >= _INTERNED:
                 compiled.joints.clear()
-            found = compiled.joints[key] = None if joint is None else (joint, lexers)
+            found = compiled.joints[key] = None if joint is None else (TerminalState.of(joint, 0, True), lexers)
         if found is None:
             return None
-        joint, lexers = found
-        return Lexeme(TerminalState.of(joint, 0, True), _JointResume(self, s, after, lexers, joint))
+        start, lexers = found
+        return Lexeme(start, _JointResume(compiled, s, after, lexers, start._dfa))
 
     def _json_lexeme(self, s: EarleySet, lexer: int, q: int) -> Lexeme | None:
         """Inside a ``%json`` value that cannot end yet: the JSON state's own lexeme (a string or number
@@ -469,24 +471,25 @@ class _Resume:
 
 
 class _JointResume:
-    """``Lexeme.resume`` of a grammar state walked as its joint automaton (``GrammarState._joint_lexeme``): the
+    """``Lexeme.resume`` of a grammar state walked as its joint automaton (``GrammarState.lexeme_ahead``): the
     grammar state with the configurations of the automaton's state, the lexeme in progress started after
-    ``s`` and the next ones after ``after``; the fresh sets are those a step to them makes (``_ended``)."""
+    ``s`` and the next ones after ``after``; the fresh sets are those a step to them makes (``_ended``). A
+    small object that holds no state of its own (no reference cycle through the state's memo of it)."""
 
-    __slots__ = ("start", "s", "after", "lexers", "joint")
+    __slots__ = ("compiled", "s", "after", "lexers", "joint")
 
-    def __init__(self, start: GrammarState, s: EarleySet, after: EarleySet, lexers: tuple, joint: JointLexer) -> None:
-        self.start, self.s, self.after, self.lexers, self.joint = start, s, after, lexers, joint
+    def __init__(self, compiled: _Compiled, s: EarleySet, after: EarleySet, lexers: tuple, joint: JointLexer) -> None:
+        self.compiled, self.s, self.after, self.lexers, self.joint = compiled, s, after, lexers, joint
 
     def __call__(self, inner: CharacterParser) -> CharacterParser | None:
-        state = inner._state  # type: ignore[attr-defined]
-        if state == 0:
-            return self.start
         s, after, lexers = self.s, self.after, self.lexers
+        state = inner._state  # type: ignore[attr-defined]
         active = set()
         for component, q in self.joint.configurations[state]:
             active.add((s if component == 0 else after, lexers[component], q))
-        return self.start._compiled.stepped(frozenset(active))
+        if state == 0:  # (nothing read: the state itself, with ``after`` fresh)
+            return self.compiled.state(frozenset(active), frozenset((after,)))
+        return self.compiled.stepped(frozenset(active))
 
 
 def _ends_inside(chain: tuple, loops: bool, finals: frozenset) -> bool:

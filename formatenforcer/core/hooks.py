@@ -140,15 +140,6 @@ class WalkHooks:
         with the full state only from the points where the inner value can end."""
         return None
 
-    def lexeme_ahead(self) -> Lexeme | None:
-        """Optional, for a state the walk reads whole (no ``lexeme``): an inner state that reads exactly what
-        this one reads up to the points where it may end, and ``resume`` of it there (never None). The walk
-        below a trie node then steps the inner state, whose steps (and that walk, cached by its key and the
-        node) are shared by every position where it recurs, and steps this state's own kind only below those
-        points: ``resume`` there decides the tokens ending at the point and walks on. Its ``checked_ends``
-        and ``finish`` are not used."""
-        return None
-
     def lexeme_key(self, horizon: int) -> Hashable:
         """For caching the walk of a lexeme's inner state: a key equal for states that accept the same
         continuations of up to ``horizon`` characters (a token's length), e.g. a string far from its

@@ -273,11 +273,6 @@ class _Walk:
                     self.masks.append(within)
             self.exits(table, run, state)
             return
-        if not self.checked:
-            ahead = state.lexeme_ahead()
-            if ahead is not None:  # its inner walk below ``child`` is shared (see _walk_ahead)
-                _walk_ahead(self, child, ahead)
-                return
         self.walk(child, state, b"")
 
     def exits(self, table: FreeRunTable, run: FreeRun, start: CharacterParser) -> None:
@@ -801,11 +796,7 @@ def _walk_below(
                     sub.out.extend(out)
                     sub.masks.extend(masks)
             return sub.out, sub.masks
-        ahead = state.lexeme_ahead() if lexeme is None else None
-        if ahead is None:
-            sub.walk(trie_of(node), state, b"")
-        else:
-            _walk_ahead(sub, node, ahead)
+        sub.walk(trie_of(node), state, b"")
         return sub.out, sub.masks
     inner, checked = lexeme.inner, lexeme.checked_ends
     horizon = vocabulary.longest_token
@@ -836,44 +827,6 @@ def _walk_below(
     sub.masks.extend(hit[2])
     _resume_groups(sub, lexeme, hit[3], lexemes)
     return sub.out, sub.masks
-
-
-def _walk_ahead(walker: _Walk, node: Trie | Continuations, ahead: Lexeme) -> None:
-    """Adds to ``walker`` the tokens below ``node`` that the full state of ``ahead`` (``lexeme_ahead``)
-    accepts: its inner state's walk, cached per vocabulary by the node and the inner state's key, with the
-    points where the inner state may end (there it hands over); from each, ``resume`` decides the tokens
-    ending at the point and walks on below it."""
-    vocabulary, inner = walker.vocabulary, ahead.inner
-    cache = vocabulary.lexeme_cache
-    key = ("ahead", id(node), inner.key())
-    hit = cache.get(key)
-    if hit is None or hit[0] is not node:  # (holds ``node``: its id stays unique while cached)
-        inside = _LexemeWalk(vocabulary, True)
-        inside.walk(trie_of(node), inner, b"")
-        groups: dict = {}
-        for child, state in inside.ends:
-            group = groups.get(state.key())
-            if group is None:
-                group = groups[state.key()] = (state, [])
-            group[1].append(child)
-        hit = (node, inside.out, inside.masks, tuple(groups.values()))
-        size = 64 + 36 * len(inside.out) + sum(120 + m.nbytes for m in inside.masks)
-        _store(cache, key, hit, size + sum(STATE_BYTES + 8 * len(children) for _, children in hit[3]))
-    out = walker.out
-    out.extend(hit[1])
-    walker.masks.extend(hit[2])
-    resume = ahead.resume
-    for state, children in hit[3]:
-        full = resume(state)
-        for child in children:
-            if child.__class__ is int:  # a leaf: one token ends at the point
-                out.append(child)
-                continue
-            ids = child.get(IDS)
-            if ids is not None:
-                out.extend(ids_at(ids))
-            if len(child) > (0 if ids is None else 1):
-                walker.enter(child, full)  # type: ignore[arg-type]
 
 
 def _refuses(state: CharacterParser, node: Trie | Continuations) -> bool:

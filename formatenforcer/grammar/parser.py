@@ -34,7 +34,6 @@ from ..parsers.regex import CompiledRegex
 from .earley import CompiledGrammar, EarleySet
 from .gbnf_text import read_gbnf
 from .ir import Grammar
-from .joint import JointLexer, joint_lexer
 from .json_lexer import ParserLexer
 from .lark_text import read_lark
 
@@ -71,15 +70,13 @@ def read_grammar(text: str, syntax: str | None = None) -> Grammar:
 class _Compiled:
     """What every state of one GrammarParser shares: the Earley grammar and the interned states."""
 
-    __slots__ = ("earley", "states", "epoch", "charsets", "run_chars", "absorbing", "joints", "__weakref__")
+    __slots__ = ("earley", "states", "epoch", "charsets", "run_chars", "absorbing", "__weakref__")
 
     def __init__(self, earley: CompiledGrammar) -> None:
         self.earley = earley
         self.charsets: dict[tuple, CharSet] = {}  # unions of allowed characters (GrammarState.allowed_characters)
         self.run_chars: dict[tuple, CharSet] = {}  # a lexeme's run characters by what follows it (_find_run)
         self.absorbing: dict[tuple, bool] = {}  # see _absorbed
-        # (terminal, automaton state, fresh, expected terminals after it) -> its joint automaton or None
-        self.joints: dict[tuple, JointLexer | None] = {}
         self.states: dict[Hashable, GrammarState] = {}
         self.epoch = 0
         """Bumped when the intern table is cleared: states then drop their transition memos when next
@@ -117,7 +114,7 @@ class _Compiled:
         self.states.clear()
         self.epoch += 1
         for state in states:
-            state._next, state._run, state._lexeme, state._ahead = None, False, False, False
+            state._next, state._run, state._lexeme = None, False, False
         self.earley.release()
 
 
@@ -125,7 +122,7 @@ class GrammarState(CharacterParser):
     """A state of a grammar's parser (see the module notes). Made by ``GrammarParser`` and its steps."""
 
     __slots__ = ("_compiled", "_active", "_fresh_sets", "_key", "_next", "_epoch", "_charset", "_lexeme", "_run",
-                 "_ahead", "__weakref__")  # fmt: skip
+                 "__weakref__")  # fmt: skip
     STEPS_MEMOISED = True  # (``_next``)
 
     def __init__(self, compiled: _Compiled, active: frozenset, fresh: frozenset | None) -> None:
@@ -140,7 +137,6 @@ class GrammarState(CharacterParser):
         self._charset: CharSet | None = None
         self._lexeme: Lexeme | None | bool = False
         self._run: FreeRun | None | bool = False
-        self._ahead: Lexeme | None | bool = False
 
     @property
     def _fresh(self) -> frozenset:
@@ -342,49 +338,6 @@ class GrammarState(CharacterParser):
         inner = TerminalState.of(dfa, q0, q >= 0 and not ending)
         return Lexeme(inner, _Resume(self._compiled, s, lexer, q, after))
 
-    def lexeme_ahead(self) -> Lexeme | None:
-        """One lexeme in progress (with the set after it fresh where it may end): it and the lexemes after it
-        as one automaton (grammar/joint.py), up to where a next lexeme ends; None for other states, and
-        where a terminal is a ``%json`` value."""
-        found = self._ahead
-        if found is False:
-            found = self._ahead = self._find_ahead()
-        return found  # type: ignore[return-value]
-
-    def _find_ahead(self) -> Lexeme | None:
-        if len(self._active) != 1:
-            return None
-        ((s, lexer, q),) = self._active
-        fresh = self._fresh
-        if q < 0 or len(fresh) != 1:
-            # (a lexeme that cannot end here: its walk goes on to where it may, without an Earley scan here)
-            return None
-        after = s.scan(lexer)
-        if fresh != {after}:
-            return None
-        return self._joint_lexeme(s, lexer, q, after)
-
-    def _joint_lexeme(self, s: EarleySet, lexer: int, q: int, after: EarleySet) -> Lexeme | None:
-        compiled = self._compiled
-        fresh = bool(self._fresh)
-        key = (lexer, q, fresh, after.expected)
-        found = compiled.joints.get(key, False)
-        if found is False:
-            earley = compiled.earley
-            lexers = (lexer, *after.lexers())
-            dfas = tuple(earley.dfas[t] for t in lexers)
-            joint = None
-            if not any(isinstance(dfa, ParserLexer) for dfa in dfas):
-                ignored = tuple(t >= earley.terminal_count for t in lexers)
-                joint = joint_lexer(dfas, ignored, q if q > 0 else 0, fresh)  # type: ignore[arg-type]
-            if len(compiled.joints) >= _INTERNED:
-                compiled.joints.clear()
-            found = compiled.joints[key] = None if joint is None else (TerminalState.of(joint, 0, True), lexers)
-        if found is None:
-            return None
-        start, lexers = found
-        return Lexeme(start, _JointResume(compiled, s, after, lexers, start._dfa))
-
     def _json_lexeme(self, s: EarleySet, lexer: int, q: int) -> Lexeme | None:
         """Inside a ``%json`` value that cannot end yet: the JSON state's own lexeme (a string or number
         nested in its containers), put back into this grammar state. Not offered where the value may end
@@ -468,28 +421,6 @@ class _Resume:
         if after is None:
             after = self.after = s.scan(lexer)
         return compiled.state(frozenset(((s, lexer, state),)), frozenset((after,)))
-
-
-class _JointResume:
-    """``Lexeme.resume`` of a grammar state walked as its joint automaton (``GrammarState.lexeme_ahead``): the
-    grammar state with the configurations of the automaton's state, the lexeme in progress started after
-    ``s`` and the next ones after ``after``; the fresh sets are those a step to them makes (``_ended``). A
-    small object that holds no state of its own (no reference cycle through the state's memo of it)."""
-
-    __slots__ = ("compiled", "s", "after", "lexers", "joint")
-
-    def __init__(self, compiled: _Compiled, s: EarleySet, after: EarleySet, lexers: tuple, joint: JointLexer) -> None:
-        self.compiled, self.s, self.after, self.lexers, self.joint = compiled, s, after, lexers, joint
-
-    def __call__(self, inner: CharacterParser) -> CharacterParser | None:
-        s, after, lexers = self.s, self.after, self.lexers
-        state = inner._state  # type: ignore[attr-defined]
-        active = set()
-        for component, q in self.joint.configurations[state]:
-            active.add((s if component == 0 else after, lexers[component], q))
-        if state == 0:  # (nothing read: the state itself, with ``after`` fresh)
-            return self.compiled.state(frozenset(active), frozenset((after,)))
-        return self.compiled.stepped(frozenset(active))
 
 
 def _ends_inside(chain: tuple, loops: bool, finals: frozenset) -> bool:

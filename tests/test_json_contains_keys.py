@@ -25,7 +25,7 @@ import time
 
 import pytest
 
-from formatenforcer import JsonSchemaParser, TokenEnforcer
+from formatenforcer import JsonSchemaParser, TokenEnforcer, Vocabulary
 from formatenforcer.core.bitmask import ids_of
 
 from .json_checks import mask_and_step_at
@@ -177,3 +177,27 @@ def test_masks_inside_keys_agree_with_the_step(llama3_tokenizer, llama3_vocabula
 @pytest.mark.parametrize("name", sorted(SCHEMAS))
 def test_masks_along_the_walk_agree_with_the_step(llama3_tokenizer, llama3_vocabulary, name: str) -> None:
     _check_walk(llama3_tokenizer, llama3_vocabulary, name, fast=False)
+
+
+def test_a_capped_tracker_past_a_key_run_never_lets_in_an_item_the_cap_forbids() -> None:
+    """Under ``maxContains`` a tracker whose key run is a stand-in becomes unknown after the run, and the item
+    may not end in that token. Llama 3 and SmolLM2 have no token that closes a key after a run and ends the
+    item, so these tokens are made up: at ``[{"ab`` (no match yet, cap 1) the token that ends a matching item
+    and writes a second match is refused by both the mask and the step (a tracker that lost the match in the
+    run would have let it in), and the mask leaves out the two the step takes past the item's end."""
+    tokens = ["<eos>", *'[]{}",:_abcdpnul0156', "cd", 'cd":15}', 'cd":15}]', 'cd":16}]', 'cd":15},{"p_":null}]',
+              'cd":16},{"p_":null}]', "null"]  # fmt: skip
+    vocabulary = Vocabulary.from_tokens(tokens, eos_token_ids=[0])
+    schema = {"type": "array", "items": {"type": "object"}, "contains": PATTERNED, "maxContains": 1}
+    enforcer = TokenEnforcer(vocabulary, JsonSchemaParser(schema))
+    position = enforcer.start
+    for ch in '[{"ab':
+        position = enforcer.step(position, tokens.index(ch))
+        assert position is not None, ch
+    assert position.state.free_run() is not None  # the mask rides the item's run here
+    mask = {tokens[t] for t in ids_of(enforcer.mask(position))}
+    step = {text for t, text in enumerate(tokens) if t and enforcer.step(position, t) is not None}
+    assert 'cd":15},{"p_":null}]' not in step | mask  # two matches: over the cap
+    assert {"cd", 'cd":15}'} <= mask
+    assert mask <= step
+    assert step - mask == {'cd":15}]', 'cd":16},{"p_":null}]'}

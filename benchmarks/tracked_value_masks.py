@@ -42,6 +42,10 @@ CASES = [
      "contains": {"type": "object", "minProperties": 1}}, [{"ab<<.notifyDataS": 1}, {"x": 2}]),
     ("maxContains: keys of patterned objects", {"type": "array", "items": PATTERNED, "contains": PATTERNED,
      "maxContains": 2}, [{"p_": None}, {"<<.notifyDataS": 15}]),
+    ("maxContains: patterned keys, open items", {"type": "array", "items": {"type": "object"},
+     "contains": PATTERNED, "maxContains": 1}, [{"<<.notifyDataS": 16}, {"p_": None}]),
+    ("maxContains: minProperties keys, open items", {"type": "array", "items": {"type": "object"},
+     "contains": {"type": "object", "minProperties": 1}, "maxContains": 1}, [{}, {"ab<<.notifyDataS": 1}]),
 ]  # fmt: skip
 
 

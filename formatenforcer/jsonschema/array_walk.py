@@ -11,6 +11,8 @@ what JSON allows, which arrays.py decides.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
+
 from ..core.hooks import FreeRun, Lexeme, nested_alternatives, nested_first_char_split, nested_lexeme
 from ..core.protocol import CharacterParser
 from .after_value import after_value_lexeme
@@ -24,6 +26,46 @@ from .whitespace import JSON_WHITESPACE
 def _not_a_key() -> None:
     """``reads_key`` of a state that has none: it is not reading a key."""
     return None
+
+
+class UnknownTracker:
+    """A ``contains`` tracker's stand-in after a run inside a key whose text it keeps, under ``maxContains``
+    (see ``ArrayWalkHooks._tracked_run``): it does not know whether the item will match, so it takes every
+    character and the item refuses to end while it rides along (``ArrayParser._finish_item``). Whether the
+    item matches decides only the count at its end (the tracker never refuses the item a character), so the
+    states it stands in accept everything the real ones do except the item's end: a subset, never an item
+    the cap forbids. Only a walk's state past a run holds one; a step never does."""
+
+    __slots__ = ()
+
+    def add_character(self, ch: str) -> UnknownTracker:
+        return self
+
+    def key(self) -> Hashable:
+        return ("unknown contains tracker",)
+
+    def __repr__(self) -> str:
+        return "<unknown contains tracker>"
+
+
+UNKNOWN_TRACKER = UnknownTracker()
+
+
+def _stays_unknown(n: int) -> UnknownTracker:
+    """The run of a tracker already unknown: unknown after any characters."""
+    return UNKNOWN_TRACKER
+
+
+def _unknown_after(tracker: CharacterParser) -> Callable[[int], object]:
+    """The run of a capped tracker whose key run is a stand-in: itself after no character, unknown after any."""
+    return lambda n: UNKNOWN_TRACKER if n else tracker
+
+
+def holds_unknown(tracker: object) -> bool:
+    """Whether an item's tracker (or one of its trackers, under several ``contains``) is the stand-in."""
+    if isinstance(tracker, tuple):
+        return any(t is UNKNOWN_TRACKER for t in tracker)
+    return tracker is UNKNOWN_TRACKER
 
 
 class ArrayWalkHooks:
@@ -78,36 +120,44 @@ class ArrayWalkHooks:
         A tracker rides along where its run is exact: it reads a string value (a ``StringParser``, or a stack
         whose top is one) or a key whose text is not kept (``reads_key``). A tracker reading a key whose run
         is a stand-in (its text is kept: ``patternProperties``, ``minProperties``; see ``KeyContent.free``)
-        rides along too unless ``maxContains`` caps the matches. A stand-in may refuse what the real tracker
-        takes, which leaves the item one match short; without a cap a missing match only takes tokens away,
-        so the mask stays a subset of the step's, as a stand-in may leave it, and only in a token that, after
-        its run inside the key, also closes the key, writes the value and ends the item (where the match is
-        counted). Under a cap a missing match could allow an item the cap forbids: walked character by
-        character."""
+        rides along too. A stand-in may refuse what the real tracker takes, which leaves the item one match
+        short; without a cap a missing match only takes tokens away, so the mask stays a subset of the step's,
+        as a stand-in may leave it, and only in a token that, after its run inside the key, also closes the
+        key, writes the value and ends the item (where the match is counted). Under ``maxContains`` a missing
+        match could allow an item the cap forbids, so there the tracker becomes ``UNKNOWN_TRACKER`` after a
+        run of one character or more: the item may not end within that token (the same tokens at most are
+        left out, and never one the step refuses is let in). A tracker already unknown stays unknown."""
         if self._ctx.unique:
             return None
         several = isinstance(self._tracker, tuple)
         trackers = self._tracker if several else (self._tracker,)
-        runs: list[FreeRun | None] = []
         chars = inner.chars
-        for tracker in trackers:
+        capped = self._ctx.node.max_contains is not None  # (only the first ``contains`` may have a maximum)
+        ridden: list[tuple[Callable[[int], object], int | None] | None] = []
+        for position, tracker in enumerate(trackers):
             if tracker is None:
-                runs.append(None)
+                ridden.append(None)
                 continue
+            if tracker is UNKNOWN_TRACKER:
+                ridden.append((_stays_unknown, None))  # (it takes any character: no bound, no class)
+                continue
+            exact = True
             if type(tracker) is not StringParser and not getattr(tracker, "reads_string_value", bool)():
-                key = getattr(tracker, "reads_key", _not_a_key)()
-                if key is None or (not key and self._ctx.node.max_contains is not None):
+                exact = getattr(tracker, "reads_key", _not_a_key)()
+                if exact is None:
                     return None
             own = tracker.free_run()
             if own is None:
                 return None
-            runs.append(own)
+            if exact or not capped or position:
+                ridden.append((own.after, own.max_length))
+            else:
+                ridden.append((_unknown_after(tracker), own.max_length))
             chars = chars & own.chars
         if not chars.intervals:
             return None
         state = type(self)
         ctx, index, extra, after = self._ctx, self._index, self._extra, inner.after
-        ridden = tuple((run.after, run.max_length) if run is not None else None for run in runs)
 
         def tracked(n: int) -> object:
             out = tuple(None if run is None or (run[1] is not None and n > run[1]) else run[0](n) for run in ridden)

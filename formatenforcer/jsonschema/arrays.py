@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from ..core.charset import EMPTY, CharSet, union_memo
 from ..core.protocol import CharacterParser, MemoAllowed
 from .array_phases import AFTER, DONE, FIRST, NEXT, OPEN, VALUE
-from .array_walk import ArrayWalkHooks
+from .array_walk import ArrayWalkHooks, holds_unknown
 from .partial_item import PartialItem, first_char, partials
 from .schema.ir import (
     AnyValue,
@@ -663,6 +663,8 @@ class ArrayParser(ArrayWalkHooks, MemoAllowed):
             if ctx.guard is not None and self._is_live() and ctx.guard.items(seen).repeats(text):  # type: ignore[arg-type]
                 return None
             after = seen | {text}
+        if holds_unknown(self._tracker):
+            return None  # a walk's stand-in that does not know whether the item matches (array_walk.py)
         _, tracked = ctx.item_start(self._index, count, seen)
         mode = ctx._mode(self._index, count) if ctx.track else "free"
         if isinstance(count, tuple):

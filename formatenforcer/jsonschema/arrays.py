@@ -699,6 +699,23 @@ class ArrayParser(ArrayWalkHooks, MemoAllowed):
             tracker = start.add_character(ch) if start is not None else None
         return ArrayParser(ctx, VALUE, self._index, 0, child, self._extra, tracker, ch if ctx.unique else "")
 
+    def add_text(self, text: str) -> ArrayParser | None:  # type: ignore[override]
+        # reading an item of an array that does not check its items' texts (no uniqueItems), each character
+        # the item takes goes to the item and its contains trackers and gives nothing else (a refused tracker
+        # stays None): fold the item's and the trackers' own text; where the item refuses a character it may
+        # end there, so the text is read again character by character
+        if self._phase != VALUE or self._ctx.unique:
+            return super().add_text(text)  # type: ignore[return-value]
+        child = self._child.add_text(text)
+        if child is None:
+            return super().add_text(text)  # type: ignore[return-value]
+        tracker = self._tracker
+        if isinstance(tracker, tuple):
+            tracker = tuple(None if t is None else t.add_text(text) for t in tracker)
+        elif tracker is not None:
+            tracker = tracker.add_text(text)
+        return ArrayParser(self._ctx, VALUE, self._index, 0, child, self._extra, tracker)
+
     def add_character(self, ch: str) -> ArrayParser | None:
         phase, ctx = self._phase, self._ctx
         if phase == VALUE:

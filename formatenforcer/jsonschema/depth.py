@@ -300,7 +300,9 @@ class Deep(CharacterParser):
         limit, frame, base = self._limit, self._frame, self._base
         if top is not None:
             kind = type(top)
-            if (
+            if (kind is ObjectParser and top._phase != op.VALUE) or (kind is ArrayParser and top._phase != ap.VALUE):
+                after = Deep(limit, top, frame, base)  # (a container reading no value: settle's one head)
+            elif (
                 kind is ArrayParser
                 or kind is ObjectParser
                 or kind is ExistsObject
@@ -340,6 +342,17 @@ class Deep(CharacterParser):
             after = top.add_text(text)
             if after is not None:
                 return Deep(self._limit, after, self._frame, self._base)
+        elif (
+            type(top) is ArrayParser and top._phase == ap.VALUE and "[" not in text and "{" not in text
+            and self.room() >= _GUARD
+        ):  # fmt: skip
+            # an array that is not transparent (a contains tracker) reading an item: while the item takes
+            # every character the array's own fold is the top's, and with no bracket in the text and the
+            # limit far, add_character would only settle it at each step: settle it once
+            after = top.add_text(text)
+            if after is not None:
+                state = settle(self._limit, after, self._frame, self._base)
+                return state.fitted() if type(state) in _STACKS else state
         return super().add_text(text)
 
     def allowed_characters(self) -> CharSet:

@@ -29,6 +29,7 @@ from .object_walk import ObjectWalkHooks
 from .schema.ir import AnyValue, Node, Object, Ref
 from .schema.validate import value_schemas
 from .strings import StringParser
+from .whitespace import WHITESPACE_CHARS
 
 if TYPE_CHECKING:
     from .compile import Compiler
@@ -338,7 +339,7 @@ class ObjectParser(ObjectWalkHooks, MemoAllowed):
             return self._with(FIRST) if ch == "{" else None
         if phase == DONE:
             return None
-        ws = ctx.ws.step(self._ws, ch)
+        ws = ctx.ws.step(self._ws, ch) if ch in WHITESPACE_CHARS else None
         if ws is not None:
             return ObjectParser(ctx, phase, self._seen, self._extras, ws, None, self._pending)
         if not ctx.ws.can_stop(self._ws):

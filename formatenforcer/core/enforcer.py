@@ -162,7 +162,8 @@ class TokenEnforcer:
             if position.pending or not position.state.can_end():
                 return None
             return self._canonical(position.state, b"", False, True)
-        data = vocabulary.text_of(token_id)
+        token_bytes = vocabulary.token_bytes  # (``Vocabulary.text_of``, without its call)
+        data = token_bytes[token_id] if 0 <= token_id < len(token_bytes) else None
         if not data:
             return None
         if position.at_start and vocabulary.strip_leading_space and data[:1] == b" ":

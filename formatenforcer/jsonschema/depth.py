@@ -344,13 +344,17 @@ class Deep(CharacterParser):
         # top alone and stack it once; where the top refuses a character, the frames may read it (the value
         # ends), so the text is read again character by character
         top = self._top
-        if top.SCALAR_LEXEME or (
+        if top.SCALAR_LEXEME:
+            after = top.add_text(text)
+        elif (
             type(top) is ObjectParser and top.plain_key(text) and "[" not in text and "{" not in text
             and self.room() >= _GUARD
         ):  # fmt: skip
-            after = top.add_text(text)
-            if after is not None:
-                return Deep(self._limit, after, self._frame, self._base)
+            after = top.add_key_text(text)
+        else:
+            return super().add_text(text)
+        if after is not None:
+            return Deep(self._limit, after, self._frame, self._base)
         return super().add_text(text)
 
     def allowed_characters(self) -> CharSet:

@@ -127,49 +127,53 @@ class TokenEnforcer:
 
     def step(self, position: Position, token_id: int) -> Position | None:
         """The position after ``token_id``, or None if the format refuses it there."""
-        known = position.next.get(token_id, _UNKNOWN)
+        nexts = position.next
+        known = nexts.get(token_id, _UNKNOWN)
         if known is not _UNKNOWN:
             return known  # type: ignore[return-value]
         moved = self._step(position, token_id)
-        if moved is not None:
-            moved = self._canonical(moved)
-        position.next[token_id] = moved
+        nexts[token_id] = moved
         return moved
 
-    def _canonical(self, position: Position) -> Position:
-        """The one position object kept for ``position``'s place (least recently used evicted, its memos
-        cleared so that it holds on to nothing), so that memos made from one sequence serve the next."""
-        place = position.place()
+    def _canonical(self, state: CharacterParser, pending: bytes, at_start: bool, finished: bool) -> Position:
+        """The one position object kept for this place (least recently used evicted, its memos cleared so
+        that it holds on to nothing), so that memos made from one sequence serve the next. The place's key is
+        computed before any position is made: a place seen before makes none."""
+        key = (state.key(), pending, at_start)
+        place = (key, finished)  # (``Position.place``)
+        positions = self._positions
         with self._lock:
-            kept = self._positions.get(place)
+            kept = positions.get(place)
             if kept is not None:
-                self._positions.move_to_end(place)
+                positions.move_to_end(place)
                 return kept
-            self._positions[place] = position
-            if len(self._positions) > self.config.cache_size:
-                _, evicted = self._positions.popitem(last=False)
+            position = positions[place] = Position(state, pending, at_start, finished, key)
+            if len(positions) > self.config.cache_size:
+                _, evicted = positions.popitem(last=False)
                 evicted.next = {}
         return position
 
     def _step(self, position: Position, token_id: int) -> Position | None:
-        vocabulary = self.vocabulary
+        """The canonical position after ``token_id`` (see ``step``), or None."""
         if position.finished:
             return None
+        vocabulary = self.vocabulary
         if token_id in vocabulary.eos_token_ids:
             if position.pending or not position.state.can_end():
                 return None
-            return Position(position.state, b"", False, True)
-        data = vocabulary.text_of(token_id)
+            return self._canonical(position.state, b"", False, True)
+        token_bytes = vocabulary.token_bytes  # (``Vocabulary.text_of``, without its call)
+        data = token_bytes[token_id] if 0 <= token_id < len(token_bytes) else None
         if not data:
             return None
         if position.at_start and vocabulary.strip_leading_space and data[:1] == b" ":
             data = data[1:]
             if not data:  # a lone "▁" first: it adds no text, and the next token keeps its space
-                return Position(position.state, b"", False, False)
+                return self._canonical(position.state, b"", False, False)
         moved = advance(position.state, position.pending, data)
         if moved is None:
             return None
-        return Position(moved[0], moved[1], False, False)
+        return self._canonical(moved[0], moved[1], False, False)
 
     # --- prefix-keyed use (Hugging Face prefix_allowed_tokens_fn) ----------------------------------------
     def allowed_tokens(self, token_ids: Sequence[int]) -> list[int]:

@@ -86,20 +86,21 @@ class Matcher:
 
     def accept_token(self, token_id: int) -> bool:
         """Advances by ``token_id`` if the format allows it there; returns whether it did."""
-        token = self._token(token_id)
+        token = token_id if type(token_id) is int else self._token(token_id)
         if self.error is not None:
             if token in self.enforcer.vocabulary.eos_token_ids and not self._eos_finished:
                 self._eos_finished = True
                 return True
             return False
+        history = self._history
         try:
-            nxt = self.enforcer.step(self._history[-1], token)
+            nxt = self.enforcer.step(history[-1], token)
         except Exception as error:  # noqa: BLE001 - the documented error state, never into the engine
             self._fail(error)
             return self.accept_token(token)
         if nxt is None:
             return False
-        self._history.append(nxt)
+        history.append(nxt)
         self._tokens.append(token)
         return True
 

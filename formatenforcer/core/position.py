@@ -20,13 +20,19 @@ class Position:
     __slots__ = ("state", "pending", "at_start", "finished", "_key", "mask", "next")
 
     def __init__(
-        self, state: CharacterParser, pending: bytes = b"", at_start: bool = True, finished: bool = False
+        self,
+        state: CharacterParser,
+        pending: bytes = b"",
+        at_start: bool = True,
+        finished: bool = False,
+        key: Hashable | None = None,
     ) -> None:
+        """``key``: the ``cache_key`` when the caller has computed it already (None: on first ask)."""
         self.state = state
         self.pending = pending
         self.at_start = at_start
         self.finished = finished
-        self._key: Hashable | None = None
+        self._key = key
         self.mask: Any = None
         """The packed mask of this position once the enforcer has computed it (a read-only array)."""
         self.next: dict[int, Position | None] = {}

@@ -45,6 +45,7 @@ from .schema.normalize import literal_node
 from .schema.validate import number_ok
 from .unique_guard import UniqueGuard
 from .unique_text import canonical
+from .whitespace import WHITESPACE_CHARS
 
 if TYPE_CHECKING:
     from .compile import Compiler
@@ -749,7 +750,7 @@ class ArrayParser(ArrayWalkHooks, MemoAllowed):
             return ArrayParser(ctx, FIRST, 0, 0, None, self._extra) if ch == "[" else None
         if phase == DONE:
             return None
-        ws = ctx.ws.step(self._ws, ch)
+        ws = ctx.ws.step(self._ws, ch) if ch in WHITESPACE_CHARS else None
         if ws is not None:
             return ArrayParser(ctx, phase, self._index, ws, None, self._extra)
         if not ctx.ws.can_stop(self._ws):

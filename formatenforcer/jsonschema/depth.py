@@ -235,6 +235,9 @@ def settle(limit: DepthLimit, state: CharacterParser, frame: _Frame | None, base
     (``_heads``, ``_built``)."""
     if state.SCALAR_LEXEME:  # a string or number opens nothing: its one head is itself (every resumed walk)
         return state if frame is None else Deep(limit, state, frame, base)
+    kind = type(state)
+    if (kind is ObjectParser and state._phase != op.VALUE) or (kind is ArrayParser and state._phase != ap.VALUE):
+        return Deep(limit, state, frame, base)  # a container between values (a key, punctuation): its one head
     return _built(limit, _heads(limit, state, frame, base, []), base)
 
 
@@ -313,14 +316,22 @@ class Deep(CharacterParser):
                 after = Deep(limit, top, frame, base)  # a transparent frame passes it on
                 return after.fitted() if kind is UnionParser else after
         elif frame is not None and self._top.can_end():
-            heads: list = []  # the value ends: each container of the level reads the character
-            for template, up in frame.edges:
+            edges = frame.edges  # the value ends: each container of the level reads the character
+            if len(edges) == 1:
+                template, up = edges[0]
                 state = _plug(template, self._top).add_character(ch)
-                if state is not None:
-                    _heads(limit, state, up, base, heads)
-            if not heads:
-                return None
-            after = _built(limit, heads, base)
+                if state is None:
+                    return None
+                after = settle(limit, state, up, base)
+            else:
+                heads: list = []
+                for template, up in edges:
+                    state = _plug(template, self._top).add_character(ch)
+                    if state is not None:
+                        _heads(limit, state, up, base, heads)
+                if not heads:
+                    return None
+                after = _built(limit, heads, base)
         else:
             return None
         if (ch == "[" or ch == "{") and _depth_of(after) > limit.max_depth:
@@ -335,13 +346,13 @@ class Deep(CharacterParser):
         # top alone and stack it once; where the top refuses a character, the frames may read it (the value
         # ends), so the text is read again character by character
         top = self._top
-        if top.SCALAR_LEXEME or (
+        if top.SCALAR_LEXEME:
+            after = top.add_text(text)
+        elif (
             type(top) is ObjectParser and top.plain_key(text) and "[" not in text and "{" not in text
             and self.room() >= _GUARD
         ):  # fmt: skip
-            after = top.add_text(text)
-            if after is not None:
-                return Deep(self._limit, after, self._frame, self._base)
+            after = top.add_key_text(text)
         elif (
             type(top) is ArrayParser and top._phase == ap.VALUE and "[" not in text and "{" not in text
             and self.room() >= _GUARD
@@ -353,6 +364,11 @@ class Deep(CharacterParser):
             if after is not None:
                 state = settle(self._limit, after, self._frame, self._base)
                 return state.fitted() if type(state) in _STACKS else state
+            return super().add_text(text)
+        else:
+            return super().add_text(text)
+        if after is not None:
+            return Deep(self._limit, after, self._frame, self._base)
         return super().add_text(text)
 
     def allowed_characters(self) -> CharSet:

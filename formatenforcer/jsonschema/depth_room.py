@@ -109,7 +109,7 @@ def _narrow_object(base: ObjectContext, room: int) -> RoomObjectContext | None:
         and ctx.extras.low == 0
     )
     ctx._live, ctx._extra_values, ctx._value_starts = {}, {}, {}
-    ctx.key_contents, ctx.key_starts, ctx.closable, ctx.structural = {}, {}, {}, {}
+    ctx.key_contents, ctx.key_starts, ctx.closable, ctx.structural, ctx.available = {}, {}, {}, {}, {}
     if ctx.impossible(ctx.extras, ctx.fits):
         return None
     return ctx

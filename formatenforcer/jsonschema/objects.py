@@ -29,6 +29,7 @@ from .object_walk import ObjectWalkHooks
 from .schema.ir import AnyValue, Node, Object, Ref
 from .schema.validate import value_schemas
 from .strings import StringParser
+from .whitespace import WHITESPACE_CHARS
 
 if TYPE_CHECKING:
     from .compile import Compiler
@@ -83,10 +84,12 @@ class ObjectContext(ObjectNames):
         self._value_starts: dict[int, CharacterParser | None] = {}
         self.key_contents: dict[tuple, KeyContent | None] = {}
         self.unions: dict[tuple[CharSet, ...], CharSet] = {}
-        # per (seen, extras): the key start, and whether the object may close. Every state of a position
-        # (each whitespace count, each character of its value) asks, and a walk makes thousands of states
+        # per (seen, extras): the key start, whether the object may close, and the named keys that may come
+        # next. Every state of a position (each whitespace count, each character of its value) asks, and a
+        # walk makes thousands of states; every key the shared key automaton closes asks for the names
         self.key_starts: dict[tuple, StringParser | None] = {}
         self.closable: dict[tuple, bool] = {}
+        self.available: dict[tuple, int] = {}
         # per (phase, seen, extras, ws, pending) outside a key or value: the structural characters allowed
         self.structural: dict[tuple, CharSet] = {}
 
@@ -199,7 +202,14 @@ class ObjectParser(ObjectWalkHooks, MemoAllowed):
         return ctx.closure(needed) & ~seen
 
     def _available(self) -> int:
-        """Named keys that may come next."""
+        """Named keys that may come next (memoised per (seen, extras) in the context)."""
+        memo, ident = self._ctx.available, (self._seen, self._extras)
+        done = memo.get(ident)
+        if done is None:
+            done = memo[ident] = self._new_available()
+        return done
+
+    def _new_available(self) -> int:
         ctx = self._ctx
         missing = self._missing(self._seen)
         candidates = ctx.live(ctx.usable & ~self._seen)
@@ -315,7 +325,11 @@ class ObjectParser(ObjectWalkHooks, MemoAllowed):
         # inside a key, each character gives a new key state and nothing else: step the key alone
         if not self.plain_key(text):
             return super().add_text(text)  # type: ignore[return-value]
-        child = self._child.add_text(text)
+        return self.add_key_text(text)
+
+    def add_key_text(self, text: str) -> ObjectParser | None:
+        """``add_text`` of a text ``plain_key`` admits (not checked again): the key alone steps it."""
+        child = self._child.add_body_text(text)  # type: ignore[union-attr]
         return None if child is None else ObjectParser(self._ctx, KEY, self._seen, self._extras, 0, child, None)
 
     def add_character(self, ch: str) -> ObjectParser | None:
@@ -338,7 +352,7 @@ class ObjectParser(ObjectWalkHooks, MemoAllowed):
             return self._with(FIRST) if ch == "{" else None
         if phase == DONE:
             return None
-        ws = ctx.ws.step(self._ws, ch)
+        ws = ctx.ws.step(self._ws, ch) if ch in WHITESPACE_CHARS else None
         if ws is not None:
             return ObjectParser(ctx, phase, self._seen, self._extras, ws, None, self._pending)
         if not ctx.ws.can_stop(self._ws):

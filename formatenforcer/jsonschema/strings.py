@@ -118,12 +118,14 @@ class StringParser(MemoAllowed):
         # the fold of add_character, without a state per character where the text is plain body text
         if not self.plain_body(text):
             return super().add_text(text)  # type: ignore[return-value]
-        step, state = self._content.step, self._state
-        for ch in text:
-            state = step(state, ch)
-            if state is None:
-                return None
-        return self._with(BODY, state) if text else self
+        return self.add_body_text(text)
+
+    def add_body_text(self, text: str) -> StringParser | None:
+        """``add_text`` of a text ``plain_body`` admits (not checked again): the content alone steps it."""
+        if not text:
+            return self
+        state = self._content.step_text(self._state, text)
+        return None if state is None else self._with(BODY, state)
 
     def add_character(self, ch: str) -> StringParser | None:
         phase = self._phase

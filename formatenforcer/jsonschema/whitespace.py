@@ -11,6 +11,9 @@ from ..parsers.regex import compile_regex
 from .config import JsonConfig
 
 JSON_WHITESPACE = CharSet.of(" \t\n\r")
+WHITESPACE_CHARS = frozenset(" \t\n\r")
+"""The same characters as a set of str, for a membership test without a call: ``Whitespace.step`` refuses
+every other character, whatever the policy."""
 
 
 class Whitespace:

@@ -89,6 +89,16 @@ class Content:
     def step(self, state: Hashable, ch: str) -> Hashable | None:
         raise NotImplementedError
 
+    def step_text(self, state: Hashable, text: str) -> Hashable | None:
+        """The state after every character of ``text`` (``step`` folded); None as soon as one is refused. A
+        content whose steps compose in closed form overrides it (a string body's token reads one call)."""
+        step = self.step
+        for ch in text:
+            state = step(state, ch)
+            if state is None:
+                return None
+        return state
+
     def allowed(self, state: Hashable) -> CharSet:
         raise NotImplementedError
 
@@ -124,6 +134,14 @@ class LengthContent(Content):
         if self.high is not None and state >= self.high:
             return None
         return min(state + 1, self._cap)
+
+    def step_text(self, state: int, text: str) -> int | None:
+        # ``step`` n times: with a bound, each step needs the count below it (the cap is the bound, so the
+        # count is exact); without one, the count only climbs to its cap
+        count = state + len(text)
+        if self.high is not None:
+            return count if count <= self.high else None
+        return min(count, self._cap)
 
     def allowed(self, state: int) -> CharSet:
         return ANY if self.high is None or state < self.high else EMPTY

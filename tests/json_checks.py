@@ -44,9 +44,9 @@ def _by_bytes(vocabulary: Vocabulary) -> tuple[list[int], list[bytes]]:
 
 
 def step_over_every_token(enforcer: TokenEnforcer, position: Any) -> set[int]:
-    """The ids the step accepts at ``position``, each of the vocabulary's tokens stepped (``_step``, see
+    """The ids the step accepts at ``position``, each of the vocabulary's tokens stepped (``_moved``, see
     ``mask_and_step_at``)."""
-    step = enforcer._step
+    step = enforcer._moved
     return {token for token in range(enforcer.vocabulary.size) if step(position, token) is not None}
 
 
@@ -60,11 +60,11 @@ def mask_and_step_at(enforcer: TokenEnforcer, position: Any) -> tuple[set[int], 
     steps of the 128k a full pass takes on Llama 3 (10-15x less time); ``step_over_every_token`` is the full
     pass, and tests/test_mask_equals_step.py checks that the two agree.
 
-    Each token goes through ``TokenEnforcer._step``, the step that ``step`` memoises on the position and
+    Each token goes through ``TokenEnforcer._moved``, the step that ``step`` memoises on the position and
     makes canonical: it accepts the same tokens, without keeping a canonical position for each of the ~120k
     tokens a key or a string takes (computing their places was a quarter to half of this check's time)."""
     mask = set(ids_of(enforcer.mask(position)))
-    step_of = enforcer._step
+    step_of = enforcer._moved
     order, texts = _by_bytes(enforcer.vocabulary)
     eos = enforcer.vocabulary.eos_token_ids
     step: set[int] = set()

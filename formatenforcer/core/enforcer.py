@@ -155,13 +155,19 @@ class TokenEnforcer:
 
     def _step(self, position: Position, token_id: int) -> Position | None:
         """The canonical position after ``token_id`` (see ``step``), or None."""
+        moved = self._moved(position, token_id)
+        return None if moved is None else self._canonical(*moved)
+
+    def _moved(self, position: Position, token_id: int) -> tuple[CharacterParser, bytes, bool, bool] | None:
+        """(state, pending bytes, at start, finished) after ``token_id``, or None if the format refuses it:
+        the step itself, before any position is kept for it."""
         if position.finished:
             return None
         vocabulary = self.vocabulary
         if token_id in vocabulary.eos_token_ids:
             if position.pending or not position.state.can_end():
                 return None
-            return self._canonical(position.state, b"", False, True)
+            return position.state, b"", False, True
         token_bytes = vocabulary.token_bytes  # (``Vocabulary.text_of``, without its call)
         data = token_bytes[token_id] if 0 <= token_id < len(token_bytes) else None
         if not data:
@@ -169,11 +175,11 @@ class TokenEnforcer:
         if position.at_start and vocabulary.strip_leading_space and data[:1] == b" ":
             data = data[1:]
             if not data:  # a lone "▁" first: it adds no text, and the next token keeps its space
-                return self._canonical(position.state, b"", False, False)
+                return position.state, b"", False, False
         moved = advance(position.state, position.pending, data)
         if moved is None:
             return None
-        return self._canonical(moved[0], moved[1], False, False)
+        return moved[0], moved[1], False, False
 
     # --- prefix-keyed use (Hugging Face prefix_allowed_tokens_fn) ----------------------------------------
     def allowed_tokens(self, token_ids: Sequence[int]) -> list[int]:

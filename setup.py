@@ -11,6 +11,7 @@ setup(
         Extension(
             "formatenforcer.core._native",
             sources=["formatenforcer/core/_native.c"],
+            depends=["formatenforcer/core/_machine.c"],
             optional=True,
         )
     ]

@@ -1907,6 +1907,8 @@ done:
     return result;
 }
 
+#include "_machine.c" /* the JSON machine (uses the Trie type and the UTF-8 helpers above) */
+
 static PyMethodDef module_methods[] = {
     {"or_rows", or_rows, METH_VARARGS,
      "or_rows(out, ids, rows): writes into the int32 row out the OR of the rows with the ids' bits set; "
@@ -1941,13 +1943,15 @@ static struct PyModuleDef module_def = {
 };
 
 PyMODINIT_FUNC PyInit__native(void) {
-    if (PyType_Ready(&TrieType) < 0 || PyType_Ready(&AutomatonType) < 0) return NULL;
+    if (PyType_Ready(&TrieType) < 0 || PyType_Ready(&AutomatonType) < 0 || PyType_Ready(&MachineType) < 0) return NULL;
     PyObject *module = PyModule_Create(&module_def);
     if (module == NULL) return NULL;
     Py_INCREF(&TrieType);
     Py_INCREF(&AutomatonType);
+    Py_INCREF(&MachineType);
     if (PyModule_AddObject(module, "Trie", (PyObject *)&TrieType) < 0 ||
-        PyModule_AddObject(module, "Automaton", (PyObject *)&AutomatonType) < 0) {
+        PyModule_AddObject(module, "Automaton", (PyObject *)&AutomatonType) < 0 ||
+        PyModule_AddObject(module, "Machine", (PyObject *)&MachineType) < 0) {
         Py_DECREF(module);
         return NULL;
     }

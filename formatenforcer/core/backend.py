@@ -3,7 +3,8 @@
 The extension is built by the package's own build (setup.py). Where it was not built (no C compiler), the
 package works on the Python walk after a one-line warning. ``FORMATENFORCER_PURE_PYTHON=1`` forces the
 Python walk; ``FORMATENFORCER_NATIVE_MODULE=/path/to/_native.so`` loads another build of the extension
-(the sanitizer build of .ci/sanitize.sh).
+(the sanitizer build of .ci/sanitize.sh). ``FORMATENFORCER_NO_MACHINE=1`` keeps the compiled walk but not the
+compiled JSON machine (core/machine.py), for comparing the two.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import warnings
 from types import ModuleType
 
 PURE_PYTHON_ENV = "FORMATENFORCER_PURE_PYTHON"
+NO_MACHINE_ENV = "FORMATENFORCER_NO_MACHINE"
 NATIVE_MODULE_ENV = "FORMATENFORCER_NATIVE_MODULE"
 
 
@@ -64,3 +66,12 @@ def use_compiled(enabled: bool) -> None:
     if enabled and native is None:
         raise RuntimeError("the compiled core is not available in this process (see core_backend())")
     _active = enabled
+
+
+_machine = os.environ.get(NO_MACHINE_ENV, "") in ("", "0")
+
+
+def machine_active() -> bool:
+    """Whether formats the compiled JSON machine covers run on it (the compiled walk is in use, and
+    ``FORMATENFORCER_NO_MACHINE`` is not set)."""
+    return _active and _machine

@@ -65,6 +65,13 @@ def compiled_mask(vocabulary: Any, state: Any, pending: bytes, at_start: bool) -
     answer (backend off, or a state that is not a plain automaton state)."""
     if not backend.active():
         return None
+    machine = state.machine_state()
+    if machine is not None:
+        if at_start:
+            return None  # (the first token of a SentencePiece output: the Python walk over the machine's steps)
+        mask = np.empty((vocabulary.size + 31) // 32, dtype=np.int32)
+        machine[0].mask(flat_trie(vocabulary), machine[1], pending, mask)
+        return mask
     found = state.automaton_state()
     if found is None:
         return None

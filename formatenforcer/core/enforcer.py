@@ -86,7 +86,9 @@ class TokenEnforcer:
         self._lock = caches.lock
         self._positions = caches.positions
         self._forced: dict[Hashable, str] = caches.forced  # forced text by state key (forced.py)
-        self._start = Position(parser)  # not in the shared positions: they must not hold the parser itself
+        # not in the shared positions: they must not hold the parser itself; a format the compiled machine
+        # covers starts from its twin there (core/machine.py), which accepts exactly the same texts
+        self._start = Position(parser.compiled_twin() or parser)
         self._root = _PrefixNode(self._start)
         self._finished_mask = vocabulary.eos_mask if vocabulary.eos_token_ids else pack_ids((), vocabulary.size)
 

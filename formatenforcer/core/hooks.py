@@ -190,6 +190,18 @@ class WalkHooks:
         end points (core/lexeme_automaton.py, ``compiled_below``)."""
         return None
 
+    def machine_state(self) -> tuple[object, bytes] | None:
+        """Optional: ``(machine, state bytes)`` when this state is a state of a compiled pushdown machine
+        (``_native.Machine``: a JSON document, core/machine.py), so the compiled core computes the whole mask
+        in one call, without a parser step per trie node."""
+        return None
+
+    def compiled_twin(self) -> CharacterParser | None:
+        """Optional: a state that accepts exactly the same texts as this one and that the compiled core runs
+        alone (``machine_state``), where the compiled backend is active and the format is covered; the
+        enforcer then starts from it. None: this state is its own."""
+        return None
+
     def automaton_state(self) -> tuple[object, int] | None:
         """Optional: ``(dfa, state number)`` when this state is a state of a deterministic automaton over
         characters (a ``CompiledRegex``) and nothing else, so the compiled core can walk the vocabulary with

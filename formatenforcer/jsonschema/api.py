@@ -13,7 +13,9 @@ from collections.abc import Hashable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from ..core import backend
 from ..core.charset import CharSet
+from ..core.machine import MachineState
 from ..core.errors import Problem, SchemaError, UnsupportedSchemaError
 from ..core.hooks import FreeRun, Lexeme, walk_lexeme
 from ..core.protocol import CharacterParser
@@ -21,6 +23,7 @@ from ..parsers.build_budget import build_budget, over_budget
 from .compile import Compiler, forget_memos
 from .config import JsonConfig
 from .depth import DepthLimit
+from .machine_program import machine_program
 from .root import root_start
 from .schema.closed import close_objects
 from .schema.deep import prepare
@@ -40,10 +43,12 @@ class _Document(CharacterParser):
     """A JSON document: delegates to the start state of its root value. Weakly referable: the enforcers
     made for one document share its caches for as long as it lives (see TokenEnforcer)."""
 
-    __slots__ = ("_start", "compiler", "__weakref__")
+    __slots__ = ("_start", "compiler", "_root", "_twin", "__weakref__")
 
     def _setup(self, compiler: Compiler, root: Node) -> None:
         self.compiler = compiler
+        self._root = root
+        self._twin: object = None
         weakref.finalize(self, forget_memos, compiler.numbers)  # (the list fills as states are built)
         start = compiler.start(root)
         if start is None:
@@ -71,6 +76,21 @@ class _Document(CharacterParser):
                     "#",
                 )
         self._start = root_start(compiler.config, compiler.ws, DepthLimit(compiler.config.max_depth).wrap(start))
+
+    def compiled_twin(self) -> CharacterParser | None:
+        """The document's start on the compiled JSON machine, where the compiled backend is active and the
+        schema is one it covers (jsonschema/machine_program.py); built on first ask, None otherwise."""
+        if not backend.machine_active():
+            return None
+        twin = self._twin
+        if twin is None:
+            code = machine_program(self._root, self.compiler.config, self.compiler.merger)
+            twin = False
+            if code is not None:
+                machine = backend.native.Machine(code)  # type: ignore[union-attr]
+                twin = MachineState(machine, machine.start())
+            self._twin = twin
+        return twin or None
 
     def add_character(self, ch: str) -> CharacterParser | None:
         return self._start.add_character(ch)

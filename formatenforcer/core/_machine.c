@@ -1,0 +1,1113 @@
+/* The JSON machine: a JSON document's syntax as a pushdown automaton in C, over a per-schema program of value
+   nodes (jsonschema/machine_program.py builds it from the schema's intermediate form, for the schemas it
+   covers). It steps whole characters (``machine_step``), answers whether the document may end and which
+   characters may come next, and computes a state's token mask by walking the flat trie with the machine
+   (``machine_mask``), so a covered schema needs no Python parser step per token or per mask. The Python
+   parsers stay the reference: tests/test_machine.py compares masks and steps with them.
+
+   Included by _native.c (it uses the Trie type and the UTF-8 helpers defined there).
+
+   Program: one int32 array (``code``), validated once by ``Machine(code)``:
+     code[0..MH_SIZE)   header (MH_* below)
+     code[MH_SIZE + n]  the offset of node n's record, for n < nodes
+     records:
+       K_ANY            [K_ANY]
+       K_OBJECT         [K_OBJECT, additional (-1: closed), required bits lo, hi, key trie node, names,
+                         value node per name...]
+       K_ARRAY          [K_ARRAY, items, min items, max items (-1: none), prefix count, prefix nodes...]
+       K_STRING         [K_STRING, content (C_ANY, C_LENGTH), min length, max length (-1: none)]
+       K_NUMBER         [K_NUMBER, integer (0/1)]
+       K_BOOL           [K_BOOL, 1: true allowed | 2: false allowed]
+       K_NULL           [K_NULL]
+       K_UNION          [K_UNION, options, option nodes...] (options start with distinct characters)
+     key trie nodes     [name index or -1, names at or below: bits lo, hi, edges, (code point, node)...]
+                        (edges sorted by code point; a node is an offset into code)
+
+   State: bytes, the header MState then ``frames`` MFrame, the root's frame first. */
+
+#define MH_SIZE 16
+enum { MH_MAGIC, MH_NODES, MH_ROOT, MH_ANY, MH_ANY_OBJECT, MH_ANY_ARRAY, MH_ANY_STRING, MH_ANY_NUMBER, MH_WS,
+       MH_LEAD, MH_TRAIL, MH_DEPTH, MH_ASCII_ESCAPES };
+#define M_MAGIC 0x4a534d31 /* "JSM1" */
+
+enum { K_ANY, K_OBJECT, K_ARRAY, K_STRING, K_NUMBER, K_BOOL, K_NULL, K_UNION, K_KINDS };
+enum { C_ANY, C_LENGTH };
+
+/* the lexeme being read above the top frame */
+enum { L_NONE, L_STRING, L_NUMBER, L_LITERAL };
+/* string phases (strings.py's) */
+enum { S_BODY, S_ESCAPE, S_HEX, S_LOW_BACKSLASH, S_LOW_U, S_LOW_HEX };
+/* number states */
+enum { N_START, N_MINUS, N_ZERO, N_INT, N_DOT, N_FRAC, N_E, N_ESIGN, N_EXP };
+/* frame phases: objects, arrays and the root share AFTER and VALUE */
+enum { P_OPEN, P_KEY_DONE, P_COLON, P_VALUE, P_AFTER, P_COMMA, P_KEY, P_BEFORE };
+
+typedef struct {
+    int32_t lex, node, phase, cstate, a, b, frames;
+} MState;
+
+typedef struct {
+    int32_t node, phase, ws, count;
+    uint32_t seen_lo, seen_hi;
+} MFrame;
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *code; /* bytes, int32 */
+    const int32_t *c;
+    Py_ssize_t size, nodes;
+    uint8_t *trie_node; /* per offset of code: 1 where a key trie node starts (a state's cstate is checked) */
+} MachineObject;
+
+static const char *LITERALS[3] = {"true", "false", "null"};
+
+/* ---- the working state: frames from the original state (read-only, ``base`` of them) plus local ones ---- */
+
+typedef struct {
+    MState h;
+    int32_t base, local;
+} WHead;
+
+typedef struct {
+    const int32_t *c;
+    const MFrame *orig; /* the frames of the state the walk or step started from */
+    int32_t ws_cap, lead_cap, trail_cap, max_depth, ascii_escapes;
+} Ctx;
+
+static inline const int32_t *rec(const Ctx *x, int32_t node) { return x->c + x->c[MH_SIZE + node]; }
+
+static inline MFrame *top_frame(const Ctx *x, WHead *w, MFrame *local) {
+    (void)x;
+    return w->local > 0 ? &local[w->local - 1] : (MFrame *)&x->orig[w->base - 1];
+}
+
+/* The top frame, made local so it may change. */
+static inline MFrame *own_top(const Ctx *x, WHead *w, MFrame *local) {
+    if (w->local == 0) {
+        local[0] = x->orig[w->base - 1];
+        w->base--;
+        w->local = 1;
+    }
+    return &local[w->local - 1];
+}
+
+static inline int32_t depth_of(const WHead *w) { return w->base + w->local; }
+
+static inline void pop_frame(WHead *w) {
+    if (w->local > 0) w->local--;
+    else w->base--;
+}
+
+/* ---- string contents ---- */
+
+/* Whether the key trie node's names below intersect the names still available in the object frame. */
+static inline int key_viable(const int32_t *t, const MFrame *f) {
+    return ((uint32_t)t[1] & ~f->seen_lo) || ((uint32_t)t[2] & ~f->seen_hi);
+}
+
+/* The child of key trie node ``at`` on ``cp`` (-1: none). */
+static int32_t key_child(const int32_t *c, int32_t at, int32_t cp) {
+    const int32_t *t = c + at;
+    int32_t left = 0, right = t[3];
+    while (left < right) {
+        int32_t mid = left + (right - left) / 2;
+        int32_t e = t[4 + 2 * mid];
+        if (e == cp) return t[5 + 2 * mid];
+        if (e < cp) left = mid + 1;
+        else right = mid;
+    }
+    return -1;
+}
+
+/* The object frame a key is read for: the top frame (keys are read with the object frame on top). */
+
+/* Whether the content (of the string or key being read) allows the decoded character ``cp`` next. */
+static int content_allows(const Ctx *x, const MState *s, const MFrame *f, int32_t cp) {
+    const int32_t *r = rec(x, s->node);
+    if (r[0] == K_STRING) {
+        if (r[1] == C_ANY) return 1;
+        return r[3] < 0 || s->cstate < r[3];
+    }
+    /* a key */
+    if (r[1] >= 0) return 1; /* an open object: any text may become an extra key */
+    if (s->cstate < 0) return 0;
+    int32_t child = key_child(x->c, s->cstate, cp);
+    return child >= 0 && key_viable(x->c + child, f);
+}
+
+/* Whether some decoded character in [lo, hi] that an escape may spell is allowed (the escapable set: every
+   character, or every one but printable ASCII). */
+static int content_meets(const Ctx *x, const MState *s, const MFrame *f, int64_t lo, int64_t hi) {
+    if (lo >= 0xD800 && lo <= 0xDFFF) lo = 0xE000; /* (surrogates are no characters) */
+    if (hi >= 0xD800 && hi <= 0xDFFF) hi = 0xD7FF;
+    if (lo > hi) return 0;
+    if (!x->ascii_escapes && lo >= 0x20 && hi <= 0x7E) return 0;
+    const int32_t *r = rec(x, s->node);
+    if (r[0] == K_STRING) {
+        if (r[1] == C_ANY) return 1;
+        return r[3] < 0 || s->cstate < r[3];
+    }
+    if (r[1] >= 0) return 1;
+    if (s->cstate < 0) return 0;
+    const int32_t *t = x->c + s->cstate;
+    for (int32_t k = 0; k < t[3]; k++) {
+        int32_t cp = t[4 + 2 * k];
+        if (cp < lo || cp > hi) continue;
+        if (!x->ascii_escapes && cp >= 0x20 && cp <= 0x7E) continue;
+        if (key_viable(x->c + t[5 + 2 * k], f)) return 1;
+    }
+    return 0;
+}
+
+static int content_accepting(const Ctx *x, const MState *s, const MFrame *f) {
+    const int32_t *r = rec(x, s->node);
+    if (r[0] == K_STRING) return r[1] == C_ANY || s->cstate >= r[2];
+    if (s->cstate >= 0) {
+        const int32_t *t = x->c + s->cstate;
+        if (t[0] >= 0) { /* a name: acceptable only while available */
+            uint32_t bit_lo = t[0] < 32 ? (uint32_t)1 << t[0] : 0, bit_hi = t[0] >= 32 ? (uint32_t)1 << (t[0] - 32) : 0;
+            return !((f->seen_lo & bit_lo) || (f->seen_hi & bit_hi));
+        }
+    }
+    return r[1] >= 0; /* not a name: an extra key */
+}
+
+static void content_step(const Ctx *x, MState *s, int32_t cp) {
+    const int32_t *r = rec(x, s->node);
+    if (r[0] == K_STRING) {
+        if (r[1] == C_LENGTH) {
+            if (r[3] >= 0 || s->cstate < r[2]) s->cstate++; /* (without a maximum, counted up to the minimum) */
+        }
+        return;
+    }
+    s->cstate = s->cstate < 0 ? -1 : key_child(x->c, s->cstate, cp);
+}
+
+/* Whether a first UTF-16 unit in [lo, hi] can still decode to an allowed character (strings.py). */
+static int unit_allowed(const Ctx *x, const MState *s, const MFrame *f, int64_t lo, int64_t hi) {
+    if (content_meets(x, s, f, lo, hi)) return 1;
+    int64_t a = lo > 0xD800 ? lo : 0xD800, b = hi < 0xDBFF ? hi : 0xDBFF;
+    if (a > b) return 0;
+    return content_meets(x, s, f, 0x10000 + (a - 0xD800) * 0x400, 0x10000 + (b - 0xD800) * 0x400 + 0x3FF);
+}
+
+static int low_allowed(const Ctx *x, const MState *s, const MFrame *f, int64_t high, int64_t lo, int64_t hi) {
+    lo = lo > 0xDC00 ? lo : 0xDC00;
+    hi = hi < 0xDFFF ? hi : 0xDFFF;
+    if (lo > hi) return 0;
+    int64_t base = 0x10000 + (high - 0xD800) * 0x400 - 0xDC00;
+    return content_meets(x, s, f, base + lo, base + hi);
+}
+
+static int hex_value(int32_t cp) {
+    if (cp >= '0' && cp <= '9') return cp - '0';
+    if (cp >= 'a' && cp <= 'f') return cp - 'a' + 10;
+    if (cp >= 'A' && cp <= 'F') return cp - 'A' + 10;
+    return -1;
+}
+
+static int32_t simple_escape(int32_t cp) {
+    switch (cp) {
+    case '"': return '"';
+    case '\\': return '\\';
+    case '/': return '/';
+    case 'b': return '\b';
+    case 'f': return '\f';
+    case 'n': return '\n';
+    case 'r': return '\r';
+    case 't': return '\t';
+    default: return -1;
+    }
+}
+
+static int backslash_allowed(const Ctx *x, const MState *s, const MFrame *f) {
+    if (content_meets(x, s, f, 0, 0x10FFFF)) return 1;
+    static const int32_t decoded[8] = {'"', '\\', '/', '\b', '\f', '\n', '\r', '\t'};
+    for (int k = 0; k < 8; k++)
+        if (content_allows(x, s, f, decoded[k])) return 1;
+    return 0;
+}
+
+/* ---- numbers ---- */
+
+/* The number state after ``cp``, or -1. */
+static int32_t number_next(int32_t state, int integer, int32_t cp) {
+    int digit = cp >= '0' && cp <= '9';
+    switch (state) {
+    case N_START: return cp == '-' ? N_MINUS : cp == '0' ? N_ZERO : digit ? N_INT : -1;
+    case N_MINUS: return cp == '0' ? N_ZERO : digit ? N_INT : -1;
+    case N_ZERO:
+    case N_INT:
+        if (digit) return state == N_INT ? N_INT : -1;
+        if (integer) return -1;
+        return cp == '.' ? N_DOT : (cp == 'e' || cp == 'E') ? N_E : -1;
+    case N_DOT: return digit ? N_FRAC : -1;
+    case N_FRAC: return digit ? N_FRAC : (cp == 'e' || cp == 'E') ? N_E : -1;
+    case N_E: return (cp == '+' || cp == '-') ? N_ESIGN : digit ? N_EXP : -1;
+    case N_ESIGN:
+    case N_EXP: return digit ? N_EXP : -1;
+    }
+    return -1;
+}
+
+static int number_can_end(int32_t state) { return state == N_ZERO || state == N_INT || state == N_FRAC || state == N_EXP; }
+
+/* ---- the machine's step ---- */
+
+static int is_ws(int32_t cp) { return cp == ' ' || cp == '\t' || cp == '\n' || cp == '\r'; }
+
+/* A value of ``node`` has been read whole: the frame below goes on after it. */
+static void value_done(const Ctx *x, WHead *w, MFrame *local) {
+    MFrame *f = own_top(x, w, local);
+    f->phase = P_AFTER;
+    f->ws = 0;
+}
+
+/* Whether an object frame may take another key (named and available, or an extra one). */
+static int key_possible(const Ctx *x, const MFrame *f) {
+    const int32_t *r = rec(x, f->node);
+    if (r[1] >= 0) return 1;
+    return key_viable(x->c + r[4], f);
+}
+
+static int closable(const Ctx *x, const MFrame *f) {
+    const int32_t *r = rec(x, f->node);
+    if (r[0] == K_OBJECT) return !((uint32_t)r[2] & ~f->seen_lo) && !((uint32_t)r[3] & ~f->seen_hi);
+    return f->count >= r[2]; /* an array */
+}
+
+static int push_frame(const Ctx *x, WHead *w, MFrame *local, int32_t node) {
+    if (depth_of(w) - 1 >= x->max_depth) return 0; /* (the root's frame is no container) */
+    MFrame *g = &local[w->local++];
+    *g = (MFrame){node, P_OPEN, 0, 0, 0, 0};
+    return 1;
+}
+
+/* Starts a value of ``node`` with its first character; 0 if refused. The frame on top is the container (or
+   the root) whose value this is, already in phase P_VALUE. */
+static int start_value(const Ctx *x, WHead *w, MFrame *local, int32_t node, int32_t cp) {
+    const int32_t *r = rec(x, node);
+    MState *s = &w->h;
+    switch (r[0]) {
+    case K_ANY:
+        if (cp == '{') return push_frame(x, w, local, x->c[MH_ANY_OBJECT]);
+        if (cp == '[') return push_frame(x, w, local, x->c[MH_ANY_ARRAY]);
+        if (cp == '"') return start_value(x, w, local, x->c[MH_ANY_STRING], cp);
+        if (cp == '-' || (cp >= '0' && cp <= '9')) return start_value(x, w, local, x->c[MH_ANY_NUMBER], cp);
+        if (cp == 't' || cp == 'f' || cp == 'n') {
+            *s = (MState){L_LITERAL, cp == 't' ? 0 : cp == 'f' ? 1 : 2, 1, 0, 0, 0, 0};
+            return 1;
+        }
+        return 0;
+    case K_OBJECT: return cp == '{' && push_frame(x, w, local, node);
+    case K_ARRAY: return cp == '[' && push_frame(x, w, local, node);
+    case K_STRING:
+        if (cp != '"') return 0;
+        *s = (MState){L_STRING, node, S_BODY, 0, 0, 0, 0};
+        return 1;
+    case K_NUMBER: {
+        int32_t next = number_next(N_START, r[1], cp);
+        if (next < 0) return 0;
+        *s = (MState){L_NUMBER, node, next, 0, 0, 0, 0};
+        return 1;
+    }
+    case K_BOOL:
+        if ((cp == 't' && (r[1] & 1)) || (cp == 'f' && (r[1] & 2))) {
+            *s = (MState){L_LITERAL, cp == 't' ? 0 : 1, 1, 0, 0, 0, 0};
+            return 1;
+        }
+        return 0;
+    case K_NULL:
+        if (cp != 'n') return 0;
+        *s = (MState){L_LITERAL, 2, 1, 0, 0, 0, 0};
+        return 1;
+    case K_UNION:
+        for (int32_t k = 0; k < r[1]; k++)
+            if (start_value(x, w, local, r[2 + k], cp)) return 1;
+        return 0;
+    }
+    return 0;
+}
+
+/* The node of the value that follows the top frame's current key or item. */
+static int32_t value_node(const Ctx *x, const MFrame *f) {
+    if (f->node < 0) return x->c[MH_ROOT];
+    const int32_t *r = rec(x, f->node);
+    if (r[0] == K_OBJECT) return f->count >= 0 ? r[6 + f->count] : r[1];
+    return f->count - 1 < r[4] ? r[5 + f->count - 1] : r[1]; /* an array: item count-1 */
+}
+
+/* Structural step: no lexeme is being read. */
+static int step_structure(const Ctx *x, WHead *w, MFrame *local, int32_t cp) {
+    MFrame *f = top_frame(x, w, local);
+    int32_t phase = f->phase;
+    if (is_ws(cp)) {
+        int32_t cap = f->node < 0 ? (phase == P_BEFORE ? x->lead_cap : x->trail_cap) : x->ws_cap;
+        if (phase == P_VALUE || f->ws >= cap) return 0;
+        own_top(x, w, local)->ws++;
+        return 1;
+    }
+    if (f->node < 0) { /* the root */
+        if (phase != P_BEFORE) return 0;
+        f = own_top(x, w, local);
+        f->phase = P_VALUE;
+        f->ws = 0;
+        return start_value(x, w, local, x->c[MH_ROOT], cp);
+    }
+    const int32_t *r = rec(x, f->node);
+    if (r[0] == K_OBJECT) {
+        switch (phase) {
+        case P_OPEN:
+        case P_COMMA:
+            if (cp == '"' && key_possible(x, f)) {
+                f = own_top(x, w, local);
+                f->phase = P_KEY;
+                f->ws = 0;
+                w->h = (MState){L_STRING, f->node, S_BODY, r[4], 0, 0, 0};
+                return 1;
+            }
+            if (cp == '}' && phase == P_OPEN && closable(x, f)) {
+                pop_frame(w);
+                value_done(x, w, local);
+                return 1;
+            }
+            return 0;
+        case P_KEY_DONE:
+            if (cp != ':') return 0;
+            f = own_top(x, w, local);
+            f->phase = P_COLON;
+            f->ws = 0;
+            return 1;
+        case P_COLON: {
+            int32_t node = value_node(x, f);
+            f = own_top(x, w, local);
+            f->phase = P_VALUE;
+            f->ws = 0;
+            return start_value(x, w, local, node, cp);
+        }
+        case P_AFTER:
+            if (cp == ',' && key_possible(x, f)) {
+                f = own_top(x, w, local);
+                f->phase = P_COMMA;
+                f->ws = 0;
+                return 1;
+            }
+            if (cp == '}' && closable(x, f)) {
+                pop_frame(w);
+                value_done(x, w, local);
+                return 1;
+            }
+            return 0;
+        }
+        return 0;
+    }
+    /* an array */
+    switch (phase) {
+    case P_OPEN:
+        if (cp == ']') {
+            if (r[2] > 0) return 0;
+            pop_frame(w);
+            value_done(x, w, local);
+            return 1;
+        }
+        /* fall through */
+    case P_COMMA: {
+        if (r[3] >= 0 && f->count >= r[3]) return 0;
+        f = own_top(x, w, local);
+        f->count++;
+        f->phase = P_VALUE;
+        f->ws = 0;
+        return start_value(x, w, local, value_node(x, f), cp);
+    }
+    case P_AFTER:
+        if (cp == ',' && (r[3] < 0 || f->count < r[3])) {
+            f = own_top(x, w, local);
+            f->phase = P_COMMA;
+            f->ws = 0;
+            return 1;
+        }
+        if (cp == ']' && closable(x, f)) {
+            pop_frame(w);
+            value_done(x, w, local);
+            return 1;
+        }
+        return 0;
+    }
+    return 0;
+}
+
+/* A key's closing quote: the object frame records the name (or an extra key) and waits for the colon. */
+static void key_done(const Ctx *x, WHead *w, MFrame *local) {
+    MFrame *f = own_top(x, w, local);
+    int32_t name = -1;
+    if (w->h.cstate >= 0) name = x->c[w->h.cstate];
+    if (name >= 0) {
+        if (name < 32) f->seen_lo |= (uint32_t)1 << name;
+        else f->seen_hi |= (uint32_t)1 << (name - 32);
+    }
+    f->count = name;
+    f->phase = P_KEY_DONE;
+    f->ws = 0;
+    w->h = (MState){L_NONE, 0, 0, 0, 0, 0, 0};
+}
+
+static int step_string(const Ctx *x, WHead *w, MFrame *local, int32_t cp) {
+    MState *s = &w->h;
+    const MFrame *f = top_frame(x, w, local);
+    switch (s->phase) {
+    case S_BODY:
+        if (cp == '"') {
+            if (!content_accepting(x, s, f)) return 0;
+            if (rec(x, s->node)[0] == K_OBJECT) key_done(x, w, local);
+            else {
+                *s = (MState){L_NONE, 0, 0, 0, 0, 0, 0};
+                value_done(x, w, local);
+            }
+            return 1;
+        }
+        if (cp == '\\') {
+            if (!backslash_allowed(x, s, f)) return 0;
+            s->phase = S_ESCAPE;
+            return 1;
+        }
+        if (cp < 0x20 || !content_allows(x, s, f, cp)) return 0;
+        content_step(x, s, cp);
+        return 1;
+    case S_ESCAPE: {
+        if (cp == 'u') {
+            if (!content_meets(x, s, f, 0, 0x10FFFF)) return 0;
+            s->phase = S_HEX;
+            s->a = s->b = 0;
+            return 1;
+        }
+        int32_t decoded = simple_escape(cp);
+        if (decoded < 0 || !content_allows(x, s, f, decoded)) return 0;
+        content_step(x, s, decoded);
+        s->phase = S_BODY;
+        return 1;
+    }
+    case S_HEX: {
+        int d = hex_value(cp);
+        if (d < 0) return 0;
+        int64_t width = (int64_t)1 << (4 * (3 - s->b)), lo = ((int64_t)s->a * 16 + d) * width;
+        if (!unit_allowed(x, s, f, lo, lo + width - 1)) return 0;
+        s->a = s->a * 16 + d;
+        if (s->b < 3) {
+            s->b++;
+            return 1;
+        }
+        if (s->a >= 0xD800 && s->a <= 0xDBFF) {
+            s->phase = S_LOW_BACKSLASH;
+            s->b = 0;
+            return 1;
+        }
+        content_step(x, s, s->a);
+        s->phase = S_BODY;
+        s->a = s->b = 0;
+        return 1;
+    }
+    case S_LOW_BACKSLASH:
+        if (cp != '\\') return 0;
+        s->phase = S_LOW_U;
+        return 1;
+    case S_LOW_U:
+        if (cp != 'u') return 0;
+        s->phase = S_LOW_HEX;
+        s->b = 0; /* a: the high surrogate; b: the low unit's value << 2 | digits read */
+        return 1;
+    case S_LOW_HEX: {
+        int d = hex_value(cp);
+        if (d < 0) return 0;
+        int32_t count = s->b & 3, value = s->b >> 2;
+        int64_t width = (int64_t)1 << (4 * (3 - count)), lo = ((int64_t)value * 16 + d) * width;
+        if (!low_allowed(x, s, f, s->a, lo, lo + width - 1)) return 0;
+        value = value * 16 + d;
+        if (count < 3) {
+            s->b = value << 2 | (count + 1);
+            return 1;
+        }
+        content_step(x, s, 0x10000 + (s->a - 0xD800) * 0x400 + (value - 0xDC00));
+        s->phase = S_BODY;
+        s->a = s->b = 0;
+        return 1;
+    }
+    }
+    return 0;
+}
+
+/* The machine's step on one decoded character. */
+static int mstep(const Ctx *x, WHead *w, MFrame *local, int32_t cp) {
+    MState *s = &w->h;
+    switch (s->lex) {
+    case L_NONE: return step_structure(x, w, local, cp);
+    case L_STRING: return step_string(x, w, local, cp);
+    case L_LITERAL: {
+        const char *word = LITERALS[s->node];
+        if (cp != (unsigned char)word[s->phase]) return 0;
+        if (word[++s->phase] == '\0') {
+            *s = (MState){L_NONE, 0, 0, 0, 0, 0, 0};
+            value_done(x, w, local);
+        }
+        return 1;
+    }
+    case L_NUMBER: {
+        int32_t next = number_next(s->phase, rec(x, s->node)[1], cp);
+        if (next >= 0) {
+            s->phase = next;
+            return 1;
+        }
+        if (!number_can_end(s->phase)) return 0;
+        *s = (MState){L_NONE, 0, 0, 0, 0, 0, 0};
+        value_done(x, w, local);
+        return step_structure(x, w, local, cp);
+    }
+    }
+    return 0;
+}
+
+static int mcan_end(const Ctx *x, const WHead *w, const MFrame *local) {
+    if (depth_of(w) != 1) return 0;
+    const MFrame *f = w->local > 0 ? &local[0] : &x->orig[0];
+    if (w->h.lex == L_NUMBER) return number_can_end(w->h.phase);
+    return w->h.lex == L_NONE && f->phase == P_AFTER;
+}
+
+/* Whether some character whose UTF-8 encoding starts with these bytes may come next (only a string's body
+   takes characters beyond ASCII). */
+static int mprefix_allowed(const Ctx *x, const WHead *w, const MFrame *local, const uint8_t *prefix, int count) {
+    int64_t lo, hi;
+    if (w->h.lex != L_STRING || w->h.phase != S_BODY) return 0;
+    if (!utf8_prefix_interval(prefix, count, &lo, &hi)) return 0;
+    const MFrame *f = w->local > 0 ? &local[w->local - 1] : &x->orig[w->base - 1];
+    const int32_t *r = rec(x, w->h.node);
+    if (r[0] == K_STRING || r[1] >= 0) return content_allows(x, &w->h, f, (int32_t)lo); /* every character alike */
+    if (w->h.cstate < 0) return 0;
+    const int32_t *t = x->c + w->h.cstate;
+    for (int32_t k = 0; k < t[3]; k++) {
+        int32_t cp = t[4 + 2 * k];
+        if (cp >= lo && cp <= hi && key_viable(x->c + t[5 + 2 * k], f)) return 1;
+    }
+    return 0;
+}
+
+/* ---- the Python type: validation, state checks, step, mask ---- */
+
+static void Machine_dealloc(MachineObject *self) {
+    Py_XDECREF(self->code);
+    free(self->trie_node);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int bad_program(const char *what, Py_ssize_t where) {
+    PyErr_Format(PyExc_ValueError, "Machine: %s (at code[%zd])", what, where);
+    return 0;
+}
+
+/* Checks every record and key trie node of the program, once: node ids, offsets, counts, sorted edges. */
+static int Machine_validate(MachineObject *m) {
+    const int32_t *c = m->c;
+    Py_ssize_t size = m->size;
+    if (size < MH_SIZE || c[MH_MAGIC] != M_MAGIC) return bad_program("not a machine program", 0);
+    Py_ssize_t nodes = c[MH_NODES];
+    if (nodes < 1 || MH_SIZE + nodes > size) return bad_program("bad node count", MH_NODES);
+    m->nodes = nodes;
+    for (int k = MH_ROOT; k <= MH_ANY_NUMBER; k++)
+        if (c[k] < 0 || c[k] >= nodes) return bad_program("bad node id in the header", k);
+    if (c[MH_WS] < 0 || c[MH_LEAD] < 0 || c[MH_TRAIL] < 0 || c[MH_DEPTH] < 0)
+        return bad_program("negative limit in the header", MH_WS);
+    m->trie_node = calloc((size_t)size, 1);
+    if (m->trie_node == NULL) {
+        PyErr_NoMemory();
+        return 0;
+    }
+    /* key tries first: every node reachable from an object's root, checked as it is met */
+    for (Py_ssize_t n = 0; n < nodes; n++) {
+        Py_ssize_t at = c[MH_SIZE + n];
+        if (at < MH_SIZE + nodes || at >= size) return bad_program("node offset out of range", MH_SIZE + n);
+        int32_t kind = c[at];
+        Py_ssize_t need = kind == K_ANY || kind == K_NULL ? 1 : kind == K_NUMBER || kind == K_BOOL ? 2
+                        : kind == K_STRING ? 4 : kind == K_ARRAY ? 5 : kind == K_OBJECT ? 6 : kind == K_UNION ? 2 : -1;
+        if (need < 0 || at + need > size) return bad_program("bad node record", at);
+        const int32_t *r = c + at;
+        if (kind == K_STRING && (r[1] < C_ANY || r[1] > C_LENGTH || r[2] < 0 || r[3] < -1 || (r[3] >= 0 && r[3] < r[2])))
+            return bad_program("bad string record", at);
+        if (kind == K_ARRAY) {
+            if (r[1] < 0 || r[1] >= nodes || r[2] < 0 || r[3] < -1 || r[4] < 0 || at + 5 + r[4] > size)
+                return bad_program("bad array record", at);
+            for (int32_t k = 0; k < r[4]; k++)
+                if (r[5 + k] < 0 || r[5 + k] >= nodes) return bad_program("bad prefix node", at + 5 + k);
+        }
+        if (kind == K_UNION) {
+            if (r[1] < 1 || at + 2 + r[1] > size) return bad_program("bad union record", at);
+            for (int32_t k = 0; k < r[1]; k++)
+                if (r[2 + k] < 0 || r[2 + k] >= nodes || c[c[MH_SIZE + r[2 + k]]] == K_UNION ||
+                    c[c[MH_SIZE + r[2 + k]]] == K_ANY)
+                    return bad_program("bad union option", at + 2 + k);
+        }
+        if (kind == K_OBJECT) {
+            if (r[1] < -1 || r[1] >= nodes || r[5] < 0 || r[5] > 64 || at + 6 + r[5] > size)
+                return bad_program("bad object record", at);
+            for (int32_t k = 0; k < r[5]; k++)
+                if (r[6 + k] < 0 || r[6 + k] >= nodes) return bad_program("bad property node", at + 6 + k);
+            /* its key trie, depth first with an explicit list of offsets to check */
+            Py_ssize_t cap = 64, len = 0;
+            int32_t *todo = malloc(sizeof(int32_t) * (size_t)cap);
+            if (todo == NULL) {
+                PyErr_NoMemory();
+                return 0;
+            }
+            todo[len++] = r[4];
+            while (len > 0) {
+                int32_t t = todo[--len];
+                if (t < MH_SIZE + nodes || t + 4 > size || t + 4 + 2 * (Py_ssize_t)c[t + 3] > size || c[t + 3] < 0 ||
+                    c[t] < -1 || c[t] >= r[5]) {
+                    free(todo);
+                    return bad_program("bad key trie node", t);
+                }
+                if (m->trie_node[t]) continue;
+                m->trie_node[t] = 1;
+                for (int32_t k = 0; k < c[t + 3]; k++) {
+                    int32_t cp = c[t + 4 + 2 * k], child = c[t + 5 + 2 * k];
+                    if (cp < 0 || cp > 0x10FFFF || (k > 0 && cp <= c[t + 2 + 2 * k]) || child <= t) {
+                        free(todo);
+                        return bad_program("bad key trie edge", t + 4 + 2 * k);
+                    }
+                    if (len == cap) {
+                        int32_t *grown = realloc(todo, sizeof(int32_t) * (size_t)(cap *= 2));
+                        if (grown == NULL) {
+                            free(todo);
+                            PyErr_NoMemory();
+                            return 0;
+                        }
+                        todo = grown;
+                    }
+                    todo[len++] = child;
+                }
+            }
+            free(todo);
+        }
+    }
+    int32_t header_kinds[5][2] = {{MH_ANY, K_ANY}, {MH_ANY_OBJECT, K_OBJECT}, {MH_ANY_ARRAY, K_ARRAY},
+                                  {MH_ANY_STRING, K_STRING}, {MH_ANY_NUMBER, K_NUMBER}};
+    for (int k = 0; k < 5; k++)
+        if (c[c[MH_SIZE + c[header_kinds[k][0]]]] != header_kinds[k][1])
+            return bad_program("a header node of the wrong kind", header_kinds[k][0]);
+    return 1;
+}
+
+static PyObject *Machine_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"code", NULL};
+    PyObject *code;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "S", kwlist, &code)) return NULL;
+    if (PyBytes_GET_SIZE(code) % 4) {
+        PyErr_SetString(PyExc_ValueError, "Machine: code must be int32 words");
+        return NULL;
+    }
+    MachineObject *m = (MachineObject *)type->tp_alloc(type, 0);
+    if (m == NULL) return NULL;
+    Py_INCREF(code);
+    m->code = code;
+    m->c = i32(code);
+    m->size = n32(code);
+    if (!Machine_validate(m)) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return (PyObject *)m;
+}
+
+/* Checks a state's bytes against the program: its size, every node id, phase and lexeme field that the
+   step reads as an index. Returns the number of frames, or -1 with ValueError set. */
+static Py_ssize_t check_state(const MachineObject *m, const uint8_t *data, Py_ssize_t len) {
+    if (len < (Py_ssize_t)sizeof(MState) || (len - (Py_ssize_t)sizeof(MState)) % (Py_ssize_t)sizeof(MFrame)) goto bad;
+    MState s;
+    memcpy(&s, data, sizeof s);
+    Py_ssize_t frames = (len - (Py_ssize_t)sizeof(MState)) / (Py_ssize_t)sizeof(MFrame);
+    if (s.frames != frames || frames < 1) goto bad;
+    const MFrame *f = (const MFrame *)(data + sizeof(MState)); /* (bytes data is aligned) */
+    const int32_t *c = m->c;
+    for (Py_ssize_t k = 0; k < frames; k++) {
+        int32_t node = f[k].node;
+        if ((k == 0) != (node < 0)) goto bad;
+        if (k == 0) {
+            if (f[k].phase != P_BEFORE && f[k].phase != P_VALUE && f[k].phase != P_AFTER) goto bad;
+            continue;
+        }
+        if (node >= m->nodes || f[k].phase < P_OPEN || f[k].phase > P_KEY || f[k].ws < 0 || f[k].count < -1) goto bad;
+        const int32_t *r = c + c[MH_SIZE + node];
+        if (r[0] == K_OBJECT) {
+            if ((f[k].phase == P_KEY_DONE || f[k].phase == P_COLON) && f[k].count >= r[5]) goto bad;
+        } else if (r[0] != K_ARRAY || f[k].phase == P_KEY || f[k].phase == P_KEY_DONE || f[k].phase == P_COLON) {
+            goto bad;
+        }
+    }
+    switch (s.lex) {
+    case L_NONE: break;
+    case L_STRING: {
+        if (s.node < 0 || s.node >= m->nodes || s.phase < S_BODY || s.phase > S_LOW_HEX) goto bad;
+        const int32_t *r = c + c[MH_SIZE + s.node];
+        if (r[0] == K_OBJECT) {
+            if (f[frames - 1].node != s.node || f[frames - 1].phase != P_KEY) goto bad;
+            if (s.cstate != -1 && (s.cstate < 0 || s.cstate >= m->size || !m->trie_node[s.cstate])) goto bad;
+        } else if (r[0] != K_STRING || s.cstate < 0) {
+            goto bad;
+        }
+        if (s.a < 0 || s.a > 0xFFFF || s.b < 0) goto bad;
+        break;
+    }
+    case L_NUMBER:
+        if (s.node < 0 || s.node >= m->nodes || c[c[MH_SIZE + s.node]] != K_NUMBER || s.phase < N_START || s.phase > N_EXP)
+            goto bad;
+        break;
+    case L_LITERAL:
+        if (s.node < 0 || s.node > 2 || s.phase < 1 || s.phase >= (int32_t)strlen(LITERALS[s.node])) goto bad;
+        break;
+    default: goto bad;
+    }
+    return frames;
+bad:
+    PyErr_SetString(PyExc_ValueError, "machine: not a state of this program");
+    return -1;
+}
+
+static void ctx_of(Ctx *x, const MachineObject *m, const uint8_t *data) {
+    const int32_t *c = m->c;
+    *x = (Ctx){c, (const MFrame *)(data + sizeof(MState)), c[MH_WS], c[MH_LEAD], c[MH_TRAIL], c[MH_DEPTH],
+               c[MH_ASCII_ESCAPES]};
+}
+
+/* The state's bytes from a working state: the original frames kept, then the local ones. */
+static PyObject *state_bytes(const Ctx *x, const WHead *w, const MFrame *local) {
+    Py_ssize_t frames = depth_of(w);
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)sizeof(MState) + frames * (Py_ssize_t)sizeof(MFrame));
+    if (out == NULL) return NULL;
+    uint8_t *p = (uint8_t *)PyBytes_AS_STRING(out);
+    MState h = w->h;
+    h.frames = (int32_t)frames;
+    memcpy(p, &h, sizeof h);
+    memcpy(p + sizeof h, x->orig, sizeof(MFrame) * (size_t)w->base);
+    memcpy(p + sizeof h + sizeof(MFrame) * (size_t)w->base, local, sizeof(MFrame) * (size_t)w->local);
+    return out;
+}
+
+static PyObject *Machine_start(MachineObject *self, PyObject *Py_UNUSED(ignored)) {
+    MState h = {L_NONE, 0, 0, 0, 0, 0, 1};
+    MFrame root = {-1, P_BEFORE, 0, 0, 0, 0};
+    PyObject *out = PyBytes_FromStringAndSize(NULL, sizeof h + sizeof root);
+    if (out == NULL) return NULL;
+    memcpy(PyBytes_AS_STRING(out), &h, sizeof h);
+    memcpy(PyBytes_AS_STRING(out) + sizeof h, &root, sizeof root);
+    return out;
+}
+
+/* step(state, text): the state after the UTF-8 text ``text`` (whole characters), or None if refused. */
+static PyObject *Machine_step(MachineObject *self, PyObject *args) {
+    Py_buffer state, text;
+    if (!PyArg_ParseTuple(args, "y*y*", &state, &text)) return NULL;
+    PyObject *result = NULL;
+    MFrame *local = NULL;
+    Py_ssize_t frames = check_state(self, state.buf, state.len);
+    if (frames < 0) goto done;
+    const uint8_t *p = text.buf;
+    int32_t *cps = PyMem_Malloc(sizeof(int32_t) * (size_t)(text.len + 1));
+    if (cps == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t n = decode_strict(p, text.len, cps);
+    if (n < 0) {
+        PyMem_Free(cps);
+        PyErr_SetString(PyExc_ValueError, "machine step: text must be whole UTF-8 characters");
+        goto done;
+    }
+    local = malloc(sizeof(MFrame) * (size_t)(n + 1));
+    if (local == NULL) {
+        PyMem_Free(cps);
+        PyErr_NoMemory();
+        goto done;
+    }
+    Ctx x;
+    ctx_of(&x, self, state.buf);
+    WHead w;
+    memcpy(&w.h, state.buf, sizeof(MState));
+    w.base = (int32_t)frames;
+    w.local = 0;
+    int ok = 1;
+    for (Py_ssize_t k = 0; k < n && ok; k++) ok = mstep(&x, &w, local, cps[k]);
+    PyMem_Free(cps);
+    if (!ok) {
+        Py_INCREF(Py_None);
+        result = Py_None;
+    } else {
+        result = state_bytes(&x, &w, local);
+    }
+done:
+    free(local);
+    PyBuffer_Release(&state);
+    PyBuffer_Release(&text);
+    return result;
+}
+
+static int load_state(const MachineObject *self, Py_buffer *state, Ctx *x, WHead *w) {
+    Py_ssize_t frames = check_state(self, state->buf, state->len);
+    if (frames < 0) return 0;
+    ctx_of(x, self, state->buf);
+    memcpy(&w->h, state->buf, sizeof(MState));
+    w->base = (int32_t)frames;
+    w->local = 0;
+    return 1;
+}
+
+static PyObject *Machine_can_end(MachineObject *self, PyObject *arg) {
+    Py_buffer state;
+    if (PyObject_GetBuffer(arg, &state, PyBUF_SIMPLE) < 0) return NULL;
+    Ctx x;
+    WHead w;
+    PyObject *result = NULL;
+    if (load_state(self, &state, &x, &w)) result = PyBool_FromLong(mcan_end(&x, &w, NULL));
+    PyBuffer_Release(&state);
+    return result;
+}
+
+/* allowed(state): the characters that may come next, as a list of (lo, hi) code-point intervals. */
+static PyObject *Machine_allowed(MachineObject *self, PyObject *arg) {
+    Py_buffer state;
+    if (PyObject_GetBuffer(arg, &state, PyBUF_SIMPLE) < 0) return NULL;
+    Ctx x;
+    WHead w;
+    PyObject *result = NULL, *list = NULL;
+    if (!load_state(self, &state, &x, &w)) goto done;
+    list = PyList_New(0);
+    if (list == NULL) goto done;
+    MFrame local[2];
+    int32_t run = -1;
+    for (int32_t cp = 0; cp <= 0x80; cp++) {
+        int ok = 0;
+        if (cp < 0x80) {
+            WHead v = w;
+            ok = mstep(&x, &v, local, cp);
+        }
+        if (ok && run < 0) run = cp;
+        if (!ok && run >= 0) {
+            PyObject *pair = Py_BuildValue("(ii)", run, cp - 1);
+            if (pair == NULL || PyList_Append(list, pair) < 0) {
+                Py_XDECREF(pair);
+                goto done;
+            }
+            Py_DECREF(pair);
+            run = -1;
+        }
+    }
+    if (w.h.lex == L_STRING && w.h.phase == S_BODY) { /* characters beyond ASCII: a string's body */
+        const MFrame *f = &x.orig[w.base - 1];
+        const int32_t *r = rec(&x, w.h.node);
+        if (r[0] == K_STRING || r[1] >= 0) {
+            if (content_allows(&x, &w.h, f, 0x80)) {
+                PyObject *pair = Py_BuildValue("(ii)", 0x80, 0x10FFFF);
+                if (pair == NULL || PyList_Append(list, pair) < 0) {
+                    Py_XDECREF(pair);
+                    goto done;
+                }
+                Py_DECREF(pair);
+            }
+        } else if (w.h.cstate >= 0) {
+            const int32_t *t = x.c + w.h.cstate;
+            for (int32_t k = 0; k < t[3]; k++) {
+                int32_t cp = t[4 + 2 * k];
+                if (cp < 0x80 || !key_viable(x.c + t[5 + 2 * k], f)) continue;
+                PyObject *pair = Py_BuildValue("(ii)", cp, cp);
+                if (pair == NULL || PyList_Append(list, pair) < 0) {
+                    Py_XDECREF(pair);
+                    goto done;
+                }
+                Py_DECREF(pair);
+            }
+        }
+    }
+    result = list;
+    list = NULL;
+done:
+    Py_XDECREF(list);
+    PyBuffer_Release(&state);
+    return result;
+}
+
+/* ---- the mask: the flat trie walked with the machine ---- */
+
+typedef struct {
+    WHead w;
+    int32_t edge, end, pending_count;
+    uint8_t pending[4];
+} MLevel;
+
+typedef struct {
+    const TrieObject *trie;
+    const int32_t *es, *ec, *ts, *ti, *se;
+    const uint8_t *eb;
+    uint32_t *out;
+    Ctx x;
+    int32_t room; /* local frames per level */
+    MLevel *levels;
+    MFrame *locals; /* room frames per level */
+} MWalk;
+
+static inline void memit(const MWalk *k, int32_t node) {
+    for (int32_t e = k->ts[node]; e < k->ts[node + 1]; e++) {
+        uint32_t id = (uint32_t)k->ti[e];
+        k->out[id >> 5] |= (uint32_t)1 << (id & 31);
+    }
+}
+
+/* The ASCII bytes a string's body reads as themselves: not the quote, the backslash or a control character. */
+static const uint64_t BODY_ASCII[2] = {~(uint64_t)0xFFFFFFFF & ~((uint64_t)1 << '"'), ~((uint64_t)1 << ('\\' - 64))};
+
+/* Whether every token below ``node`` (reached on a whole character) is accepted with the state unchanged but
+   for its length: the state is in a string's body whose content takes any character (up to a length), and
+   the paths below hold only characters read as themselves there, no more of them than the content takes. */
+static int plain_below(const MWalk *k, const WHead *w, int32_t node) {
+    if (w->h.lex != L_STRING || w->h.phase != S_BODY) return 0;
+    const int32_t *r = rec(&k->x, w->h.node);
+    if (r[0] != K_STRING) return 0;
+    const TrieObject *t = k->trie;
+    if ((t->below_flags[node] & (NODE_BOUNDARY | BELOW_INVALID)) != NODE_BOUNDARY) return 0;
+    if ((t->below_ascii[2 * node] & ~BODY_ASCII[0]) || (t->below_ascii[2 * node + 1] & ~BODY_ASCII[1])) return 0;
+    if (r[1] == C_LENGTH && r[3] >= 0 && t->below_chars[node] > r[3] - w->h.cstate) return 0;
+    return 1;
+}
+
+static void mwalk(MWalk *k, int32_t node, const WHead *start, const uint8_t *pending, int pending_count) {
+    int top = 0;
+    MLevel *L = k->levels;
+    L[0].w = *start;
+    L[0].edge = k->es[node];
+    L[0].end = k->es[node + 1];
+    L[0].pending_count = pending_count;
+    memcpy(L[0].pending, pending, (size_t)pending_count);
+    /* (level 0's local frames are the start's: none) */
+    while (top >= 0) {
+        MLevel *f = &L[top];
+        if (f->edge == f->end) {
+            top--;
+            continue;
+        }
+        int32_t e = f->edge++;
+        uint8_t byte = k->eb[e];
+        int32_t child = k->ec[e];
+        MLevel *g = &L[top + 1];
+        MFrame *gl = k->locals + (size_t)(top + 1) * (size_t)k->room;
+        const MFrame *fl = k->locals + (size_t)top * (size_t)k->room;
+        g->w = f->w;
+        memcpy(gl, fl, sizeof(MFrame) * (size_t)f->w.local);
+        int count = 0;
+        uint8_t data[4];
+        if (f->pending_count) {
+            count = f->pending_count + 1;
+            memcpy(data, f->pending, (size_t)f->pending_count);
+            data[f->pending_count] = byte;
+            if (byte < 0x80 || byte > 0xBF) continue;
+            if (count == utf8_length(data[0])) {
+                int32_t cp;
+                if (!strict_utf8(data, count, &cp) || !mstep(&k->x, &g->w, gl, cp)) continue;
+                count = 0;
+            } else if (!mprefix_allowed(&k->x, &g->w, gl, data, count)) {
+                continue;
+            }
+        } else if (byte < 0x80) {
+            if (!mstep(&k->x, &g->w, gl, byte)) continue;
+        } else {
+            data[0] = byte;
+            count = 1;
+            if (utf8_length(byte) < 2 || !mprefix_allowed(&k->x, &g->w, gl, data, 1)) continue;
+        }
+        if (count == 0 && plain_below(k, &g->w, child)) { /* every token below stays in a string's body */
+            for (int32_t t = k->ts[child], end = k->ts[k->se[child]]; t < end; t++) {
+                uint32_t id = (uint32_t)k->ti[t];
+                k->out[id >> 5] |= (uint32_t)1 << (id & 31);
+            }
+            continue;
+        }
+        memit(k, child);
+        if (k->es[child] < k->es[child + 1]) {
+            g->edge = k->es[child];
+            g->end = k->es[child + 1];
+            g->pending_count = count;
+            memcpy(g->pending, data, (size_t)count);
+            top++;
+        }
+    }
+}
+
+/* mask(trie, state, pending, out): writes into ``out`` (int32 words) the packed mask of the tokens the
+   machine accepts from ``state`` after the ``pending`` bytes of an incomplete character (end-of-sequence is
+   the caller's). The GIL is released while walking. */
+static PyObject *Machine_mask(MachineObject *self, PyObject *args) {
+    TrieObject *trie;
+    Py_buffer state, pending, out;
+    if (!PyArg_ParseTuple(args, "O!y*y*w*", &TrieType, &trie, &state, &pending, &out)) return NULL;
+    PyObject *result = NULL;
+    MWalk k = {0};
+    Py_ssize_t words = (trie->vocab_size + 31) / 32;
+    const uint8_t *p = (const uint8_t *)pending.buf;
+    if (pending.len > 3 || (pending.len > 0 && utf8_length(p[0]) <= pending.len)) {
+        PyErr_SetString(PyExc_ValueError, "machine mask: pending must be the first bytes of one UTF-8 character");
+        goto done;
+    }
+    if (out.len < words * 4 || ((uintptr_t)out.buf % 4) != 0) {
+        PyErr_Format(PyExc_ValueError, "machine mask: the output needs %zd aligned int32 words", words);
+        goto done;
+    }
+    WHead w;
+    if (!load_state(self, &state, &k.x, &w)) goto done;
+    k.trie = trie;
+    k.es = i32(trie->edge_start);
+    k.ec = i32(trie->edge_child);
+    k.ts = i32(trie->tok_start);
+    k.ti = i32(trie->tok_ids);
+    k.se = i32(trie->subtree_end);
+    k.eb = (const uint8_t *)PyBytes_AS_STRING(trie->edge_byte);
+    k.out = (uint32_t *)out.buf;
+    k.room = (int32_t)trie->max_depth + 2;
+    k.levels = malloc(sizeof(MLevel) * (size_t)(trie->max_depth + 2));
+    k.locals = malloc(sizeof(MFrame) * (size_t)k.room * (size_t)(trie->max_depth + 2));
+    if (k.levels == NULL || k.locals == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    uint8_t pending_bytes[4];
+    memcpy(pending_bytes, p, (size_t)pending.len);
+    Py_BEGIN_ALLOW_THREADS
+    memset(k.out, 0, (size_t)words * 4);
+    mwalk(&k, 0, &w, pending_bytes, (int)pending.len);
+    Py_END_ALLOW_THREADS
+    Py_INCREF(Py_None);
+    result = Py_None;
+done:
+    free(k.levels);
+    free(k.locals);
+    PyBuffer_Release(&state);
+    PyBuffer_Release(&pending);
+    PyBuffer_Release(&out);
+    return result;
+}
+
+static PyMethodDef Machine_methods[] = {
+    {"start", (PyCFunction)Machine_start, METH_NOARGS, "start(): the state before the document"},
+    {"step", (PyCFunction)Machine_step, METH_VARARGS,
+     "step(state, text): the state after the UTF-8 bytes ``text`` (whole characters), or None if refused"},
+    {"can_end", (PyCFunction)Machine_can_end, METH_O, "can_end(state): whether the document may end here"},
+    {"allowed", (PyCFunction)Machine_allowed, METH_O,
+     "allowed(state): the characters that may come next, as sorted (lo, hi) code-point intervals"},
+    {"mask", (PyCFunction)Machine_mask, METH_VARARGS,
+     "mask(trie, state, pending, out): the packed mask of the tokens allowed from ``state`` into ``out``"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject MachineType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "formatenforcer.core._native.Machine",
+    .tp_basicsize = sizeof(MachineObject),
+    .tp_dealloc = (destructor)Machine_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A JSON machine program (see _machine.c), validated once.",
+    .tp_new = Machine_new,
+    .tp_methods = Machine_methods,
+};

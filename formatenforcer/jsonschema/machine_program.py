@@ -1,0 +1,250 @@
+"""The program of the compiled JSON machine (core/_machine.c) for a schema it covers, built from the schema's
+intermediate form; None for a schema it does not cover, which the Python parsers answer alone.
+
+The machine holds a document's syntax (objects, arrays, whitespace, strings with every escape, numbers,
+literals) and reads from the program the schema's answers for each value node: an object's names with
+their value nodes, which are required, whether other keys may come and what their values are; an array's
+item nodes and count limits; a string's length limits; whether a number is an integer. Covered today:
+schemas without references that loop, whose nodes are any value, objects of one rule set without
+``patternProperties``, ``propertyNames``, property counts or dependencies (at most 64 names), arrays without
+``uniqueItems`` or ``contains``, strings limited by length alone, numbers and integers without bounds,
+booleans, null, and unions whose options start with different characters. Layout and escapes follow
+``JsonConfig`` (``property_order="schema"`` and ``whitespace_pattern`` are not covered).
+
+The program is exact by construction for what it covers: each answer is the one the Python parsers give
+(tests/test_machine.py compares masks and steps on every position of the benchmark cases).
+"""
+
+from __future__ import annotations
+
+import struct
+from fractions import Fraction
+
+from .config import JsonConfig
+from .object_names import object_names
+from .schema.ir import AnyValue, Array, Boolean, Never, Node, Null, Number, Object, Ref, String, Union, deref
+from .schema.merge import Merger
+
+MAGIC = 0x4A534D31
+HEADER = 16
+K_ANY, K_OBJECT, K_ARRAY, K_STRING, K_NUMBER, K_BOOL, K_NULL, K_UNION = range(8)
+C_ANY, C_LENGTH = range(2)
+MAX_NAMES = 64
+
+_FIRST = {K_OBJECT: "{", K_ARRAY: "[", K_STRING: '"', K_NUMBER: "-0123456789", K_NULL: "n"}
+
+
+class NotCovered(Exception):
+    """The schema holds something the machine does not read; the Python parsers answer it."""
+
+
+class _Builder:
+    def __init__(self, config: JsonConfig, merger: Merger) -> None:
+        self.config = config
+        self.merger = merger
+        self.records: list[list[int] | None] = []
+        self.ids: dict[int, int] = {}
+        self.keep: list[Node] = []
+        self.busy: set[int] = set()
+        self.heights: dict[int, int] = {}
+        self.any = self._new([K_ANY])
+        self.any_string = self._new([K_STRING, C_ANY, 0, -1])
+        self.any_number = self._new([K_NUMBER, 0])
+        self.any_object = self._new([K_OBJECT, self.any, 0, 0, -1, 0])  # (its trie: the empty key trie)
+        self.any_array = self._new([K_ARRAY, self.any, 0, -1, 0])
+        self.tries: list[tuple[int, list[tuple[str, ...]]]] = [(self.any_object, [])]
+
+    def _new(self, record: list[int] | None) -> int:
+        self.records.append(record)
+        return len(self.records) - 1
+
+    def node(self, node: Node) -> int:
+        """The id of ``node``'s record (built once); NotCovered where the machine cannot read it."""
+        target = deref(node)
+        key = id(target)
+        hit = self.ids.get(key)
+        if hit is not None:
+            return hit
+        if key in self.busy:
+            raise NotCovered("a reference that loops")
+        self.busy.add(key)
+        self.keep.append(target)
+        try:
+            ident = self._build(target)
+        finally:
+            self.busy.discard(key)
+        self.ids[key] = ident
+        return ident
+
+    def _build(self, node: Node) -> int:
+        if isinstance(node, AnyValue):
+            self.heights[self.any] = 0
+            return self.any
+        if isinstance(node, Null):
+            return self._leaf([K_NULL])
+        if isinstance(node, Boolean):
+            if not node.values:
+                raise NotCovered("no boolean")
+            return self._leaf([K_BOOL, (1 if True in node.values else 0) | (2 if False in node.values else 0)])
+        if isinstance(node, Number):
+            integer = node.multiple_of == Fraction(1) and node.integer
+            if (
+                node.low is not None
+                or node.high is not None
+                or (node.multiple_of is not None and not integer)
+                or node.excluded
+                or node.not_multiples
+                or node.values is not None
+            ):
+                raise NotCovered("a number with bounds or values")
+            return self._leaf([K_NUMBER, 1 if node.integer else 0])
+        if isinstance(node, String):
+            if node.patterns or node.formats or node.values is not None or node.excluded:
+                raise NotCovered("a string with a pattern, a format or values")
+            if node.not_patterns or node.not_formats:
+                raise NotCovered("a string under not")
+            if node.min_length == 0 and node.max_length is None:
+                return self._leaf([K_STRING, C_ANY, 0, -1])
+            high = -1 if node.max_length is None else node.max_length
+            return self._leaf([K_STRING, C_LENGTH, node.min_length, high])
+        if isinstance(node, Array):
+            return self._array(node)
+        if isinstance(node, Object):
+            return self._object(node)
+        if isinstance(node, Union):
+            return self._union(node)
+        raise NotCovered(type(node).__name__)
+
+    def _leaf(self, record: list[int]) -> int:
+        ident = self._new(record)
+        self.heights[ident] = 0
+        return ident
+
+    def _array(self, node: Array) -> int:
+        if node.unique or node.contains is not None or node.also_contains or node.evaluated_by:
+            raise NotCovered("uniqueItems or contains")
+        if isinstance(deref(node.items), Never) or any(isinstance(deref(p), Never) for p in node.prefix):
+            raise NotCovered("an item with no value")
+        ident = self._new(None)
+        items = self.node(node.items)
+        prefix = [self.node(p) for p in node.prefix]
+        high = -1 if node.max_items is None else node.max_items
+        self.records[ident] = [K_ARRAY, items, node.min_items, high, len(prefix), *prefix]
+        self.heights[ident] = 1 + max(self.heights[c] for c in [items, *prefix])
+        return ident
+
+    def _object(self, node: Object) -> int:
+        if len(node.sides) != 1 or node.sides[0].patterns:
+            raise NotCovered("several rule sets or patternProperties")
+        if node.property_names is not None or node.min_properties or node.max_properties is not None:
+            raise NotCovered("propertyNames or a property count")
+        if node.dependent_required or node.exists:
+            raise NotCovered("dependentRequired or a member that must exist")
+        facts = object_names(node, self.merger)
+        names = facts.names
+        if len(names) > MAX_NAMES:
+            raise NotCovered("more than 64 names")
+        if facts.usable != (1 << len(names)) - 1:
+            raise NotCovered("a name that cannot be written")
+        additional = deref(node.sides[0].additional)
+        ident = self._new(None)
+        values = [self.node(v) for v in facts.values]
+        extra = -1 if isinstance(additional, Never) else self.node(additional)
+        required = facts.required
+        record = [K_OBJECT, extra, required & 0xFFFFFFFF, required >> 32, -1, len(names), *values]
+        self.records[ident] = [v - (1 << 32) if v >= 1 << 31 else v for v in record]
+        self.tries.append((ident, list(names)))
+        self.heights[ident] = 1 + max([self.heights[c] for c in values] + ([self.heights[extra]] if extra >= 0 else []))
+        return ident
+
+    def _union(self, node: Union) -> int:
+        options = [self.node(o) for o in node.options]
+        taken = set()
+        for option in options:
+            record = self.records[option]
+            if record is None or record[0] in (K_ANY, K_UNION):
+                raise NotCovered("a union of any values, of unions or that loops")
+            if record[0] == K_BOOL:
+                first = ("t" if record[1] & 1 else "") + ("f" if record[1] & 2 else "")
+            else:
+                first = _FIRST[record[0]]
+            if taken & set(first):
+                raise NotCovered("union options that start alike")
+            taken |= set(first)
+        ident = self._new([K_UNION, len(options), *options])
+        self.heights[ident] = max(self.heights[o] for o in options)
+        return ident
+
+    def code(self, root: int) -> bytes:
+        """The program's int32 words: header, node offsets, records, then the key tries."""
+        config = self.config
+        cap = config.max_whitespace if config.whitespace == "flexible" else 0
+        trail = min(config.max_trailing_whitespace, cap)
+        records = self.records
+        offsets = []
+        body: list[int] = []
+        at = HEADER + len(records)
+        for record in records:
+            assert record is not None
+            offsets.append(at + len(body))
+            body.extend(record)
+        code = [0] * HEADER
+        code[:13] = [MAGIC, len(records), root, self.any, self.any_object, self.any_array, self.any_string,
+                     self.any_number, cap, cap, trail, config.max_depth, 1 if config.ascii_escapes else 0]  # fmt: skip
+        code.extend(offsets)
+        code.extend(body)
+        for ident, names in self.tries:
+            code[offsets[ident] + 4] = _append_trie(code, names)
+        return struct.pack(f"<{len(code)}i", *code)
+
+
+def _append_trie(code: list[int], names: list[str]) -> int:
+    """Appends the key trie of ``names`` (by code point) to ``code``; returns its root's offset. Children come
+    after their parent, edges sorted by code point, each node with the bits of the names at or below it."""
+    children: list[dict[int, int]] = [{}]
+    terminal: list[int] = [-1]
+    for index, name in enumerate(names):
+        at = 0
+        for ch in name:
+            nxt = children[at].get(ord(ch))
+            if nxt is None:
+                nxt = children[at][ord(ch)] = len(children)
+                children.append({})
+                terminal.append(-1)
+            at = nxt
+        terminal[at] = index
+    below = [0] * len(children)
+    for at in range(len(children) - 1, -1, -1):
+        bits = 1 << terminal[at] if terminal[at] >= 0 else 0
+        for child in children[at].values():
+            bits |= below[child]
+        below[at] = bits
+    offsets = []
+    at = len(code)
+    for node in range(len(children)):
+        offsets.append(at)
+        at += 4 + 2 * len(children[node])
+    for node in range(len(children)):
+        bits = below[node]
+        lo, hi = bits & 0xFFFFFFFF, bits >> 32
+        code.extend([terminal[node], lo - (1 << 32) if lo >= 1 << 31 else lo, hi - (1 << 32) if hi >= 1 << 31 else hi])
+        edges = sorted(children[node].items())
+        code.append(len(edges))
+        for cp, child in edges:
+            code.extend([cp, offsets[child]])
+    return offsets[0]
+
+
+def machine_program(root: Node, config: JsonConfig, merger: Merger) -> bytes | None:
+    """The machine's program for the schema whose intermediate form is ``root``; None where it is not
+    covered (see the module notes)."""
+    if config.whitespace_pattern is not None or config.property_order != "any":
+        return None
+    builder = _Builder(config, merger)
+    try:
+        ident = builder.node(root)
+    except NotCovered:
+        return None
+    if builder.heights.get(ident, 0) > config.max_depth:
+        return None
+    return builder.code(ident)

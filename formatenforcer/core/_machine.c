@@ -15,7 +15,9 @@
        K_OBJECT         [K_OBJECT, additional (-1: closed), required bits lo, hi, key trie node, names,
                          value node per name...]
        K_ARRAY          [K_ARRAY, items, min items, max items (-1: none), prefix count, prefix nodes...]
-       K_STRING         [K_STRING, content (C_ANY, C_LENGTH), min length, max length (-1: none)]
+       K_STRING         [K_STRING, C_ANY or C_LENGTH, min length, max length (-1: none)], or
+                        [K_STRING, C_AUTOMATON, automaton index, start state]: the decoded characters
+                        follow one of the program's automata (``Machine(code, automata)``)
        K_NUMBER         [K_NUMBER, integer (0/1)]
        K_BOOL           [K_BOOL, 1: true allowed | 2: false allowed]
        K_NULL           [K_NULL]
@@ -31,7 +33,7 @@ enum { MH_MAGIC, MH_NODES, MH_ROOT, MH_ANY, MH_ANY_OBJECT, MH_ANY_ARRAY, MH_ANY_
 #define M_MAGIC 0x4a534d31 /* "JSM1" */
 
 enum { K_ANY, K_OBJECT, K_ARRAY, K_STRING, K_NUMBER, K_BOOL, K_NULL, K_UNION, K_KINDS };
-enum { C_ANY, C_LENGTH };
+enum { C_ANY, C_LENGTH, C_AUTOMATON };
 
 /* the lexeme being read above the top frame */
 enum { L_NONE, L_STRING, L_NUMBER, L_LITERAL };
@@ -54,6 +56,7 @@ typedef struct {
 typedef struct {
     PyObject_HEAD
     PyObject *code; /* bytes, int32 */
+    PyObject *automata; /* tuple of Automaton */
     const int32_t *c;
     Py_ssize_t size, nodes;
     uint8_t *trie_node; /* per offset of code: 1 where a key trie node starts (a state's cstate is checked) */
@@ -70,6 +73,7 @@ typedef struct {
 
 typedef struct {
     const int32_t *c;
+    PyObject *const *automata; /* the program's Automaton objects */
     const MFrame *orig; /* the frames of the state the walk or step started from */
     int32_t ws_cap, lead_cap, trail_cap, max_depth, ascii_escapes;
 } Ctx;
@@ -126,6 +130,11 @@ static int content_allows(const Ctx *x, const MState *s, const MFrame *f, int32_
     const int32_t *r = rec(x, s->node);
     if (r[0] == K_STRING) {
         if (r[1] == C_ANY) return 1;
+        if (r[1] == C_AUTOMATON) {
+            const AutomatonObject *a = (const AutomatonObject *)x->automata[r[2]];
+            int32_t k = class_of(a, cp);
+            return k >= 0 && i32(a->transitions)[(Py_ssize_t)s->cstate * a->classes + k] >= 0;
+        }
         return r[3] < 0 || s->cstate < r[3];
     }
     /* a key */
@@ -145,6 +154,16 @@ static int content_meets(const Ctx *x, const MState *s, const MFrame *f, int64_t
     const int32_t *r = rec(x, s->node);
     if (r[0] == K_STRING) {
         if (r[1] == C_ANY) return 1;
+        if (r[1] == C_AUTOMATON) {
+            const AutomatonObject *a = (const AutomatonObject *)x->automata[r[2]];
+            const int32_t *as = i32(a->allow_start), *alo = i32(a->allow_lo), *ahi = i32(a->allow_hi);
+            for (int32_t k = as[s->cstate]; k < as[s->cstate + 1]; k++) {
+                int64_t a_lo = alo[k] > lo ? alo[k] : lo, a_hi = ahi[k] < hi ? ahi[k] : hi;
+                if (a_lo > a_hi) continue;
+                if (x->ascii_escapes || a_lo < 0x20 || a_hi > 0x7E) return 1;
+            }
+            return 0;
+        }
         return r[3] < 0 || s->cstate < r[3];
     }
     if (r[1] >= 0) return 1;
@@ -161,7 +180,10 @@ static int content_meets(const Ctx *x, const MState *s, const MFrame *f, int64_t
 
 static int content_accepting(const Ctx *x, const MState *s, const MFrame *f) {
     const int32_t *r = rec(x, s->node);
-    if (r[0] == K_STRING) return r[1] == C_ANY || s->cstate >= r[2];
+    if (r[0] == K_STRING) {
+        if (r[1] == C_AUTOMATON) return ((const uint8_t *)PyBytes_AS_STRING(((const AutomatonObject *)x->automata[r[2]])->accepting))[s->cstate];
+        return r[1] == C_ANY || s->cstate >= r[2];
+    }
     if (s->cstate >= 0) {
         const int32_t *t = x->c + s->cstate;
         if (t[0] >= 0) { /* a name: acceptable only while available */
@@ -172,15 +194,22 @@ static int content_accepting(const Ctx *x, const MState *s, const MFrame *f) {
     return r[1] >= 0; /* not a name: an extra key */
 }
 
-static void content_step(const Ctx *x, MState *s, int32_t cp) {
+static int content_step(const Ctx *x, MState *s, int32_t cp) {
     const int32_t *r = rec(x, s->node);
     if (r[0] == K_STRING) {
         if (r[1] == C_LENGTH) {
             if (r[3] >= 0 || s->cstate < r[2]) s->cstate++; /* (without a maximum, counted up to the minimum) */
+        } else if (r[1] == C_AUTOMATON) {
+            const AutomatonObject *a = (const AutomatonObject *)x->automata[r[2]];
+            int32_t k = class_of(a, cp);
+            int32_t to = k < 0 ? -1 : i32(a->transitions)[(Py_ssize_t)s->cstate * a->classes + k];
+            if (to < 0) return 0;
+            s->cstate = to;
         }
-        return;
+        return 1;
     }
     s->cstate = s->cstate < 0 ? -1 : key_child(x->c, s->cstate, cp);
+    return 1;
 }
 
 /* Whether a first UTF-16 unit in [lo, hi] can still decode to an allowed character (strings.py). */
@@ -471,8 +500,7 @@ static int step_string(const Ctx *x, WHead *w, MFrame *local, int32_t cp) {
             return 1;
         }
         if (cp < 0x20 || !content_allows(x, s, f, cp)) return 0;
-        content_step(x, s, cp);
-        return 1;
+        return content_step(x, s, cp);
     case S_ESCAPE: {
         if (cp == 'u') {
             if (!content_meets(x, s, f, 0, 0x10FFFF)) return 0;
@@ -482,9 +510,8 @@ static int step_string(const Ctx *x, WHead *w, MFrame *local, int32_t cp) {
         }
         int32_t decoded = simple_escape(cp);
         if (decoded < 0 || !content_allows(x, s, f, decoded)) return 0;
-        content_step(x, s, decoded);
         s->phase = S_BODY;
-        return 1;
+        return content_step(x, s, decoded);
     }
     case S_HEX: {
         int d = hex_value(cp);
@@ -501,10 +528,10 @@ static int step_string(const Ctx *x, WHead *w, MFrame *local, int32_t cp) {
             s->b = 0;
             return 1;
         }
-        content_step(x, s, s->a);
+        int32_t value = s->a;
         s->phase = S_BODY;
         s->a = s->b = 0;
-        return 1;
+        return content_step(x, s, value);
     }
     case S_LOW_BACKSLASH:
         if (cp != '\\') return 0;
@@ -526,10 +553,10 @@ static int step_string(const Ctx *x, WHead *w, MFrame *local, int32_t cp) {
             s->b = value << 2 | (count + 1);
             return 1;
         }
-        content_step(x, s, 0x10000 + (s->a - 0xD800) * 0x400 + (value - 0xDC00));
+        int32_t decoded = 0x10000 + (s->a - 0xD800) * 0x400 + (value - 0xDC00);
         s->phase = S_BODY;
         s->a = s->b = 0;
-        return 1;
+        return content_step(x, s, decoded);
     }
     }
     return 0;
@@ -572,17 +599,20 @@ static int mcan_end(const Ctx *x, const WHead *w, const MFrame *local) {
     return w->h.lex == L_NONE && f->phase == P_AFTER;
 }
 
-/* Whether some character whose UTF-8 encoding starts with these bytes may come next (only a string's body
-   takes characters beyond ASCII). */
-static int mprefix_allowed(const Ctx *x, const WHead *w, const MFrame *local, const uint8_t *prefix, int count) {
-    int64_t lo, hi;
-    if (w->h.lex != L_STRING || w->h.phase != S_BODY) return 0;
-    if (!utf8_prefix_interval(prefix, count, &lo, &hi)) return 0;
-    const MFrame *f = w->local > 0 ? &local[w->local - 1] : &x->orig[w->base - 1];
-    const int32_t *r = rec(x, w->h.node);
-    if (r[0] == K_STRING || r[1] >= 0) return content_allows(x, &w->h, f, (int32_t)lo); /* every character alike */
-    if (w->h.cstate < 0) return 0;
-    const int32_t *t = x->c + w->h.cstate;
+/* Whether a string's body may read as itself some character in [lo, hi], all beyond ASCII. */
+static int raw_meets(const Ctx *x, const MState *s, const MFrame *f, int64_t lo, int64_t hi) {
+    const int32_t *r = rec(x, s->node);
+    if (r[0] == K_STRING) {
+        if (r[1] != C_AUTOMATON) return content_allows(x, s, f, (int32_t)lo); /* every character alike */
+        const AutomatonObject *a = (const AutomatonObject *)x->automata[r[2]];
+        const int32_t *as = i32(a->allow_start), *alo = i32(a->allow_lo), *ahi = i32(a->allow_hi);
+        for (int32_t k = as[s->cstate]; k < as[s->cstate + 1]; k++)
+            if (alo[k] <= hi && ahi[k] >= lo) return 1;
+        return 0;
+    }
+    if (r[1] >= 0) return 1; /* an open object's key */
+    if (s->cstate < 0) return 0;
+    const int32_t *t = x->c + s->cstate;
     for (int32_t k = 0; k < t[3]; k++) {
         int32_t cp = t[4 + 2 * k];
         if (cp >= lo && cp <= hi && key_viable(x->c + t[5 + 2 * k], f)) return 1;
@@ -590,10 +620,21 @@ static int mprefix_allowed(const Ctx *x, const WHead *w, const MFrame *local, co
     return 0;
 }
 
+/* Whether some character whose UTF-8 encoding starts with these bytes may come next (only a string's body
+   takes characters beyond ASCII). */
+static int mprefix_allowed(const Ctx *x, const WHead *w, const MFrame *local, const uint8_t *prefix, int count) {
+    int64_t lo, hi;
+    if (w->h.lex != L_STRING || w->h.phase != S_BODY) return 0;
+    if (!utf8_prefix_interval(prefix, count, &lo, &hi)) return 0;
+    const MFrame *f = w->local > 0 ? &local[w->local - 1] : &x->orig[w->base - 1];
+    return raw_meets(x, &w->h, f, lo, hi);
+}
+
 /* ---- the Python type: validation, state checks, step, mask ---- */
 
 static void Machine_dealloc(MachineObject *self) {
     Py_XDECREF(self->code);
+    Py_XDECREF(self->automata);
     free(self->trie_node);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -629,8 +670,15 @@ static int Machine_validate(MachineObject *m) {
                         : kind == K_STRING ? 4 : kind == K_ARRAY ? 5 : kind == K_OBJECT ? 6 : kind == K_UNION ? 2 : -1;
         if (need < 0 || at + need > size) return bad_program("bad node record", at);
         const int32_t *r = c + at;
-        if (kind == K_STRING && (r[1] < C_ANY || r[1] > C_LENGTH || r[2] < 0 || r[3] < -1 || (r[3] >= 0 && r[3] < r[2])))
-            return bad_program("bad string record", at);
+        if (kind == K_STRING) {
+            if (r[1] == C_AUTOMATON) {
+                if (r[2] < 0 || r[2] >= PyTuple_GET_SIZE(m->automata) || r[3] < 0 ||
+                    r[3] >= ((AutomatonObject *)PyTuple_GET_ITEM(m->automata, r[2]))->states)
+                    return bad_program("bad string automaton", at);
+            } else if (r[1] < C_ANY || r[1] > C_LENGTH || r[2] < 0 || r[3] < -1 || (r[3] >= 0 && r[3] < r[2])) {
+                return bad_program("bad string record", at);
+            }
+        }
         if (kind == K_ARRAY) {
             if (r[1] < 0 || r[1] >= nodes || r[2] < 0 || r[3] < -1 || r[4] < 0 || at + 5 + r[4] > size)
                 return bad_program("bad array record", at);
@@ -696,17 +744,25 @@ static int Machine_validate(MachineObject *m) {
 }
 
 static PyObject *Machine_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"code", NULL};
-    PyObject *code;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "S", kwlist, &code)) return NULL;
+    static char *kwlist[] = {"code", "automata", NULL};
+    PyObject *code, *automata;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "SO!", kwlist, &code, &PyTuple_Type, &automata)) return NULL;
     if (PyBytes_GET_SIZE(code) % 4) {
         PyErr_SetString(PyExc_ValueError, "Machine: code must be int32 words");
         return NULL;
     }
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(automata); k++) {
+        if (!PyObject_TypeCheck(PyTuple_GET_ITEM(automata, k), &AutomatonType)) {
+            PyErr_Format(PyExc_TypeError, "Machine: automata[%zd] is not an Automaton", k);
+            return NULL;
+        }
+    }
     MachineObject *m = (MachineObject *)type->tp_alloc(type, 0);
     if (m == NULL) return NULL;
     Py_INCREF(code);
+    Py_INCREF(automata);
     m->code = code;
+    m->automata = automata;
     m->c = i32(code);
     m->size = n32(code);
     if (!Machine_validate(m)) {
@@ -751,6 +807,9 @@ static Py_ssize_t check_state(const MachineObject *m, const uint8_t *data, Py_ss
             if (s.cstate != -1 && (s.cstate < 0 || s.cstate >= m->size || !m->trie_node[s.cstate])) goto bad;
         } else if (r[0] != K_STRING || s.cstate < 0) {
             goto bad;
+        } else if (r[1] == C_AUTOMATON &&
+                   s.cstate >= ((AutomatonObject *)PyTuple_GET_ITEM(m->automata, r[2]))->states) {
+            goto bad;
         }
         if (s.a < 0 || s.a > 0xFFFF || s.b < 0) goto bad;
         break;
@@ -772,8 +831,8 @@ bad:
 
 static void ctx_of(Ctx *x, const MachineObject *m, const uint8_t *data) {
     const int32_t *c = m->c;
-    *x = (Ctx){c, (const MFrame *)(data + sizeof(MState)), c[MH_WS], c[MH_LEAD], c[MH_TRAIL], c[MH_DEPTH],
-               c[MH_ASCII_ESCAPES]};
+    *x = (Ctx){c, &PyTuple_GET_ITEM(m->automata, 0), (const MFrame *)(data + sizeof(MState)), c[MH_WS], c[MH_LEAD],
+               c[MH_TRAIL], c[MH_DEPTH], c[MH_ASCII_ESCAPES]};
 }
 
 /* The state's bytes from a working state: the original frames kept, then the local ones. */
@@ -901,16 +960,25 @@ static PyObject *Machine_allowed(MachineObject *self, PyObject *arg) {
     if (w.h.lex == L_STRING && w.h.phase == S_BODY) { /* characters beyond ASCII: a string's body */
         const MFrame *f = &x.orig[w.base - 1];
         const int32_t *r = rec(&x, w.h.node);
-        if (r[0] == K_STRING || r[1] >= 0) {
-            if (content_allows(&x, &w.h, f, 0x80)) {
-                PyObject *pair = Py_BuildValue("(ii)", 0x80, 0x10FFFF);
-                if (pair == NULL || PyList_Append(list, pair) < 0) {
-                    Py_XDECREF(pair);
-                    goto done;
-                }
-                Py_DECREF(pair);
+        const int32_t *lo = NULL, *hi = NULL;
+        int32_t from = 0, to = 0, one[2] = {0x80, 0x10FFFF};
+        if (r[0] == K_STRING && r[1] == C_AUTOMATON) {
+            const AutomatonObject *a = (const AutomatonObject *)x.automata[r[2]];
+            lo = i32(a->allow_lo), hi = i32(a->allow_hi);
+            from = i32(a->allow_start)[w.h.cstate], to = i32(a->allow_start)[w.h.cstate + 1];
+        } else if (r[0] == K_STRING || r[1] >= 0) {
+            if (raw_meets(&x, &w.h, f, 0x80, 0x10FFFF)) lo = &one[0], hi = &one[1], to = 1;
+        }
+        for (int32_t k = from; k < to; k++) {
+            if (hi[k] < 0x80) continue;
+            PyObject *pair = Py_BuildValue("(ii)", lo[k] < 0x80 ? 0x80 : lo[k], hi[k]);
+            if (pair == NULL || PyList_Append(list, pair) < 0) {
+                Py_XDECREF(pair);
+                goto done;
             }
-        } else if (w.h.cstate >= 0) {
+            Py_DECREF(pair);
+        }
+        if (r[0] == K_OBJECT && r[1] < 0 && w.h.cstate >= 0) {
             const int32_t *t = x.c + w.h.cstate;
             for (int32_t k = 0; k < t[3]; k++) {
                 int32_t cp = t[4 + 2 * k];
@@ -947,6 +1015,7 @@ typedef struct {
     uint32_t *out;
     Ctx x;
     int32_t room; /* local frames per level */
+    const uint8_t *root_only; /* when set, only the root's edges whose byte is flagged */
     MLevel *levels;
     MFrame *locals; /* room frames per level */
 } MWalk;
@@ -967,7 +1036,7 @@ static const uint64_t BODY_ASCII[2] = {~(uint64_t)0xFFFFFFFF & ~((uint64_t)1 << 
 static int plain_below(const MWalk *k, const WHead *w, int32_t node) {
     if (w->h.lex != L_STRING || w->h.phase != S_BODY) return 0;
     const int32_t *r = rec(&k->x, w->h.node);
-    if (r[0] != K_STRING) return 0;
+    if (r[0] != K_STRING || r[1] == C_AUTOMATON) return 0;
     const TrieObject *t = k->trie;
     if ((t->below_flags[node] & (NODE_BOUNDARY | BELOW_INVALID)) != NODE_BOUNDARY) return 0;
     if ((t->below_ascii[2 * node] & ~BODY_ASCII[0]) || (t->below_ascii[2 * node + 1] & ~BODY_ASCII[1])) return 0;
@@ -982,8 +1051,8 @@ static void mwalk(MWalk *k, int32_t node, const WHead *start, const uint8_t *pen
     L[0].edge = k->es[node];
     L[0].end = k->es[node + 1];
     L[0].pending_count = pending_count;
-    memcpy(L[0].pending, pending, (size_t)pending_count);
-    /* (level 0's local frames are the start's: none) */
+    if (pending_count) memcpy(L[0].pending, pending, (size_t)pending_count);
+    /* (level 0's local frames are the caller's: k->locals) */
     while (top >= 0) {
         MLevel *f = &L[top];
         if (f->edge == f->end) {
@@ -992,6 +1061,7 @@ static void mwalk(MWalk *k, int32_t node, const WHead *start, const uint8_t *pen
         }
         int32_t e = f->edge++;
         uint8_t byte = k->eb[e];
+        if (top == 0 && k->root_only != NULL && !k->root_only[byte]) continue;
         int32_t child = k->ec[e];
         MLevel *g = &L[top + 1];
         MFrame *gl = k->locals + (size_t)(top + 1) * (size_t)k->room;
@@ -1037,15 +1107,197 @@ static void mwalk(MWalk *k, int32_t node, const WHead *start, const uint8_t *pen
     }
 }
 
+/* ---- string bodies from the root: the vocabulary's run row plus the walks past its exits ---- */
+
+/* Where a token leaves a string's body: every trie node reached from the root on characters a body reads
+   as themselves (not the quote, the backslash or a control character; any character beyond ASCII), with an
+   edge to a quote or a backslash. Built once per trie (the GIL held). */
+struct BodyExits {
+    Py_ssize_t n;
+    int32_t *node;  /* the child past the quote or backslash */
+    int32_t *k;     /* the characters read before it */
+    uint8_t *byte;  /* the quote or the backslash */
+    uint8_t *first; /* the token's first byte */
+};
+
+static void free_body_exits(struct BodyExits *e) {
+    if (e == NULL) return;
+    free(e->node);
+    free(e->k);
+    free(e->byte);
+    free(e->first);
+    free(e);
+}
+
+typedef struct {
+    int32_t node, edge, end, k, pcount;
+    uint8_t pending[4], first;
+} ExitFrame;
+
+static struct BodyExits *body_exits(TrieObject *t) {
+    if (t->body_exits != NULL) return t->body_exits;
+    const int32_t *es = i32(t->edge_start), *ec = i32(t->edge_child);
+    const uint8_t *eb = (const uint8_t *)PyBytes_AS_STRING(t->edge_byte);
+    struct BodyExits *x = calloc(1, sizeof *x);
+    ExitFrame *stack = malloc(sizeof(ExitFrame) * (size_t)(t->max_depth + 2));
+    Py_ssize_t cap = 1024;
+    if (x != NULL) {
+        x->node = malloc(sizeof(int32_t) * (size_t)cap);
+        x->k = malloc(sizeof(int32_t) * (size_t)cap);
+        x->byte = malloc((size_t)cap);
+        x->first = malloc((size_t)cap);
+    }
+    if (x == NULL || stack == NULL || !x->node || !x->k || !x->byte || !x->first) goto fail;
+    int top = 0;
+    stack[0] = (ExitFrame){0, es[0], es[1], 0, 0, {0}, 0};
+    while (top >= 0) {
+        ExitFrame *f = &stack[top];
+        if (f->edge == f->end) {
+            top--;
+            continue;
+        }
+        int32_t e = f->edge++;
+        uint8_t byte = eb[e];
+        int32_t child = ec[e];
+        uint8_t first = top == 0 ? byte : f->first;
+        ExitFrame g = {child, es[child], es[child + 1], f->k, 0, {0}, first};
+        if (f->pcount) {
+            if (byte < 0x80 || byte > 0xBF) continue;
+            memcpy(g.pending, f->pending, (size_t)f->pcount);
+            g.pending[f->pcount] = byte;
+            int count = f->pcount + 1;
+            if (count == utf8_length(g.pending[0])) {
+                int32_t cp;
+                if (!strict_utf8(g.pending, count, &cp)) continue;
+                g.k++;
+            } else {
+                int64_t lo, hi;
+                if (!utf8_prefix_interval(g.pending, count, &lo, &hi)) continue;
+                g.pcount = count;
+            }
+        } else if (byte < 0x80) {
+            if (byte == '"' || byte == '\\') {
+                if (x->n == cap) {
+                    cap *= 2;
+                    int32_t *a = realloc(x->node, sizeof(int32_t) * (size_t)cap);
+                    if (a) x->node = a;
+                    int32_t *b = realloc(x->k, sizeof(int32_t) * (size_t)cap);
+                    if (b) x->k = b;
+                    uint8_t *c = realloc(x->byte, (size_t)cap);
+                    if (c) x->byte = c;
+                    uint8_t *d = realloc(x->first, (size_t)cap);
+                    if (d) x->first = d;
+                    if (!a || !b || !c || !d) goto fail;
+                }
+                x->node[x->n] = child;
+                x->k[x->n] = f->k;
+                x->byte[x->n] = byte;
+                x->first[x->n] = first;
+                x->n++;
+                continue;
+            }
+            if (byte < 0x20) continue;
+            g.k++;
+        } else {
+            int64_t lo, hi;
+            if (utf8_length(byte) < 2 || !utf8_prefix_interval(&byte, 1, &lo, &hi)) continue;
+            g.pending[0] = byte;
+            g.pcount = 1;
+        }
+        if (g.edge < g.end) stack[++top] = g;
+    }
+    free(stack);
+    t->body_exits = x;
+    return x;
+fail:
+    free(stack);
+    free_body_exits(x);
+    PyErr_NoMemory();
+    return NULL;
+}
+
+/* Whether the state reads a string's body from the root in a way the run row answers: a plain or
+   length-limited string, or an open object's key; the room left (-1: no limit), else -2. */
+static int32_t body_room(const Ctx *x, const MState *s) {
+    if (s->lex != L_STRING || s->phase != S_BODY) return -2;
+    const int32_t *r = rec(x, s->node);
+    if (r[0] == K_OBJECT) return r[1] >= 0 ? -1 : -2;
+    if (r[1] == C_ANY) return -1;
+    if (r[1] == C_LENGTH) return r[3] < 0 ? -1 : r[3] - s->cstate;
+    return -2;
+}
+
+/* The mask of a string body at the root: the row (tokens of body characters only, as many as the room
+   allows), then each exit walked with the state after its characters and its quote or backslash. An open
+   object's key on the trie of its names walks the tokens starting with a byte that may spell a name's next
+   character directly (they may stay on the trie), and the others as off the trie (an extra key's text). */
+static void mask_body(MWalk *k, const WHead *start, const uint32_t *row, Py_ssize_t words,
+                      const struct BodyExits *exits, int32_t room) {
+    memcpy(k->out, row, (size_t)words * 4);
+    uint8_t direct[256] = {0};
+    int any_direct = 0;
+    const int32_t *r = rec(&k->x, start->h.node);
+    int key_on_trie = r[0] == K_OBJECT && start->h.cstate >= 0;
+    if (key_on_trie) {
+        const int32_t *t = k->x.c + start->h.cstate;
+        direct['"'] = direct['\\'] = 1;
+        for (int32_t e = 0; e < t[3]; e++) {
+            int32_t cp = t[4 + 2 * e];
+            uint8_t lead = cp < 0x80 ? (uint8_t)cp : cp < 0x800 ? (uint8_t)(0xC0 | (cp >> 6))
+                         : cp < 0x10000 ? (uint8_t)(0xE0 | (cp >> 12)) : (uint8_t)(0xF0 | (cp >> 18));
+            direct[lead] = 1;
+        }
+        any_direct = 1;
+        /* the row's tokens that start with such a byte are the direct walk's to decide */
+        for (int32_t e = k->es[0]; e < k->es[1]; e++) {
+            if (!direct[k->eb[e]]) continue;
+            int32_t child = k->ec[e];
+            for (int32_t t2 = k->ts[child], end = k->ts[k->se[child]]; t2 < end; t2++) {
+                uint32_t id = (uint32_t)k->ti[t2];
+                k->out[id >> 5] &= ~((uint32_t)1 << (id & 31));
+            }
+        }
+    }
+    MFrame *local = k->locals + (size_t)(k->trie->max_depth + 1) * (size_t)k->room; /* (the last level's) */
+    for (Py_ssize_t i = 0; i < exits->n; i++) {
+        int32_t chars = exits->k[i];
+        if (any_direct && direct[exits->first[i]]) continue;
+        if (room >= 0 && chars > room) continue;
+        WHead w = *start;
+        if (chars > 0) {
+            if (r[0] == K_OBJECT) w.h.cstate = -1;
+            else if (r[1] == C_LENGTH) {
+                int32_t count = w.h.cstate + chars;
+                w.h.cstate = r[3] < 0 && count > r[2] ? r[2] : count;
+            }
+        }
+        if (!mstep(&k->x, &w, local, exits->byte[i])) continue;
+        int32_t node = exits->node[i];
+        memit(k, node);
+        if (k->es[node] < k->es[node + 1]) {
+            /* (the walk below starts from this state, its local frames copied into level 0's) */
+            memcpy(k->locals, local, sizeof(MFrame) * (size_t)w.local);
+            mwalk(k, node, &w, NULL, 0);
+        }
+    }
+    if (any_direct) {
+        k->root_only = direct;
+        mwalk(k, 0, start, NULL, 0);
+        k->root_only = NULL;
+    }
+}
+
 /* mask(trie, state, pending, out): writes into ``out`` (int32 words) the packed mask of the tokens the
    machine accepts from ``state`` after the ``pending`` bytes of an incomplete character (end-of-sequence is
    the caller's). The GIL is released while walking. */
 static PyObject *Machine_mask(MachineObject *self, PyObject *args) {
     TrieObject *trie;
     Py_buffer state, pending, out;
-    if (!PyArg_ParseTuple(args, "O!y*y*w*", &TrieType, &trie, &state, &pending, &out)) return NULL;
+    PyObject *row_arg = Py_None;
+    if (!PyArg_ParseTuple(args, "O!y*y*w*|O", &TrieType, &trie, &state, &pending, &out, &row_arg)) return NULL;
     PyObject *result = NULL;
     MWalk k = {0};
+    Py_buffer row = {0};
     Py_ssize_t words = (trie->vocab_size + 31) / 32;
     const uint8_t *p = (const uint8_t *)pending.buf;
     if (pending.len > 3 || (pending.len > 0 && utf8_length(p[0]) <= pending.len)) {
@@ -1058,6 +1310,21 @@ static PyObject *Machine_mask(MachineObject *self, PyObject *args) {
     }
     WHead w;
     if (!load_state(self, &state, &k.x, &w)) goto done;
+    int32_t room = body_room(&k.x, &w.h);
+    const struct BodyExits *exits = NULL;
+    if (row_arg != Py_None) {
+        if (pending.len > 0 || room < -1) {
+            PyErr_SetString(PyExc_ValueError, "machine mask: a row is taken only in a string's body (body_room)");
+            goto done;
+        }
+        if (PyObject_GetBuffer(row_arg, &row, PyBUF_C_CONTIGUOUS) < 0) goto done;
+        if (row.len != words * 4 || ((uintptr_t)row.buf % 4) != 0) {
+            PyErr_Format(PyExc_ValueError, "machine mask: the row needs %zd aligned int32 words", words);
+            goto done;
+        }
+        exits = body_exits(trie);
+        if (exits == NULL) goto done;
+    }
     k.trie = trie;
     k.es = i32(trie->edge_start);
     k.ec = i32(trie->edge_child);
@@ -1076,17 +1343,43 @@ static PyObject *Machine_mask(MachineObject *self, PyObject *args) {
     uint8_t pending_bytes[4];
     memcpy(pending_bytes, p, (size_t)pending.len);
     Py_BEGIN_ALLOW_THREADS
-    memset(k.out, 0, (size_t)words * 4);
-    mwalk(&k, 0, &w, pending_bytes, (int)pending.len);
+    if (exits != NULL) {
+        mask_body(&k, &w, (const uint32_t *)row.buf, words, exits, room);
+    } else {
+        memset(k.out, 0, (size_t)words * 4);
+        mwalk(&k, 0, &w, pending_bytes, (int)pending.len);
+    }
     Py_END_ALLOW_THREADS
     Py_INCREF(Py_None);
     result = Py_None;
 done:
     free(k.levels);
     free(k.locals);
+    if (row.buf != NULL) PyBuffer_Release(&row);
     PyBuffer_Release(&state);
     PyBuffer_Release(&pending);
     PyBuffer_Release(&out);
+    return result;
+}
+
+/* body_room(state): for a string's body whose mask the run row answers (see mask_body), the characters the
+   row may hold (-1: any number); None otherwise. */
+static PyObject *Machine_body_room(MachineObject *self, PyObject *arg) {
+    Py_buffer state;
+    if (PyObject_GetBuffer(arg, &state, PyBUF_SIMPLE) < 0) return NULL;
+    Ctx x;
+    WHead w;
+    PyObject *result = NULL;
+    if (load_state(self, &state, &x, &w)) {
+        int32_t room = body_room(&x, &w.h);
+        if (room < -1) {
+            Py_INCREF(Py_None);
+            result = Py_None;
+        } else {
+            result = PyLong_FromLong(room);
+        }
+    }
+    PyBuffer_Release(&state);
     return result;
 }
 
@@ -1098,7 +1391,10 @@ static PyMethodDef Machine_methods[] = {
     {"allowed", (PyCFunction)Machine_allowed, METH_O,
      "allowed(state): the characters that may come next, as sorted (lo, hi) code-point intervals"},
     {"mask", (PyCFunction)Machine_mask, METH_VARARGS,
-     "mask(trie, state, pending, out): the packed mask of the tokens allowed from ``state`` into ``out``"},
+     "mask(trie, state, pending, out, row=None): the packed mask of the tokens allowed from ``state`` into "
+     "``out``; ``row``: in a string's body (see body_room), the tokens of at most that many body characters"},
+    {"body_room", (PyCFunction)Machine_body_room, METH_O,
+     "body_room(state): in a string's body the run row answers, the characters it may hold (-1: any); else None"},
     {NULL, NULL, 0, NULL},
 };
 

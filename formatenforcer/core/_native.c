@@ -139,13 +139,18 @@ typedef struct {
     int32_t *below_chars;
     int32_t *node_chars; /* per node, the characters its path from the root starts */
     int32_t *tok_chars;  /* per entry of tok_ids, its node's node_chars: the token's length in characters */
+    /* the JSON machine's string-body exits (_machine.c, body_exits), built on first use */
+    struct BodyExits *body_exits;
 } TrieObject;
 
 #define BELOW_NON_ASCII 1 /* a byte >= 0x80 below */
 #define BELOW_INVALID 2   /* a path below that is not UTF-8 (from a character boundary at the node) */
 #define NODE_BOUNDARY 4   /* the node's own path from the root is whole UTF-8 characters */
 
+static void free_body_exits(struct BodyExits *exits);
+
 static void Trie_dealloc(TrieObject *self) {
+    free_body_exits(self->body_exits);
     Py_XDECREF(self->edge_start);
     Py_XDECREF(self->edge_byte);
     Py_XDECREF(self->edge_child);

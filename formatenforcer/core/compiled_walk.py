@@ -21,6 +21,7 @@ from .automaton import native_automaton
 from .cache_release import register_memo
 from .charset import CharSet
 from .flat_trie import flat_trie
+from .machine import STRING_BODY_CHARS
 
 _CLASS_BYTES: dict[CharSet, bytes | None] = {}
 """A wide class -> its ASCII characters as C reads them (16 bytes); None for a class that misses some
@@ -69,8 +70,14 @@ def compiled_mask(vocabulary: Any, state: Any, pending: bytes, at_start: bool) -
     if machine is not None:
         if at_start:
             return None  # (the first token of a SentencePiece output: the Python walk over the machine's steps)
+        program, bytes_ = machine
+        row = None
+        if not pending:
+            room = program.body_room(bytes_)
+            if room is not None:  # a string's body: the row of the tokens that stay in it, then its exits
+                row = vocabulary.free_run_table(STRING_BODY_CHARS).runs_upto(None if room < 0 else room)
         mask = np.empty((vocabulary.size + 31) // 32, dtype=np.int32)
-        machine[0].mask(flat_trie(vocabulary), machine[1], pending, mask)
+        program.mask(flat_trie(vocabulary), bytes_, pending, mask, row)
         return mask
     found = state.automaton_state()
     if found is None:

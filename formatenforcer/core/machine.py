@@ -12,8 +12,12 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any
 
-from .charset import EMPTY, CharSet
+from .charset import ANY, EMPTY, CharSet
 from .protocol import CharacterParser
+
+STRING_BODY_CHARS = ANY - CharSet([(0x22, 0x22), (0x5C, 0x5C), (0, 0x1F)])
+"""The characters a JSON string holds as themselves (not the quote, the backslash or a control character):
+the machine's string bodies take the vocabulary's run row of this class (core/_machine.c, ``mask_body``)."""
 
 
 class MachineState(CharacterParser):

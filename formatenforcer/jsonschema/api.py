@@ -23,7 +23,7 @@ from ..parsers.build_budget import build_budget, over_budget
 from .compile import Compiler, forget_memos
 from .config import JsonConfig
 from .depth import DepthLimit
-from .machine_program import machine_program
+from .machine_program import machine
 from .root import root_start
 from .schema.closed import close_objects
 from .schema.deep import prepare
@@ -84,11 +84,8 @@ class _Document(CharacterParser):
             return None
         twin = self._twin
         if twin is None:
-            code = machine_program(self._root, self.compiler.config, self.compiler.merger)
-            twin = False
-            if code is not None:
-                machine = backend.native.Machine(code)  # type: ignore[union-attr]
-                twin = MachineState(machine, machine.start())
+            compiled = machine(self._root, self.compiler)
+            twin = False if compiled is None else MachineState(compiled, compiled.start())
             self._twin = twin
         return twin or None
 

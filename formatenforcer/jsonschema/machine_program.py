@@ -18,18 +18,38 @@ The program is exact by construction for what it covers: each answer is the one 
 from __future__ import annotations
 
 import struct
+from bisect import bisect_right
+from collections.abc import Hashable
 from fractions import Fraction
+from typing import TYPE_CHECKING, Any
 
-from .config import JsonConfig
+import numpy as np
+
+from ..core import backend
+from ..core.automaton import native_automaton
+from ..core.cache_release import register_memo
+from ..core.charset import ANY
+from .formats.content import Content, LengthContent, RegexContent, TrieContent
 from .object_names import object_names
-from .schema.ir import AnyValue, Array, Boolean, Never, Node, Null, Number, Object, Ref, String, Union, deref
-from .schema.merge import Merger
+from .schema.ir import AnyValue, Array, Boolean, Never, Node, Null, Number, Object, String, Union, deref
+from .strings import NON_ASCII_ESCAPES, StringParser
+
+if TYPE_CHECKING:
+    from .compile import Compiler
 
 MAGIC = 0x4A534D31
 HEADER = 16
 K_ANY, K_OBJECT, K_ARRAY, K_STRING, K_NUMBER, K_BOOL, K_NULL, K_UNION = range(8)
-C_ANY, C_LENGTH = range(2)
+C_ANY, C_LENGTH, C_AUTOMATON = range(3)
 MAX_NAMES = 64
+MAX_CONTENT_STATES = 4096
+"""A string content explored into an automaton (an enum's words, a pattern under length limits) may have
+this many states; more, and the schema stays on the Python parsers."""
+_END = 0x110000
+
+_AUTOMATA: dict[Hashable, Any] = {}
+"""A content's identity by value -> its ``_native.Automaton`` (False: not explorable), shared by schemas."""
+register_memo(_AUTOMATA.clear)  # emptied when a burst of enforcers ends (core/cache_release.py)
 
 _FIRST = {K_OBJECT: "{", K_ARRAY: "[", K_STRING: '"', K_NUMBER: "-0123456789", K_NULL: "n"}
 
@@ -39,9 +59,13 @@ class NotCovered(Exception):
 
 
 class _Builder:
-    def __init__(self, config: JsonConfig, merger: Merger) -> None:
-        self.config = config
-        self.merger = merger
+    def __init__(self, compiler: Compiler) -> None:
+        self.compiler = compiler
+        self.config = compiler.config
+        self.merger = compiler.merger
+        self.escapable = compiler.escapable
+        self.automata: list[Any] = []
+        self.automaton_index: dict[int, int] = {}
         self.records: list[list[int] | None] = []
         self.ids: dict[int, int] = {}
         self.keep: list[Node] = []
@@ -99,14 +123,7 @@ class _Builder:
                 raise NotCovered("a number with bounds or values")
             return self._leaf([K_NUMBER, 1 if node.integer else 0])
         if isinstance(node, String):
-            if node.patterns or node.formats or node.values is not None or node.excluded:
-                raise NotCovered("a string with a pattern, a format or values")
-            if node.not_patterns or node.not_formats:
-                raise NotCovered("a string under not")
-            if node.min_length == 0 and node.max_length is None:
-                return self._leaf([K_STRING, C_ANY, 0, -1])
-            high = -1 if node.max_length is None else node.max_length
-            return self._leaf([K_STRING, C_LENGTH, node.min_length, high])
+            return self._string(node)
         if isinstance(node, Array):
             return self._array(node)
         if isinstance(node, Object):
@@ -114,6 +131,23 @@ class _Builder:
         if isinstance(node, Union):
             return self._union(node)
         raise NotCovered(type(node).__name__)
+
+    def _string(self, node: String) -> int:
+        """A string by the content automaton its Python parser reads (compile.py builds it once per node)."""
+        start = self.compiler.start(node)
+        if not isinstance(start, StringParser) or start._escapable is not self.escapable:
+            raise NotCovered("a string the machine does not read")
+        content = start._content
+        if type(content) is LengthContent:
+            if content.low == 0 and content.high is None:
+                return self._leaf([K_STRING, C_ANY, 0, -1])
+            return self._leaf([K_STRING, C_LENGTH, content.low, -1 if content.high is None else content.high])
+        automaton, state = _content_automaton(content)
+        index = self.automaton_index.get(id(automaton))
+        if index is None:
+            index = self.automaton_index[id(automaton)] = len(self.automata)
+            self.automata.append(automaton)
+        return self._leaf([K_STRING, C_AUTOMATON, index, state])
 
     def _leaf(self, record: list[int]) -> int:
         ident = self._new(record)
@@ -235,16 +269,103 @@ def _append_trie(code: list[int], names: list[str]) -> int:
     return offsets[0]
 
 
-def machine_program(root: Node, config: JsonConfig, merger: Merger) -> bytes | None:
-    """The machine's program for the schema whose intermediate form is ``root``; None where it is not
-    covered (see the module notes)."""
-    if config.whitespace_pattern is not None or config.property_order != "any":
+def _content_automaton(content: Content) -> tuple[Any, int]:
+    """(``_native.Automaton``, start state) of a string content over decoded characters: a pattern or format
+    without length limits is its pruned DFA as exported for the compiled walk; an enum's words and a pattern
+    under length limits are explored state by state. Shared by value across schemas."""
+    if isinstance(content, RegexContent) and content.low == 0 and content.high is None:
+        automaton = native_automaton(content.dfa)
+        if automaton is None:
+            raise NotCovered("an automaton too big to export")
+        return automaton, 0
+    if isinstance(content, TrieContent):
+        ident: Hashable = ("words", content._words)
+    elif isinstance(content, RegexContent):
+        ident = content.value_ident()
+    else:
+        raise NotCovered(type(content).__name__)
+    hit = _AUTOMATA.get(ident)
+    if hit is None:
+        if len(_AUTOMATA) >= 256:
+            _AUTOMATA.clear()
+        hit = _AUTOMATA[ident] = _explore(content) or False
+    if hit is False:
+        raise NotCovered("a string content with too many states")
+    return hit, 0
+
+
+def _explore(content: Content) -> Any:
+    """The content's reachable states as a ``_native.Automaton`` (state 0 its start), or None when there are
+    more than ``MAX_CONTENT_STATES`` or its characters cannot be grouped: every allowed interval between the
+    content's class points (or every allowed character, where it has none) leads to one state."""
+    points = content.class_points()
+    edges = None if points is None else sorted({0, _END, *(p for p in points if 0 <= p <= _END)})
+    states = [content.start()]
+    index = {states[0]: 0}
+    pieces: list[list[tuple[int, int, int]]] = []
+    for state in states:
+        row: list[tuple[int, int, int]] = []
+        for lo, hi in content.allowed(state).intervals:
+            if edges is None:
+                if hi - lo > 255:
+                    return None
+                cuts = [(c, c) for c in range(lo, hi + 1)]
+            else:
+                first, last = bisect_right(edges, lo) - 1, bisect_right(edges, hi) - 1
+                cuts = [(max(lo, edges[k]), min(hi, edges[k + 1] - 1)) for k in range(first, last + 1)]
+            for a, b in cuts:
+                rep = a if not 0xD800 <= a <= 0xDFFF else 0xE000
+                if rep > b:
+                    continue
+                target = content.step(state, chr(rep))
+                if target is None:
+                    return None  # (allowed, yet refused: not one automaton)
+                number = index.get(target)
+                if number is None:
+                    if len(states) >= MAX_CONTENT_STATES:
+                        return None
+                    number = index[target] = len(states)
+                    states.append(target)
+                row.append((a, b, number))
+        pieces.append(row)
+    bounds = sorted({x for row in pieces for a, b, _ in row for x in (a, b + 1)})
+    lows = bounds[:-1]
+    table = np.full((len(states), max(len(lows), 1)), -1, dtype=np.int32)
+    for number, row in enumerate(pieces):
+        for a, b, target in row:
+            table[number, bisect_right(lows, a) - 1 : bisect_right(lows, b)] = target
+    allow_start = [0]
+    allow_lo: list[int] = []
+    allow_hi: list[int] = []
+    for state in states:
+        for lo, hi in content.allowed(state).intervals:
+            allow_lo.append(lo)
+            allow_hi.append(hi)
+        allow_start.append(len(allow_lo))
+    return backend.native.Automaton(  # type: ignore[union-attr]
+        class_lo=np.array(lows, dtype=np.int32),
+        class_hi=np.array([b - 1 for b in bounds[1:]], dtype=np.int32),
+        class_id=np.arange(len(lows), dtype=np.int32),
+        transitions=table.reshape(-1),
+        accepting=np.array([content.accepting(state) for state in states], dtype=np.uint8),
+        allow_start=np.array(allow_start, dtype=np.int32),
+        allow_lo=np.array(allow_lo, dtype=np.int32),
+        allow_hi=np.array(allow_hi, dtype=np.int32),
+        classes=max(len(lows), 1),
+    )
+
+
+def machine(root: Node, compiler: Compiler) -> Any:
+    """The compiled machine (``_native.Machine``) of the schema whose intermediate form is ``root``; None
+    where it is not covered (see the module notes) or the compiled core is not in use."""
+    config = compiler.config
+    if not backend.active() or config.whitespace_pattern is not None or config.property_order != "any":
         return None
-    builder = _Builder(config, merger)
+    builder = _Builder(compiler)
     try:
         ident = builder.node(root)
     except NotCovered:
         return None
     if builder.heights.get(ident, 0) > config.max_depth:
         return None
-    return builder.code(ident)
+    return backend.native.Machine(builder.code(ident), tuple(builder.automata))  # type: ignore[union-attr]

@@ -20,13 +20,14 @@ from typing import TYPE_CHECKING
 from ...core.automaton import class_points
 from ...core.cache_release import register_memo
 from ...core.charset import ANY, EMPTY, CharSet
+from ...core.machine import STRING_BODY_CHARS
 from ...parsers.choice import CharTrie
 from ...parsers.regex import CompiledRegex
 
 if TYPE_CHECKING:
     from ...core.hooks import LexemeTables
 
-JSON_STRING_CHARS = ANY - CharSet([(0x22, 0x22), (0x5C, 0x5C), (0, 0x1F)])
+JSON_STRING_CHARS = STRING_BODY_CHARS
 """The characters a JSON string may hold unescaped: one shared set, so a vocabulary builds one table for it."""
 
 _MISSING = object()

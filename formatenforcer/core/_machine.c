@@ -18,7 +18,8 @@
        K_STRING         [K_STRING, C_ANY or C_LENGTH, min length, max length (-1: none)], or
                         [K_STRING, C_AUTOMATON, automaton index, start state]: the decoded characters
                         follow one of the program's automata (``Machine(code, automata)``)
-       K_NUMBER         [K_NUMBER, integer (0/1)]
+       K_NUMBER         [K_NUMBER, integer (0/1), bounds (1: a minimum, 2: a maximum), minimum, maximum]: an
+                        integer's bounds inclusive, |bound| < 2^30 (a number with bounds is not covered)
        K_BOOL           [K_BOOL, 1: true allowed | 2: false allowed]
        K_NULL           [K_NULL]
        K_UNION          [K_UNION, options, option nodes...] (options start with distinct characters)
@@ -281,6 +282,68 @@ static int32_t number_next(int32_t state, int integer, int32_t cp) {
 
 static int number_can_end(int32_t state) { return state == N_ZERO || state == N_INT || state == N_FRAC || state == N_EXP; }
 
+#define MAG_CAP 0x7FFFFFFF /* an integer's magnitude is kept up to this (bounds are below 2^30) */
+
+/* Whether some magnitude an integer prefix can still become lies in [lo, hi] (hi < 0: no maximum): none
+   read yet (``digits`` 0) any; a leading zero only 0; else ``mag`` followed by any number of digits. */
+static int magnitude_feasible(int digits, int zero, int64_t mag, int64_t lo, int64_t hi, int has_hi) {
+    if (lo < 0) lo = 0;
+    if (has_hi && hi < lo) return 0;
+    if (digits == 0) return 1; /* [0, inf) meets [lo, hi] */
+    if (zero) return lo == 0;
+    if (!has_hi) return 1;
+    for (int64_t a = mag, width = 1; a <= hi; a *= 10, width *= 10)
+        if (a + width - 1 >= lo) return 1;
+    return 0;
+}
+
+/* The integer number node's bounds on the magnitude of a value of sign ``neg``: [lo, hi], has_hi. */
+static int integer_feasible(const int32_t *r, int neg, int digits, int zero, int64_t mag) {
+    int flags = r[2];
+    int64_t lo = 0, hi = 0;
+    int has_hi = 0;
+    if (!neg) { /* value in [min, max] */
+        if (flags & 1) lo = r[3];
+        if (flags & 2) hi = r[4], has_hi = 1;
+    } else { /* -mag in [min, max]: mag in [-max, -min] */
+        if (flags & 2) lo = -(int64_t)r[4];
+        if (flags & 1) hi = -(int64_t)r[3], has_hi = 1;
+    }
+    return magnitude_feasible(digits, zero, mag, lo, hi, has_hi);
+}
+
+static int integer_in_bounds(const int32_t *r, int neg, int64_t mag) {
+    int64_t value = neg ? -mag : mag;
+    return (!(r[2] & 1) || value >= r[3]) && (!(r[2] & 2) || value <= r[4]);
+}
+
+/* A number's step: the state after ``cp`` (its phase, sign in ``a`` and magnitude in ``cstate``), or 0. */
+static int number_step(const int32_t *r, MState *s, int32_t cp) {
+    int32_t next = number_next(s->phase, r[1], cp);
+    if (next < 0) return 0;
+    if (r[2] == 0) {
+        s->phase = next;
+        return 1;
+    }
+    int neg = s->a || next == N_MINUS;
+    int64_t mag = s->cstate;
+    int digits = next == N_ZERO || next == N_INT;
+    if (digits) {
+        mag = mag * 10 + (cp - '0');
+        if (mag > MAG_CAP) mag = MAG_CAP;
+    }
+    if (!integer_feasible(r, neg, digits, next == N_ZERO, mag)) return 0;
+    s->phase = next;
+    s->a = neg;
+    s->cstate = (int32_t)mag;
+    return 1;
+}
+
+static int number_ends(const int32_t *r, const MState *s) {
+    if (!number_can_end(s->phase)) return 0;
+    return r[2] == 0 || integer_in_bounds(r, s->a, s->cstate);
+}
+
 /* ---- the machine's step ---- */
 
 static int is_ws(int32_t cp) { return cp == ' ' || cp == '\t' || cp == '\n' || cp == '\r'; }
@@ -335,9 +398,9 @@ static int start_value(const Ctx *x, WHead *w, MFrame *local, int32_t node, int3
         *s = (MState){L_STRING, node, S_BODY, 0, 0, 0, 0};
         return 1;
     case K_NUMBER: {
-        int32_t next = number_next(N_START, r[1], cp);
-        if (next < 0) return 0;
-        *s = (MState){L_NUMBER, node, next, 0, 0, 0, 0};
+        MState n = {L_NUMBER, node, N_START, 0, 0, 0, 0};
+        if (!number_step(r, &n, cp)) return 0;
+        *s = n;
         return 1;
     }
     case K_BOOL:
@@ -578,12 +641,9 @@ static int mstep(const Ctx *x, WHead *w, MFrame *local, int32_t cp) {
         return 1;
     }
     case L_NUMBER: {
-        int32_t next = number_next(s->phase, rec(x, s->node)[1], cp);
-        if (next >= 0) {
-            s->phase = next;
-            return 1;
-        }
-        if (!number_can_end(s->phase)) return 0;
+        const int32_t *r = rec(x, s->node);
+        if (number_step(r, s, cp)) return 1;
+        if (!number_ends(r, s)) return 0;
         *s = (MState){L_NONE, 0, 0, 0, 0, 0, 0};
         value_done(x, w, local);
         return step_structure(x, w, local, cp);
@@ -595,7 +655,7 @@ static int mstep(const Ctx *x, WHead *w, MFrame *local, int32_t cp) {
 static int mcan_end(const Ctx *x, const WHead *w, const MFrame *local) {
     if (depth_of(w) != 1) return 0;
     const MFrame *f = w->local > 0 ? &local[0] : &x->orig[0];
-    if (w->h.lex == L_NUMBER) return number_can_end(w->h.phase);
+    if (w->h.lex == L_NUMBER) return number_ends(rec(x, w->h.node), &w->h);
     return w->h.lex == L_NONE && f->phase == P_AFTER;
 }
 
@@ -666,7 +726,7 @@ static int Machine_validate(MachineObject *m) {
         Py_ssize_t at = c[MH_SIZE + n];
         if (at < MH_SIZE + nodes || at >= size) return bad_program("node offset out of range", MH_SIZE + n);
         int32_t kind = c[at];
-        Py_ssize_t need = kind == K_ANY || kind == K_NULL ? 1 : kind == K_NUMBER || kind == K_BOOL ? 2
+        Py_ssize_t need = kind == K_ANY || kind == K_NULL ? 1 : kind == K_BOOL ? 2 : kind == K_NUMBER ? 5
                         : kind == K_STRING ? 4 : kind == K_ARRAY ? 5 : kind == K_OBJECT ? 6 : kind == K_UNION ? 2 : -1;
         if (need < 0 || at + need > size) return bad_program("bad node record", at);
         const int32_t *r = c + at;
@@ -679,6 +739,9 @@ static int Machine_validate(MachineObject *m) {
                 return bad_program("bad string record", at);
             }
         }
+        if (kind == K_NUMBER && (r[1] < 0 || r[1] > 1 || r[2] < 0 || r[2] > 3 || (r[2] && !r[1]) ||
+                                 r[3] <= -(1 << 30) || r[3] >= (1 << 30) || r[4] <= -(1 << 30) || r[4] >= (1 << 30)))
+            return bad_program("bad number record", at);
         if (kind == K_ARRAY) {
             if (r[1] < 0 || r[1] >= nodes || r[2] < 0 || r[3] < -1 || r[4] < 0 || at + 5 + r[4] > size)
                 return bad_program("bad array record", at);
@@ -815,7 +878,8 @@ static Py_ssize_t check_state(const MachineObject *m, const uint8_t *data, Py_ss
         break;
     }
     case L_NUMBER:
-        if (s.node < 0 || s.node >= m->nodes || c[c[MH_SIZE + s.node]] != K_NUMBER || s.phase < N_START || s.phase > N_EXP)
+        if (s.node < 0 || s.node >= m->nodes || c[c[MH_SIZE + s.node]] != K_NUMBER || s.phase < N_START ||
+            s.phase > N_EXP || s.cstate < 0 || s.a < 0 || s.a > 1)
             goto bad;
         break;
     case L_LITERAL:

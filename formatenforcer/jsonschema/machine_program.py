@@ -17,6 +17,7 @@ The program is exact by construction for what it covers: each answer is the one 
 
 from __future__ import annotations
 
+import math
 import struct
 from bisect import bisect_right
 from collections.abc import Hashable
@@ -73,7 +74,7 @@ class _Builder:
         self.heights: dict[int, int] = {}
         self.any = self._new([K_ANY])
         self.any_string = self._new([K_STRING, C_ANY, 0, -1])
-        self.any_number = self._new([K_NUMBER, 0])
+        self.any_number = self._new([K_NUMBER, 0, 0, 0, 0])
         self.any_object = self._new([K_OBJECT, self.any, 0, 0, -1, 0])  # (its trie: the empty key trie)
         self.any_array = self._new([K_ARRAY, self.any, 0, -1, 0])
         self.tries: list[tuple[int, list[tuple[str, ...]]]] = [(self.any_object, [])]
@@ -111,17 +112,7 @@ class _Builder:
                 raise NotCovered("no boolean")
             return self._leaf([K_BOOL, (1 if True in node.values else 0) | (2 if False in node.values else 0)])
         if isinstance(node, Number):
-            integer = node.multiple_of == Fraction(1) and node.integer
-            if (
-                node.low is not None
-                or node.high is not None
-                or (node.multiple_of is not None and not integer)
-                or node.excluded
-                or node.not_multiples
-                or node.values is not None
-            ):
-                raise NotCovered("a number with bounds or values")
-            return self._leaf([K_NUMBER, 1 if node.integer else 0])
+            return self._leaf([K_NUMBER, 1 if node.integer else 0, *_integer_bounds(node)])
         if isinstance(node, String):
             return self._string(node)
         if isinstance(node, Array):
@@ -230,6 +221,30 @@ class _Builder:
         for ident, names in self.tries:
             code[offsets[ident] + 4] = _append_trie(code, names)
         return struct.pack(f"<{len(code)}i", *code)
+
+
+_BOUND = 1 << 30
+
+
+def _integer_bounds(node: Number) -> list[int]:
+    """[flags, minimum, maximum] of a number node the machine reads: flags 1 for a minimum, 2 for a maximum,
+    each an inclusive integer bound (only integers have bounds there); NotCovered otherwise."""
+    if node.multiple_of not in (None, Fraction(1)) or node.excluded or node.not_multiples or node.values is not None:
+        raise NotCovered("a number with multipleOf, excluded values or values")
+    if node.low is None and node.high is None:
+        return [0, 0, 0]
+    if not node.integer:
+        raise NotCovered("a number with bounds")
+    flags, low, high = 0, 0, 0
+    if node.low is not None:
+        low = math.floor(node.low) + 1 if node.low_open or node.low != math.floor(node.low) else int(node.low)
+        flags |= 1
+    if node.high is not None:
+        high = math.ceil(node.high) - 1 if node.high_open or node.high != math.ceil(node.high) else int(node.high)
+        flags |= 2
+    if not (-_BOUND < low < _BOUND and -_BOUND < high < _BOUND):
+        raise NotCovered("an integer bound of 2^30 or more")
+    return [flags, low, high]
 
 
 def _append_trie(code: list[int], names: list[str]) -> int:

@@ -1108,6 +1108,43 @@ static int plain_below(const MWalk *k, const WHead *w, int32_t node) {
     return 1;
 }
 
+/* Whether every token below ``node`` (reached on a whole character) is in the mask, from the summaries: the
+   state reads a string's body over an automaton state with a uniform run (any string of at most
+   run_length characters of its class is accepted, _native.c's Automaton_runs), and the paths below hold
+   only characters of that class a body reads as themselves, no more of them than the run; or, where the
+   run ends in a state that accepts none of them, the tokens below of at most that many characters. Emits
+   them and returns 1; 0 when the subtree must be walked. */
+static int automaton_covers(const MWalk *k, const WHead *w, int32_t node) {
+    if (w->h.lex != L_STRING || w->h.phase != S_BODY) return 0;
+    const int32_t *r = rec(&k->x, w->h.node);
+    if (r[0] != K_STRING || r[1] != C_AUTOMATON) return 0;
+    const AutomatonObject *a = (const AutomatonObject *)k->x.automata[r[2]];
+    int32_t state = w->h.cstate, limit = a->run_length[state];
+    const TrieObject *t = k->trie;
+    uint8_t flags = t->below_flags[node];
+    if (limit <= 0 || (flags & (NODE_BOUNDARY | BELOW_INVALID)) != NODE_BOUNDARY) return 0;
+    if ((t->below_ascii[2 * node] & ~(a->run_ascii[2 * state] & BODY_ASCII[0])) ||
+        (t->below_ascii[2 * node + 1] & ~(a->run_ascii[2 * state + 1] & BODY_ASCII[1])))
+        return 0;
+    if ((flags & BELOW_NON_ASCII) && !a->run_non_ascii[state]) return 0;
+    int32_t end = k->ts[k->se[node]];
+    if (t->below_chars[node] <= limit) {
+        for (int32_t e = k->ts[node]; e < end; e++) {
+            uint32_t id = (uint32_t)k->ti[e];
+            k->out[id >> 5] |= (uint32_t)1 << (id & 31);
+        }
+        return 1;
+    }
+    if (!a->run_terminal[state]) return 0;
+    limit += t->node_chars[node];
+    for (int32_t e = k->ts[node]; e < end; e++) {
+        if (t->tok_chars[e] > limit) continue;
+        uint32_t id = (uint32_t)k->ti[e];
+        k->out[id >> 5] |= (uint32_t)1 << (id & 31);
+    }
+    return 1;
+}
+
 static void mwalk(MWalk *k, int32_t node, const WHead *start, const uint8_t *pending, int pending_count) {
     int top = 0;
     MLevel *L = k->levels;
@@ -1153,6 +1190,7 @@ static void mwalk(MWalk *k, int32_t node, const WHead *start, const uint8_t *pen
             count = 1;
             if (utf8_length(byte) < 2 || !mprefix_allowed(&k->x, &g->w, gl, data, 1)) continue;
         }
+        if (count == 0 && automaton_covers(k, &g->w, child)) continue;
         if (count == 0 && plain_below(k, &g->w, child)) { /* every token below stays in a string's body */
             for (int32_t t = k->ts[child], end = k->ts[k->se[child]]; t < end; t++) {
                 uint32_t id = (uint32_t)k->ti[t];

@@ -1095,16 +1095,17 @@ static inline void memit(const MWalk *k, int32_t node) {
 static const uint64_t BODY_ASCII[2] = {~(uint64_t)0xFFFFFFFF & ~((uint64_t)1 << '"'), ~((uint64_t)1 << ('\\' - 64))};
 
 /* Whether every token below ``node`` (reached on a whole character) is accepted with the state unchanged but
-   for its length: the state is in a string's body whose content takes any character (up to a length), and
+   for its length: the state is in a string's body whose content takes any character (up to a length, or an
+   open object's key off the trie of its names), and
    the paths below hold only characters read as themselves there, no more of them than the content takes. */
 static int plain_below(const MWalk *k, const WHead *w, int32_t node) {
     if (w->h.lex != L_STRING || w->h.phase != S_BODY) return 0;
     const int32_t *r = rec(&k->x, w->h.node);
-    if (r[0] != K_STRING || r[1] == C_AUTOMATON) return 0;
+    if (r[0] == K_OBJECT ? r[1] < 0 || w->h.cstate >= 0 : r[1] == C_AUTOMATON) return 0; /* (off the names: any text) */
     const TrieObject *t = k->trie;
     if ((t->below_flags[node] & (NODE_BOUNDARY | BELOW_INVALID)) != NODE_BOUNDARY) return 0;
     if ((t->below_ascii[2 * node] & ~BODY_ASCII[0]) || (t->below_ascii[2 * node + 1] & ~BODY_ASCII[1])) return 0;
-    if (r[1] == C_LENGTH && r[3] >= 0 && t->below_chars[node] > r[3] - w->h.cstate) return 0;
+    if (r[0] == K_STRING && r[1] == C_LENGTH && r[3] >= 0 && t->below_chars[node] > r[3] - w->h.cstate) return 0;
     return 1;
 }
 

@@ -17,7 +17,10 @@
        K_ARRAY          [K_ARRAY, items, min items, max items (-1: none), prefix count, prefix nodes...]
        K_STRING         [K_STRING, C_ANY or C_LENGTH, min length, max length (-1: none)], or
                         [K_STRING, C_AUTOMATON, automaton index, start state]: the decoded characters
-                        follow one of the program's automata (``Machine(code, automata)``)
+                        follow one of the program's automata (``Machine(code, automata)``), or
+                        [K_STRING, C_CAPPED, automaton index, max length, distances, farthest]: an automaton
+                        (start state 0) under a maximum length; code[distances + s] the fewest characters
+                        from state s to an accepting one, ``farthest`` the largest of them
        K_NUMBER         [K_NUMBER, integer (0/1), bounds (1: a minimum, 2: a maximum), minimum, maximum]: an
                         integer's bounds inclusive, |bound| < 2^30 (a number with bounds is not covered)
        K_BOOL           [K_BOOL, 1: true allowed | 2: false allowed]
@@ -34,7 +37,7 @@ enum { MH_MAGIC, MH_NODES, MH_ROOT, MH_ANY, MH_ANY_OBJECT, MH_ANY_ARRAY, MH_ANY_
 #define M_MAGIC 0x4a534d31 /* "JSM1" */
 
 enum { K_ANY, K_OBJECT, K_ARRAY, K_STRING, K_NUMBER, K_BOOL, K_NULL, K_UNION, K_KINDS };
-enum { C_ANY, C_LENGTH, C_AUTOMATON };
+enum { C_ANY, C_LENGTH, C_AUTOMATON, C_CAPPED };
 
 /* the lexeme being read above the top frame */
 enum { L_NONE, L_STRING, L_NUMBER, L_LITERAL };
@@ -47,6 +50,7 @@ enum { P_OPEN, P_KEY_DONE, P_COLON, P_VALUE, P_AFTER, P_COMMA, P_KEY, P_BEFORE }
 
 typedef struct {
     int32_t lex, node, phase, cstate, a, b, frames;
+    int32_t n; /* a capped automaton string: the characters read (up to its maximum) */
 } MState;
 
 typedef struct {
@@ -60,7 +64,7 @@ typedef struct {
     PyObject *automata; /* tuple of Automaton */
     const int32_t *c;
     Py_ssize_t size, nodes;
-    uint8_t *trie_node; /* per offset of code: 1 where a key trie node starts (a state's cstate is checked) */
+    int32_t *trie_owner; /* per offset of code: the object node whose key trie has a node there, else -1 */
 } MachineObject;
 
 static const char *LITERALS[3] = {"true", "false", "null"};
@@ -124,6 +128,31 @@ static int32_t key_child(const int32_t *c, int32_t at, int32_t cp) {
     return -1;
 }
 
+/* A capped automaton string (C_CAPPED): whether some code point in [lo, hi] leads from the content state to
+   one that still reaches an accepting state within the length left; with ``escaped``, the printable ASCII
+   characters are left out unless the program lets escapes spell them. */
+static int capped_meets(const Ctx *x, const int32_t *r, const MState *s, int64_t lo, int64_t hi, int escaped) {
+    const AutomatonObject *a = (const AutomatonObject *)x->automata[r[2]];
+    const int32_t *clo = i32(a->class_lo), *chi = i32(a->class_hi), *cid = i32(a->class_id);
+    const int32_t *tr = i32(a->transitions), *dist = x->c + r[4];
+    int32_t budget = r[3] - s->n - 1;
+    Py_ssize_t left = 0, right = a->intervals; /* the first interval ending at or after lo */
+    while (left < right) {
+        Py_ssize_t mid = left + (right - left) / 2;
+        if (chi[mid] < lo) left = mid + 1;
+        else right = mid;
+    }
+    for (Py_ssize_t i = left; i < a->intervals && clo[i] <= hi; i++) {
+        if (cid[i] < 0) continue;
+        int32_t to = tr[(Py_ssize_t)s->cstate * a->classes + cid[i]];
+        if (to < 0 || dist[to] > budget) continue;
+        int64_t a_lo = clo[i] > lo ? clo[i] : lo, a_hi = chi[i] < hi ? chi[i] : hi;
+        if (escaped && !x->ascii_escapes && a_lo >= 0x20 && a_hi <= 0x7E) continue;
+        return 1;
+    }
+    return 0;
+}
+
 /* The object frame a key is read for: the top frame (keys are read with the object frame on top). */
 
 /* Whether the content (of the string or key being read) allows the decoded character ``cp`` next. */
@@ -131,10 +160,11 @@ static int content_allows(const Ctx *x, const MState *s, const MFrame *f, int32_
     const int32_t *r = rec(x, s->node);
     if (r[0] == K_STRING) {
         if (r[1] == C_ANY) return 1;
-        if (r[1] == C_AUTOMATON) {
+        if (r[1] == C_AUTOMATON || r[1] == C_CAPPED) {
             const AutomatonObject *a = (const AutomatonObject *)x->automata[r[2]];
             int32_t k = class_of(a, cp);
-            return k >= 0 && i32(a->transitions)[(Py_ssize_t)s->cstate * a->classes + k] >= 0;
+            int32_t to = k < 0 ? -1 : i32(a->transitions)[(Py_ssize_t)s->cstate * a->classes + k];
+            return to >= 0 && (r[1] == C_AUTOMATON || x->c[r[4] + to] <= r[3] - s->n - 1);
         }
         return r[3] < 0 || s->cstate < r[3];
     }
@@ -155,6 +185,7 @@ static int content_meets(const Ctx *x, const MState *s, const MFrame *f, int64_t
     const int32_t *r = rec(x, s->node);
     if (r[0] == K_STRING) {
         if (r[1] == C_ANY) return 1;
+        if (r[1] == C_CAPPED) return capped_meets(x, r, s, lo, hi, 1);
         if (r[1] == C_AUTOMATON) {
             const AutomatonObject *a = (const AutomatonObject *)x->automata[r[2]];
             const int32_t *as = i32(a->allow_start), *alo = i32(a->allow_lo), *ahi = i32(a->allow_hi);
@@ -182,7 +213,7 @@ static int content_meets(const Ctx *x, const MState *s, const MFrame *f, int64_t
 static int content_accepting(const Ctx *x, const MState *s, const MFrame *f) {
     const int32_t *r = rec(x, s->node);
     if (r[0] == K_STRING) {
-        if (r[1] == C_AUTOMATON) return ((const uint8_t *)PyBytes_AS_STRING(((const AutomatonObject *)x->automata[r[2]])->accepting))[s->cstate];
+        if (r[1] == C_AUTOMATON || r[1] == C_CAPPED) return ((const uint8_t *)PyBytes_AS_STRING(((const AutomatonObject *)x->automata[r[2]])->accepting))[s->cstate];
         return r[1] == C_ANY || s->cstate >= r[2];
     }
     if (s->cstate >= 0) {
@@ -200,12 +231,13 @@ static int content_step(const Ctx *x, MState *s, int32_t cp) {
     if (r[0] == K_STRING) {
         if (r[1] == C_LENGTH) {
             if (r[3] >= 0 || s->cstate < r[2]) s->cstate++; /* (without a maximum, counted up to the minimum) */
-        } else if (r[1] == C_AUTOMATON) {
+        } else if (r[1] == C_AUTOMATON || r[1] == C_CAPPED) {
             const AutomatonObject *a = (const AutomatonObject *)x->automata[r[2]];
             int32_t k = class_of(a, cp);
             int32_t to = k < 0 ? -1 : i32(a->transitions)[(Py_ssize_t)s->cstate * a->classes + k];
             if (to < 0) return 0;
             s->cstate = to;
+            if (r[1] == C_CAPPED && s->n < r[3]) s->n++;
         }
         return 1;
     }
@@ -283,6 +315,7 @@ static int32_t number_next(int32_t state, int integer, int32_t cp) {
 static int number_can_end(int32_t state) { return state == N_ZERO || state == N_INT || state == N_FRAC || state == N_EXP; }
 
 #define MAG_CAP 0x7FFFFFFF /* an integer's magnitude is kept up to this (bounds are below 2^30) */
+#define COUNT_CAP (1 << 30) /* an array's items are counted up to this (its limits are below it) */
 
 /* Whether some magnitude an integer prefix can still become lies in [lo, hi] (hi < 0: no maximum): none
    read yet (``digits`` 0) any; a leading zero only 0; else ``mag`` followed by any number of digits. */
@@ -395,7 +428,7 @@ static int start_value(const Ctx *x, WHead *w, MFrame *local, int32_t node, int3
     case K_ARRAY: return cp == '[' && push_frame(x, w, local, node);
     case K_STRING:
         if (cp != '"') return 0;
-        *s = (MState){L_STRING, node, S_BODY, 0, 0, 0, 0};
+        *s = (MState){L_STRING, node, S_BODY, r[1] == C_AUTOMATON ? r[3] : 0, 0, 0, 0, 0};
         return 1;
     case K_NUMBER: {
         MState n = {L_NUMBER, node, N_START, 0, 0, 0, 0};
@@ -506,7 +539,7 @@ static int step_structure(const Ctx *x, WHead *w, MFrame *local, int32_t cp) {
     case P_COMMA: {
         if (r[3] >= 0 && f->count >= r[3]) return 0;
         f = own_top(x, w, local);
-        f->count++;
+        if (f->count < COUNT_CAP) f->count++; /* (past every limit, the count no longer matters) */
         f->phase = P_VALUE;
         f->ws = 0;
         return start_value(x, w, local, value_node(x, f), cp);
@@ -663,6 +696,7 @@ static int mcan_end(const Ctx *x, const WHead *w, const MFrame *local) {
 static int raw_meets(const Ctx *x, const MState *s, const MFrame *f, int64_t lo, int64_t hi) {
     const int32_t *r = rec(x, s->node);
     if (r[0] == K_STRING) {
+        if (r[1] == C_CAPPED) return capped_meets(x, r, s, lo, hi, 0);
         if (r[1] != C_AUTOMATON) return content_allows(x, s, f, (int32_t)lo); /* every character alike */
         const AutomatonObject *a = (const AutomatonObject *)x->automata[r[2]];
         const int32_t *as = i32(a->allow_start), *alo = i32(a->allow_lo), *ahi = i32(a->allow_hi);
@@ -695,7 +729,7 @@ static int mprefix_allowed(const Ctx *x, const WHead *w, const MFrame *local, co
 static void Machine_dealloc(MachineObject *self) {
     Py_XDECREF(self->code);
     Py_XDECREF(self->automata);
-    free(self->trie_node);
+    free(self->trie_owner);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -716,11 +750,12 @@ static int Machine_validate(MachineObject *m) {
         if (c[k] < 0 || c[k] >= nodes) return bad_program("bad node id in the header", k);
     if (c[MH_WS] < 0 || c[MH_LEAD] < 0 || c[MH_TRAIL] < 0 || c[MH_DEPTH] < 0)
         return bad_program("negative limit in the header", MH_WS);
-    m->trie_node = calloc((size_t)size, 1);
-    if (m->trie_node == NULL) {
+    m->trie_owner = malloc(sizeof(int32_t) * (size_t)size);
+    if (m->trie_owner == NULL) {
         PyErr_NoMemory();
         return 0;
     }
+    for (Py_ssize_t k = 0; k < size; k++) m->trie_owner[k] = -1;
     /* key tries first: every node reachable from an object's root, checked as it is met */
     for (Py_ssize_t n = 0; n < nodes; n++) {
         Py_ssize_t at = c[MH_SIZE + n];
@@ -735,6 +770,13 @@ static int Machine_validate(MachineObject *m) {
                 if (r[2] < 0 || r[2] >= PyTuple_GET_SIZE(m->automata) || r[3] < 0 ||
                     r[3] >= ((AutomatonObject *)PyTuple_GET_ITEM(m->automata, r[2]))->states)
                     return bad_program("bad string automaton", at);
+            } else if (r[1] == C_CAPPED) {
+                if (at + 6 > size || r[2] < 0 || r[2] >= PyTuple_GET_SIZE(m->automata) || r[3] < 0 || r[5] < 0)
+                    return bad_program("bad capped string", at);
+                Py_ssize_t states = ((AutomatonObject *)PyTuple_GET_ITEM(m->automata, r[2]))->states;
+                if (r[4] < MH_SIZE + nodes || r[4] + states > size) return bad_program("bad string distances", at);
+                for (Py_ssize_t q = 0; q < states; q++)
+                    if (c[r[4] + q] < 0 || c[r[4] + q] > r[5]) return bad_program("bad string distance", r[4] + q);
             } else if (r[1] < C_ANY || r[1] > C_LENGTH || r[2] < 0 || r[3] < -1 || (r[3] >= 0 && r[3] < r[2])) {
                 return bad_program("bad string record", at);
             }
@@ -743,7 +785,8 @@ static int Machine_validate(MachineObject *m) {
                                  r[3] <= -(1 << 30) || r[3] >= (1 << 30) || r[4] <= -(1 << 30) || r[4] >= (1 << 30)))
             return bad_program("bad number record", at);
         if (kind == K_ARRAY) {
-            if (r[1] < 0 || r[1] >= nodes || r[2] < 0 || r[3] < -1 || r[4] < 0 || at + 5 + r[4] > size)
+            if (r[1] < 0 || r[1] >= nodes || r[2] < 0 || r[2] >= COUNT_CAP || r[3] < -1 || r[3] >= COUNT_CAP ||
+                r[4] < 0 || at + 5 + r[4] > size)
                 return bad_program("bad array record", at);
             for (int32_t k = 0; k < r[4]; k++)
                 if (r[5 + k] < 0 || r[5 + k] >= nodes) return bad_program("bad prefix node", at + 5 + k);
@@ -775,8 +818,12 @@ static int Machine_validate(MachineObject *m) {
                     free(todo);
                     return bad_program("bad key trie node", t);
                 }
-                if (m->trie_node[t]) continue;
-                m->trie_node[t] = 1;
+                if (m->trie_owner[t] == n) continue;
+                if (m->trie_owner[t] >= 0) {
+                    free(todo);
+                    return bad_program("a key trie node shared by two objects", t);
+                }
+                m->trie_owner[t] = (int32_t)n;
                 for (int32_t k = 0; k < c[t + 3]; k++) {
                     int32_t cp = c[t + 4 + 2 * k], child = c[t + 5 + 2 * k];
                     if (cp < 0 || cp > 0x10FFFF || (k > 0 && cp <= c[t + 2 + 2 * k]) || child <= t) {
@@ -848,18 +895,21 @@ static Py_ssize_t check_state(const MachineObject *m, const uint8_t *data, Py_ss
     for (Py_ssize_t k = 0; k < frames; k++) {
         int32_t node = f[k].node;
         if ((k == 0) != (node < 0)) goto bad;
+        if (f[k].ws < 0) goto bad;
         if (k == 0) {
             if (f[k].phase != P_BEFORE && f[k].phase != P_VALUE && f[k].phase != P_AFTER) goto bad;
             continue;
         }
-        if (node >= m->nodes || f[k].phase < P_OPEN || f[k].phase > P_KEY || f[k].ws < 0 || f[k].count < -1) goto bad;
+        if (node >= m->nodes || f[k].phase < P_OPEN || f[k].phase > P_KEY) goto bad;
         const int32_t *r = c + c[MH_SIZE + node];
         if (r[0] == K_OBJECT) {
-            if ((f[k].phase == P_KEY_DONE || f[k].phase == P_COLON) && f[k].count >= r[5]) goto bad;
-        } else if (r[0] != K_ARRAY || f[k].phase == P_KEY || f[k].phase == P_KEY_DONE || f[k].phase == P_COLON) {
+            if ((f[k].phase == P_KEY_DONE || f[k].phase == P_COLON) && (f[k].count < -1 || f[k].count >= r[5])) goto bad;
+        } else if (r[0] != K_ARRAY || f[k].phase == P_KEY || f[k].phase == P_KEY_DONE || f[k].phase == P_COLON ||
+                   f[k].count < 0 || f[k].count > COUNT_CAP) {
             goto bad;
         }
     }
+    if (s.lex != L_STRING && s.n) goto bad;
     switch (s.lex) {
     case L_NONE: break;
     case L_STRING: {
@@ -867,14 +917,37 @@ static Py_ssize_t check_state(const MachineObject *m, const uint8_t *data, Py_ss
         const int32_t *r = c + c[MH_SIZE + s.node];
         if (r[0] == K_OBJECT) {
             if (f[frames - 1].node != s.node || f[frames - 1].phase != P_KEY) goto bad;
-            if (s.cstate != -1 && (s.cstate < 0 || s.cstate >= m->size || !m->trie_node[s.cstate])) goto bad;
+            if (s.cstate != -1 && (s.cstate < 0 || s.cstate >= m->size || m->trie_owner[s.cstate] != s.node)) goto bad;
         } else if (r[0] != K_STRING || s.cstate < 0) {
             goto bad;
         } else if (r[1] == C_AUTOMATON &&
                    s.cstate >= ((AutomatonObject *)PyTuple_GET_ITEM(m->automata, r[2]))->states) {
             goto bad;
+        } else if (r[1] == C_LENGTH && r[3] >= 0 && s.cstate > r[3]) {
+            goto bad;
+        } else if (r[1] == C_CAPPED &&
+                   (s.cstate >= ((AutomatonObject *)PyTuple_GET_ITEM(m->automata, r[2]))->states || s.n < 0 || s.n > r[3])) {
+            goto bad;
         }
-        if (s.a < 0 || s.a > 0xFFFF || s.b < 0) goto bad;
+        if (r[0] == K_OBJECT || r[1] != C_CAPPED) {
+            if (s.n) goto bad;
+        }
+        switch (s.phase) { /* the escape's fields: a hex value of as many digits as read, a high surrogate */
+        case S_BODY:
+        case S_ESCAPE:
+            if (s.a || s.b) goto bad;
+            break;
+        case S_HEX:
+            if (s.b < 0 || s.b > 3 || s.a < 0 || s.a >= (1 << (4 * s.b))) goto bad;
+            break;
+        case S_LOW_BACKSLASH:
+        case S_LOW_U:
+            if (s.a < 0xD800 || s.a > 0xDBFF || s.b) goto bad;
+            break;
+        case S_LOW_HEX:
+            if (s.a < 0xD800 || s.a > 0xDBFF || s.b < 0 || (s.b >> 2) >= (1 << (4 * (s.b & 3)))) goto bad;
+            break;
+        }
         break;
     }
     case L_NUMBER:
@@ -1026,7 +1099,19 @@ static PyObject *Machine_allowed(MachineObject *self, PyObject *arg) {
         const int32_t *r = rec(&x, w.h.node);
         const int32_t *lo = NULL, *hi = NULL;
         int32_t from = 0, to = 0, one[2] = {0x80, 0x10FFFF};
-        if (r[0] == K_STRING && r[1] == C_AUTOMATON) {
+        if (r[0] == K_STRING && r[1] == C_CAPPED) {
+            const AutomatonObject *a = (const AutomatonObject *)x.automata[r[2]];
+            const int32_t *clo = i32(a->class_lo), *chi = i32(a->class_hi);
+            for (Py_ssize_t i = 0; i < a->intervals; i++) {
+                if (chi[i] < 0x80 || !capped_meets(&x, r, &w.h, clo[i], chi[i], 0)) continue;
+                PyObject *pair = Py_BuildValue("(ii)", clo[i] < 0x80 ? 0x80 : clo[i], chi[i]);
+                if (pair == NULL || PyList_Append(list, pair) < 0) {
+                    Py_XDECREF(pair);
+                    goto done;
+                }
+                Py_DECREF(pair);
+            }
+        } else if (r[0] == K_STRING && r[1] == C_AUTOMATON) {
             const AutomatonObject *a = (const AutomatonObject *)x.automata[r[2]];
             lo = i32(a->allow_lo), hi = i32(a->allow_hi);
             from = i32(a->allow_start)[w.h.cstate], to = i32(a->allow_start)[w.h.cstate + 1];
@@ -1101,7 +1186,7 @@ static const uint64_t BODY_ASCII[2] = {~(uint64_t)0xFFFFFFFF & ~((uint64_t)1 << 
 static int plain_below(const MWalk *k, const WHead *w, int32_t node) {
     if (w->h.lex != L_STRING || w->h.phase != S_BODY) return 0;
     const int32_t *r = rec(&k->x, w->h.node);
-    if (r[0] == K_OBJECT ? r[1] < 0 || w->h.cstate >= 0 : r[1] == C_AUTOMATON) return 0; /* (off the names: any text) */
+    if (r[0] == K_OBJECT ? r[1] < 0 || w->h.cstate >= 0 : r[1] != C_ANY && r[1] != C_LENGTH) return 0; /* (a key: any text) */
     const TrieObject *t = k->trie;
     if ((t->below_flags[node] & (NODE_BOUNDARY | BELOW_INVALID)) != NODE_BOUNDARY) return 0;
     if ((t->below_ascii[2 * node] & ~BODY_ASCII[0]) || (t->below_ascii[2 * node + 1] & ~BODY_ASCII[1])) return 0;
@@ -1118,11 +1203,13 @@ static int plain_below(const MWalk *k, const WHead *w, int32_t node) {
 static int automaton_covers(const MWalk *k, const WHead *w, int32_t node) {
     if (w->h.lex != L_STRING || w->h.phase != S_BODY) return 0;
     const int32_t *r = rec(&k->x, w->h.node);
-    if (r[0] != K_STRING || r[1] != C_AUTOMATON) return 0;
+    if (r[0] != K_STRING || (r[1] != C_AUTOMATON && r[1] != C_CAPPED)) return 0;
     const AutomatonObject *a = (const AutomatonObject *)k->x.automata[r[2]];
     int32_t state = w->h.cstate, limit = a->run_length[state];
     const TrieObject *t = k->trie;
     uint8_t flags = t->below_flags[node];
+    /* (under a maximum length, only where every state still reaches an accepting one past the subtree) */
+    if (r[1] == C_CAPPED && (int64_t)r[3] - w->h.n - t->below_chars[node] < r[5]) return 0;
     if (limit <= 0 || (flags & (NODE_BOUNDARY | BELOW_INVALID)) != NODE_BOUNDARY) return 0;
     if ((t->below_ascii[2 * node] & ~(a->run_ascii[2 * state] & BODY_ASCII[0])) ||
         (t->below_ascii[2 * node + 1] & ~(a->run_ascii[2 * state + 1] & BODY_ASCII[1])))
@@ -1136,7 +1223,7 @@ static int automaton_covers(const MWalk *k, const WHead *w, int32_t node) {
         }
         return 1;
     }
-    if (!a->run_terminal[state]) return 0;
+    if (!a->run_terminal[state] || r[1] == C_CAPPED) return 0;
     limit += t->node_chars[node];
     for (int32_t e = k->ts[node]; e < end; e++) {
         if (t->tok_chars[e] > limit) continue;
@@ -1486,6 +1573,12 @@ static PyObject *Machine_body_room(MachineObject *self, PyObject *arg) {
     return result;
 }
 
+static PyMemberDef Machine_members[] = {
+    {"code", T_OBJECT_EX, offsetof(MachineObject, code), READONLY, "the program's int32 words (bytes)"},
+    {"automata", T_OBJECT_EX, offsetof(MachineObject, automata), READONLY, "the program's Automaton objects"},
+    {NULL, 0, 0, 0, NULL},
+};
+
 static PyMethodDef Machine_methods[] = {
     {"start", (PyCFunction)Machine_start, METH_NOARGS, "start(): the state before the document"},
     {"step", (PyCFunction)Machine_step, METH_VARARGS,
@@ -1509,4 +1602,5 @@ static PyTypeObject MachineType = {
     .tp_doc = "A JSON machine program (see _machine.c), validated once.",
     .tp_new = Machine_new,
     .tp_methods = Machine_methods,
+    .tp_members = Machine_members,
 };

@@ -71,6 +71,13 @@ def use_compiled(enabled: bool) -> None:
 _machine = os.environ.get(NO_MACHINE_ENV, "") in ("", "0")
 
 
+def use_machine(enabled: bool) -> None:
+    """Switches the compiled JSON machine on or off in this process (tests of the Python walk's own caches
+    and benchmarks compare the two). Enforcers already made keep their start."""
+    global _machine
+    _machine = enabled
+
+
 def machine_active() -> bool:
     """Whether formats the compiled JSON machine covers run on it (the compiled walk is in use, and
     ``FORMATENFORCER_NO_MACHINE`` is not set)."""

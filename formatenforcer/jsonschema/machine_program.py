@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 MAGIC = 0x4A534D31
 HEADER = 16
 K_ANY, K_OBJECT, K_ARRAY, K_STRING, K_NUMBER, K_BOOL, K_NULL, K_UNION = range(8)
-C_ANY, C_LENGTH, C_AUTOMATON = range(3)
+C_ANY, C_LENGTH, C_AUTOMATON, C_CAPPED = range(4)
 MAX_NAMES = 64
 MAX_CONTENT_STATES = 4096
 """A string content explored into an automaton (an enum's words, a pattern under length limits) may have
@@ -67,6 +67,8 @@ class _Builder:
         self.escapable = compiler.escapable
         self.automata: list[Any] = []
         self.automaton_index: dict[int, int] = {}
+        self.distances: dict[int, list[int]] = {}
+        """automaton index -> the fewest characters from each state to an accepting one (capped strings)."""
         self.records: list[list[int] | None] = []
         self.ids: dict[int, int] = {}
         self.keep: list[Node] = []
@@ -133,12 +135,25 @@ class _Builder:
             if content.low == 0 and content.high is None:
                 return self._leaf([K_STRING, C_ANY, 0, -1])
             return self._leaf([K_STRING, C_LENGTH, content.low, -1 if content.high is None else content.high])
+        if isinstance(content, RegexContent) and content.low == 0 and content.high is not None:
+            # a pattern or format under a maximum length (an email's 254 characters): its DFA, the length
+            # read, and per state the fewest characters to an accepting one
+            automaton = native_automaton(content.dfa)
+            if automaton is None:
+                raise NotCovered("an automaton too big to export")
+            index = self._automaton(automaton)
+            distances = content.dfa.distances()
+            self.distances.setdefault(index, distances)
+            return self._leaf([K_STRING, C_CAPPED, index, content.high, -1, max(distances)])
         automaton, state = _content_automaton(content)
+        return self._leaf([K_STRING, C_AUTOMATON, self._automaton(automaton), state])
+
+    def _automaton(self, automaton: Any) -> int:
         index = self.automaton_index.get(id(automaton))
         if index is None:
             index = self.automaton_index[id(automaton)] = len(self.automata)
             self.automata.append(automaton)
-        return self._leaf([K_STRING, C_AUTOMATON, index, state])
+        return index
 
     def _leaf(self, record: list[int]) -> int:
         ident = self._new(record)
@@ -154,6 +169,8 @@ class _Builder:
         items = self.node(node.items)
         prefix = [self.node(p) for p in node.prefix]
         high = -1 if node.max_items is None else node.max_items
+        if node.min_items >= _BOUND or high >= _BOUND:
+            raise NotCovered("an item count of 2^30 or more")
         self.records[ident] = [K_ARRAY, items, node.min_items, high, len(prefix), *prefix]
         self.heights[ident] = 1 + max(self.heights[c] for c in [items, *prefix])
         return ident
@@ -179,7 +196,7 @@ class _Builder:
         record = [K_OBJECT, extra, required & 0xFFFFFFFF, required >> 32, -1, len(names), *values]
         self.records[ident] = [v - (1 << 32) if v >= 1 << 31 else v for v in record]
         self.tries.append((ident, list(names)))
-        self.heights[ident] = 1 + max([self.heights[c] for c in values] + ([self.heights[extra]] if extra >= 0 else []))
+        self.heights[ident] = 1 + max([self.heights[c] for c in [*values, *([extra] if extra >= 0 else [])]], default=0)
         return ident
 
     def _union(self, node: Union) -> int:
@@ -220,6 +237,13 @@ class _Builder:
         code.extend(body)
         for ident, names in self.tries:
             code[offsets[ident] + 4] = _append_trie(code, names)
+        placed: dict[int, int] = {}
+        for index, distances in self.distances.items():
+            placed[index] = len(code)
+            code.extend(distances)
+        for ident, record in enumerate(records):
+            if record[0] == K_STRING and record[1] == C_CAPPED:
+                code[offsets[ident] + 4] = placed[record[2]]
         return struct.pack(f"<{len(code)}i", *code)
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from formatenforcer import JsonSchemaParser, TokenEnforcer, Vocabulary
-from formatenforcer.core import cache_release
+from formatenforcer.core import backend, cache_release
 from formatenforcer.core.cache_budget import CacheBudget, approx_bytes, default_cache_bytes
 from formatenforcer.jsonschema import compile as compile_module
 
@@ -23,6 +23,16 @@ from . import tokenizers_fixtures as tf
 
 CASES = Path(__file__).resolve().parent.parent / "benchmarks" / "cases"
 POSITIONS = 5
+
+
+@pytest.fixture(autouse=True)
+def _python_walk():
+    """These are the Python walk's caches: the schemas run on it, not on the compiled JSON machine (whose
+    states hold no walk of their own to budget)."""
+    before = backend.machine_active() or not backend.active()
+    backend.use_machine(False)
+    yield
+    backend.use_machine(before)
 
 
 def _cases() -> list[tuple[object, object]]:
@@ -271,7 +281,7 @@ _BURST_SCRIPT = """
 import gc, json, sys
 sys.path.insert(0, sys.argv[1])
 from formatenforcer import Vocabulary
-from formatenforcer.core import cache_release, charset
+from formatenforcer.core import backend, cache_release, charset
 from formatenforcer.parsers import regex
 from tests import tokenizers_fixtures as tf
 from tests.test_cache_budget import _cases, _walked, _within
@@ -343,7 +353,7 @@ import gc, json, sys
 from collections import deque
 sys.path.insert(0, sys.argv[1])
 from formatenforcer import Vocabulary
-from formatenforcer.core import cache_release, enforcer as enforcer_module
+from formatenforcer.core import backend, cache_release, enforcer as enforcer_module
 from formatenforcer.core.position import Position
 from formatenforcer.core.walk import allowed_mask
 from tests import tokenizers_fixtures as tf

@@ -105,7 +105,7 @@ def _walk_characters(reference, machine, rng, steps):
         allowed = reference.allowed_characters()
         assert machine.allowed_characters() == allowed
         assert machine.can_end() == reference.can_end()
-        for probe in "\"\\{}[],: \n-0e.aZé😀\x01":
+        for probe in '"\\{}[],: \n-0e.aZé😀\x01':
             assert (machine.add_character(probe) is None) == (reference.add_character(probe) is None), probe
         if not allowed.intervals:
             return

@@ -15,9 +15,9 @@ from typing import Any
 
 from ..core import backend
 from ..core.charset import CharSet
-from ..core.machine import MachineState
 from ..core.errors import Problem, SchemaError, UnsupportedSchemaError
 from ..core.hooks import FreeRun, Lexeme, walk_lexeme
+from ..core.machine import MachineState
 from ..core.protocol import CharacterParser
 from ..parsers.build_budget import build_budget, over_budget
 from .compile import Compiler, forget_memos

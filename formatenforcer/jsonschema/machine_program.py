@@ -29,11 +29,10 @@ import numpy as np
 from ..core import backend
 from ..core.automaton import native_automaton
 from ..core.cache_release import register_memo
-from ..core.charset import ANY
 from .formats.content import Content, LengthContent, RegexContent, TrieContent
 from .object_names import object_names
 from .schema.ir import AnyValue, Array, Boolean, Never, Node, Null, Number, Object, String, Union, deref
-from .strings import NON_ASCII_ESCAPES, StringParser
+from .strings import StringParser
 
 if TYPE_CHECKING:
     from .compile import Compiler
@@ -43,6 +42,9 @@ HEADER = 16
 K_ANY, K_OBJECT, K_ARRAY, K_STRING, K_NUMBER, K_BOOL, K_NULL, K_UNION = range(8)
 C_ANY, C_LENGTH, C_AUTOMATON, C_CAPPED = range(4)
 MAX_NAMES = 64
+MAX_NESTING = 200
+"""Schemas whose nodes nest deeper are left to the Python parsers (which build any depth without recursion):
+the program is built by recursion over the nodes."""
 MAX_CONTENT_STATES = 4096
 """A string content explored into an automaton (an enum's words, a pattern under length limits) may have
 this many states; more, and the schema stays on the Python parsers."""
@@ -94,6 +96,8 @@ class _Builder:
             return hit
         if key in self.busy:
             raise NotCovered("a reference that loops")
+        if len(self.busy) >= MAX_NESTING:
+            raise NotCovered("nodes nested deeper than the builder goes")
         self.busy.add(key)
         self.keep.append(target)
         try:

@@ -68,17 +68,7 @@ def compiled_mask(vocabulary: Any, state: Any, pending: bytes, at_start: bool) -
         return None
     machine = state.machine_state()
     if machine is not None:
-        if at_start:
-            return None  # (the first token of a SentencePiece output: the Python walk over the machine's steps)
-        program, bytes_ = machine
-        row = None
-        if not pending:
-            room = program.body_room(bytes_)
-            if room is not None:  # a string's body: the row of the tokens that stay in it, then its exits
-                row = vocabulary.free_run_table(STRING_BODY_CHARS).runs_upto(None if room < 0 else room)
-        mask = np.empty((vocabulary.size + 31) // 32, dtype=np.int32)
-        program.mask(flat_trie(vocabulary), bytes_, pending, mask, row)
-        return mask
+        return None if at_start else _machine_tokens(vocabulary, machine[0], machine[1], pending)
     found = state.automaton_state()
     if found is None:
         return None
@@ -88,4 +78,29 @@ def compiled_mask(vocabulary: Any, state: Any, pending: bytes, at_start: bool) -
     mask = np.empty((vocabulary.size + 31) // 32, dtype=np.int32)
     run = None if (pending or at_start or not automaton.wide_run(found[1])) else native_run(vocabulary, state)
     backend.native.walk_mask(flat_trie(vocabulary), automaton, found[1], pending, at_start, mask, run)  # type: ignore[union-attr]
+    return mask
+
+
+def _machine_tokens(vocabulary: Any, program: Any, state: bytes, pending: bytes) -> np.ndarray:
+    """The tokens a JSON machine state accepts (end-of-sequence aside), from one call into C."""
+    row = None
+    if not pending:
+        room = program.body_room(state)
+        if room is not None:  # a string's body: the row of the tokens that stay in it, then its exits
+            row = vocabulary.free_run_table(STRING_BODY_CHARS).runs_upto(None if room < 0 else room)
+    mask = np.empty((vocabulary.size + 31) // 32, dtype=np.int32)
+    program.mask(flat_trie(vocabulary), state, pending, mask, row)
+    return mask
+
+
+def machine_mask(vocabulary: Any, state: Any, pending: bytes, at_start: bool) -> np.ndarray | None:
+    """The whole mask of a JSON machine state (``machine_state``), end-of-sequence included, without the
+    Python walk's hooks; None at a SentencePiece output's first token (the Python walk answers there) or
+    when the compiled backend is off. The walk in C is bounded by the vocabulary's size: no budget is kept."""
+    if not backend.active() or (at_start and vocabulary.strip_leading_space):
+        return None
+    program, data = state.machine_state()
+    mask = _machine_tokens(vocabulary, program, data, pending)
+    if not pending and state.can_end():
+        mask |= vocabulary.eos_mask
     return mask

@@ -23,7 +23,9 @@ import numpy as np
 from .bitmask import ids_of
 from .budget import checked_megabytes, checked_seconds
 from .cache_release import track
+from .compiled_walk import machine_mask
 from .errors import FormatError
+from .machine import MachineState
 from .matcher import Matcher, log_fallback
 from .position import Position
 from .protocol import CharacterParser
@@ -110,8 +112,13 @@ class TokenEnforcer:
             if hit is not None:
                 self._cache.move_to_end(key)
                 return hit
-        mask = budgeted_mask(self.vocabulary, position.state, position.pending, position.at_start, self._lexemes,
-                             self.config.mask_seconds, self.config.mask_megabytes)  # fmt: skip
+        state = position.state
+        mask = None
+        if type(state) is MachineState:  # a format on the compiled JSON machine: one call into C
+            mask = machine_mask(self.vocabulary, state, position.pending, position.at_start)
+        if mask is None:
+            mask = budgeted_mask(self.vocabulary, state, position.pending, position.at_start, self._lexemes,
+                                 self.config.mask_seconds, self.config.mask_megabytes)  # fmt: skip
         if not np.count_nonzero(mask):  # (a fixed C loop; ndarray.any() goes through a ufunc reduction)
             logger.warning(
                 "formatenforcer: no token can continue the format from parser state %r (pending bytes %r); "
@@ -178,7 +185,12 @@ class TokenEnforcer:
             data = data[1:]
             if not data:  # a lone "▁" first: it adds no text, and the next token keeps its space
                 return position.state, b"", False, False
-        moved = advance(position.state, position.pending, data)
+        state = position.state
+        if type(state) is MachineState and not position.pending:
+            after = state.add_bytes(data)  # (whole characters: one call into C)
+            if after is not False:
+                return (after, b"", False, False) if after is not None else None
+        moved = advance(state, position.pending, data)
         if moved is None:
             return None
         return moved[0], moved[1], False, False

@@ -42,6 +42,15 @@ class MachineState(CharacterParser):
         after = self._machine.step(self._state, data)
         return None if after is None else MachineState(self._machine, after)
 
+    def add_bytes(self, data: bytes) -> MachineState | None | bool:
+        """The state after the UTF-8 bytes ``data``, or None if refused; False when ``data`` is not whole
+        characters (a character split across tokens: the caller reads it byte by byte)."""
+        try:
+            after = self._machine.step(self._state, data)
+        except ValueError:
+            return False
+        return None if after is None else MachineState(self._machine, after)
+
     def allowed_characters(self) -> CharSet:
         allowed = self._allowed
         if allowed is None:

@@ -21,8 +21,9 @@
                         [K_STRING, C_CAPPED, automaton index, max length, distances, farthest]: an automaton
                         (start state 0) under a maximum length; code[distances + s] the fewest characters
                         from state s to an accepting one, ``farthest`` the largest of them
-       K_NUMBER         [K_NUMBER, integer (0/1), bounds (1: a minimum, 2: a maximum), minimum, maximum]: an
-                        integer's bounds inclusive, |bound| < 2^30 (a number with bounds is not covered)
+       K_NUMBER         [K_NUMBER, integer (0/1), bounds (1: a minimum, 2: a maximum, 4: the minimum is
+                        exclusive, 8: the maximum is), minimum, maximum]: integer bounds, |bound| < 2^30; an
+                        integer's are inclusive (4 and 8 only for other numbers)
        K_BOOL           [K_BOOL, 1: true allowed | 2: false allowed]
        K_NULL           [K_NULL]
        K_UNION          [K_UNION, options, option nodes...] (options start with distinct characters)
@@ -51,6 +52,8 @@ enum { P_OPEN, P_KEY_DONE, P_COLON, P_VALUE, P_AFTER, P_COMMA, P_KEY, P_BEFORE }
 typedef struct {
     int32_t lex, node, phase, cstate, a, b, frames;
     int32_t n; /* a capped automaton string: the characters read (up to its maximum) */
+    /* a decimal number under bounds (DecimalFields): its digits as far as the bounds can tell them apart */
+    int32_t p_lo, p_hi, digits, fraction, tails, exp_sign, exp_value;
 } MState;
 
 typedef struct {
@@ -350,6 +353,255 @@ static int integer_in_bounds(const int32_t *r, int neg, int64_t mag) {
     return (!(r[2] & 1) || value >= r[3]) && (!(r[2] & 2) || value <= r[4]);
 }
 
+/* ---- decimal numbers under integer bounds, with fractions and exponents (number_bounds.py's rules) ----
+
+   The significant digits N (the mantissa's digits without leading zeros; N = 0 while there are none) are
+   kept as their first DEC_KEPT digits (p), their count, and whether the digits past those are all zeros and
+   all nines (tails bits 1 and 2): bounds have at most ten digits, so every comparison the rules make (N or
+   N + 1, scaled by a power of ten, against a bound) is decided from those. ``fraction`` counts the digits
+   after the point (the mantissa is N / 10^fraction), the exponent its sign and value. Counts are kept up to
+   DEC_CAP. */
+
+#define DEC_KEPT 11
+#define DEC_CAP (1 << 30)
+
+typedef struct {
+    int64_t p;   /* the first min(digits, DEC_KEPT) significant digits */
+    int64_t digits;
+    int tail_zero, tail_nines;
+} Digits;
+
+static int64_t pow10i(int k) {
+    int64_t v = 1;
+    while (k-- > 0) v *= 10;
+    return v;
+}
+
+static int decimal_digits(int64_t x) {
+    int d = 0;
+    while (x > 0) x /= 10, d++;
+    return d;
+}
+
+/* The sign of N·10^j - X, for an integer 0 < X < 2^30. */
+static int cmp_scaled(const Digits *n, int64_t j, int64_t x) {
+    if (n->digits == 0) return -1;
+    int64_t dx = decimal_digits(x);
+    if (n->digits + j > dx) return 1;
+    if (n->digits + j < dx) return -1;
+    if (n->digits <= DEC_KEPT) { /* N exact, |j| <= 11 here: N·10^j against X in 128-bit integers */
+        __int128 left = n->p, right = x;
+        if (j >= 0) left *= pow10i((int)j);
+        else right *= pow10i((int)-j);
+        return left > right ? 1 : left < right ? -1 : 0;
+    }
+    int64_t first = n->p / pow10i((int)(DEC_KEPT - dx)); /* N's first dx digits (dx <= 10 < DEC_KEPT) */
+    if (first != x) return first > x ? 1 : -1;
+    return (n->p % pow10i((int)(DEC_KEPT - dx)) != 0 || !n->tail_zero) ? 1 : 0;
+}
+
+/* N + 1. */
+static Digits plus_one(const Digits *n) {
+    Digits m = *n;
+    if (n->digits <= DEC_KEPT) {
+        m.p = n->p + 1;
+        m.digits = decimal_digits(m.p);
+        if (m.digits > DEC_KEPT) { /* 99..9 + 1: a one and zeros */
+            m.p /= 10;
+            m.tail_zero = 1;
+        }
+        return m;
+    }
+    m.tail_zero = n->tail_nines; /* the digits past the kept ones: +1, carried when all were nines */
+    m.tail_nines = 0;
+    if (n->tail_nines) {
+        m.p = n->p + 1;
+        if (decimal_digits(m.p) > DEC_KEPT) m.p /= 10, m.digits = n->digits + 1;
+    }
+    return m;
+}
+
+/* floor(log10(X / N)) for integers X, N > 0, and whether X / N is a power of ten. */
+static int64_t floor_log10_ratio(int64_t x, const Digits *n, int *exact) {
+    int64_t shift = decimal_digits(x) - n->digits;
+    int c = cmp_scaled(n, shift, x); /* N·10^shift against X: the digit strings compared */
+    *exact = c == 0;
+    return c > 0 ? shift - 1 : shift;
+}
+
+/* The bounds a value's magnitude must meet, mirrored for a negative value: [lo, hi], each present or not,
+   each open or not (number_bounds.py's ``positive`` and ``negative``). */
+typedef struct {
+    int has_lo, lo_open, has_hi, hi_open;
+    int64_t lo, hi;
+} Bounds;
+
+static Bounds bounds_of(const int32_t *r, int neg) {
+    int flags = r[2];
+    Bounds b = {0, 0, 0, 0, 0, 0};
+    if (!neg) {
+        b.has_lo = flags & 1, b.lo = r[3], b.lo_open = (flags & 4) != 0;
+        b.has_hi = (flags & 2) != 0, b.hi = r[4], b.hi_open = (flags & 8) != 0;
+    } else {
+        b.has_lo = (flags & 2) != 0, b.lo = -(int64_t)r[4], b.lo_open = (flags & 8) != 0;
+        b.has_hi = flags & 1, b.hi = -(int64_t)r[3], b.hi_open = (flags & 4) != 0;
+    }
+    return b;
+}
+
+/* Whether some value >= 0 meets the bounds (``_hits(0, None, bounds)``). */
+static int bounds_reach_from_zero(const Bounds *b) {
+    if (!b->has_hi) return 1;
+    int64_t lo = 0;
+    int lo_open = 0;
+    if (b->has_lo && (b->lo > 0 || (b->lo == 0 && b->lo_open))) lo = b->lo, lo_open = b->lo_open;
+    return !(lo > b->hi || (lo == b->hi && (lo_open || b->hi_open)));
+}
+
+static int zero_in_bounds(const Bounds *b) {
+    if (b->has_lo && (0 < b->lo || (b->lo_open && b->lo == 0))) return 0;
+    return !b->has_hi || !(0 > b->hi || (b->hi_open && b->hi == 0));
+}
+
+/* ``_mantissa_feasible``: a mantissa prefix with an exponent still possible. */
+static int mantissa_feasible(const Digits *n, const Bounds *b) {
+    if (n->digits == 0) return bounds_reach_from_zero(b);
+    if (!b->has_hi) return 1;
+    if (b->hi <= 0) return 0;
+    if (!b->has_lo || b->lo <= 0) return 1;
+    Digits up = plus_one(n);
+    int exact;
+    int64_t e = floor_log10_ratio(b->lo, &up, &exact) + 1; /* the least power with (N+1)·10^e > lo */
+    /* [N·10^e, (N+1)·10^e) against [lo, hi]: (N+1)·10^e > lo by the choice of e */
+    int c_lo = cmp_scaled(n, e, b->lo); /* N·10^e against lo */
+    int lo_is_bound = c_lo < 0 || (c_lo == 0 && b->lo_open);
+    int c_up_hi = cmp_scaled(&up, e, b->hi); /* (N+1)·10^e against hi */
+    int hi_is_bound = c_up_hi > 0;
+    if (!lo_is_bound && !hi_is_bound) return 1; /* N·10^e < (N+1)·10^e */
+    if (lo_is_bound && !hi_is_bound) return 1;  /* lo < (N+1)·10^e */
+    if (!lo_is_bound) {                         /* [N·10^e, hi] */
+        int c = cmp_scaled(n, e, b->hi);
+        return c < 0 || (c == 0 && !b->hi_open);
+    }
+    return b->lo < b->hi || (b->lo == b->hi && !b->lo_open && !b->hi_open);
+}
+
+/* ``_exponent_range`` of the mantissa N / 10^fraction (N > 0): 0 when no exponent fits. */
+static int exponent_range(const Digits *n, int64_t fraction, const Bounds *b, int *has_low, int64_t *lowest,
+                          int *has_high, int64_t *highest) {
+    *has_low = *has_high = 0;
+    if (b->has_lo && b->lo > 0) {
+        int exact;
+        int64_t e = fraction + floor_log10_ratio(b->lo, n, &exact);
+        *lowest = (exact && !b->lo_open) ? e : e + 1;
+        *has_low = 1;
+    }
+    if (b->has_hi) {
+        if (b->hi <= 0) return 0;
+        int exact;
+        int64_t e = fraction + floor_log10_ratio(b->hi, n, &exact);
+        *highest = (exact && b->hi_open) ? e - 1 : e;
+        *has_high = 1;
+    }
+    return !(*has_low && *has_high && *lowest > *highest);
+}
+
+/* ``exponent_feasible``: the exponent read so far (sign 0 none, 1 '+', 2 '-'; ``has_digits``) can still put
+   the value inside the bounds; ``complete``: the value as written is inside. */
+static int exponent_feasible(const Digits *n, int64_t fraction, int sign, int has_digits, int64_t value,
+                             const Bounds *b, int complete) {
+    if (n->digits == 0) return zero_in_bounds(b);
+    int has_low, has_high;
+    int64_t lowest = 0, highest = 0;
+    if (!exponent_range(n, fraction, b, &has_low, &lowest, &has_high, &highest)) return 0;
+    if (complete) {
+        int64_t x = sign == 2 ? -value : value;
+        return (!has_low || x >= lowest) && (!has_high || x <= highest);
+    }
+    if (sign == 0 && !has_digits) return 1;
+    int64_t a, bb;
+    int has_bb;
+    if (sign == 2) {
+        a = has_high ? (-highest > 0 ? -highest : 0) : 0;
+        has_bb = has_low, bb = -lowest;
+    } else {
+        a = has_low ? (lowest > 0 ? lowest : 0) : 0;
+        has_bb = has_high, bb = highest;
+    }
+    if (has_bb && bb < a) return 0;
+    if (value == 0 || !has_bb) return 1;
+    for (int64_t k = 1; value * k <= bb; k *= 10) /* (bb is below 2^32: no product overflows) */
+        if ((value + 1) * k - 1 >= a) return 1;
+    return 0;
+}
+
+static Digits digits_of(const MState *s) {
+    Digits n = {(int64_t)(uint32_t)s->p_lo | (int64_t)s->p_hi << 32, s->digits, (s->tails & 1) != 0, (s->tails & 2) != 0};
+    return n;
+}
+
+/* A decimal number's step under bounds: the fields after ``next`` (a phase number_next allowed) read ``cp``,
+   then whether the new prefix can still end inside the bounds. */
+static int decimal_step(const int32_t *r, MState *s, int32_t next, int32_t cp) {
+    MState t = *s;
+    if (next == N_MINUS) t.a = 1;
+    int digit = cp >= '0' && cp <= '9';
+    if (digit && next != N_EXP) {
+        if (t.digits > 0 || cp != '0') { /* a significant digit */
+            if (t.digits < DEC_KEPT) {
+                int64_t p = ((int64_t)(uint32_t)t.p_lo | (int64_t)t.p_hi << 32) * 10 + (cp - '0');
+                t.p_lo = (int32_t)(uint32_t)(p & 0xFFFFFFFF);
+                t.p_hi = (int32_t)(p >> 32);
+            } else {
+                if (cp != '0') t.tails &= ~1;
+                if (cp != '9') t.tails &= ~2;
+            }
+            if (t.digits < DEC_CAP) t.digits++;
+        }
+        if (next == N_FRAC && t.fraction < DEC_CAP) t.fraction++;
+    }
+    if (next == N_ESIGN) t.exp_sign = cp == '-' ? 2 : 1;
+    if (digit && next == N_EXP) t.exp_value = t.exp_value >= DEC_CAP / 10 ? DEC_CAP : t.exp_value * 10 + (cp - '0');
+    t.phase = next;
+    Digits n = digits_of(&t);
+    Bounds b = bounds_of(r, t.a);
+    int ok;
+    if (next == N_MINUS) ok = bounds_reach_from_zero(&b);
+    else if (next == N_E || next == N_ESIGN || next == N_EXP)
+        ok = exponent_feasible(&n, t.fraction, t.exp_sign, next == N_EXP, t.exp_value, &b, 0);
+    else ok = mantissa_feasible(&n, &b);
+    if (!ok) return 0;
+    *s = t;
+    return 1;
+}
+
+static int decimal_ends(const int32_t *r, const MState *s) {
+    Digits n = digits_of(s);
+    if (s->phase == N_EXP) {
+        Bounds b = bounds_of(r, s->a);
+        return exponent_feasible(&n, s->fraction, s->exp_sign, 1, s->exp_value, &b, 1);
+    }
+    /* ``number_ok``: the signed value N / 10^fraction against the bounds as written */
+    int sign = n.digits == 0 ? 0 : s->a ? -1 : 1;
+    for (int side = 0; side < 2; side++) {
+        int present = side == 0 ? (r[2] & 1) : (r[2] & 2) != 0;
+        if (!present) continue;
+        int64_t bound = side == 0 ? r[3] : r[4];
+        int open = side == 0 ? (r[2] & 4) != 0 : (r[2] & 8) != 0;
+        int c; /* value against bound */
+        if (bound == 0) c = sign;
+        else if (sign == 0) c = bound > 0 ? -1 : 1;
+        else if ((sign > 0) != (bound > 0)) c = sign;
+        else {
+            int m = cmp_scaled(&n, -(int64_t)s->fraction, bound > 0 ? bound : -bound); /* |value| against |bound| */
+            c = sign > 0 ? m : -m;
+        }
+        if (side == 0 && (c < 0 || (c == 0 && open))) return 0;
+        if (side == 1 && (c > 0 || (c == 0 && open))) return 0;
+    }
+    return 1;
+}
+
 /* A number's step: the state after ``cp`` (its phase, sign in ``a`` and magnitude in ``cstate``), or 0. */
 static int number_step(const int32_t *r, MState *s, int32_t cp) {
     int32_t next = number_next(s->phase, r[1], cp);
@@ -358,6 +610,7 @@ static int number_step(const int32_t *r, MState *s, int32_t cp) {
         s->phase = next;
         return 1;
     }
+    if (!r[1]) return decimal_step(r, s, next, cp);
     int neg = s->a || next == N_MINUS;
     int64_t mag = s->cstate;
     int digits = next == N_ZERO || next == N_INT;
@@ -374,7 +627,8 @@ static int number_step(const int32_t *r, MState *s, int32_t cp) {
 
 static int number_ends(const int32_t *r, const MState *s) {
     if (!number_can_end(s->phase)) return 0;
-    return r[2] == 0 || integer_in_bounds(r, s->a, s->cstate);
+    if (r[2] == 0) return 1;
+    return r[1] ? integer_in_bounds(r, s->a, s->cstate) : decimal_ends(r, s);
 }
 
 /* ---- the machine's step ---- */
@@ -431,7 +685,7 @@ static int start_value(const Ctx *x, WHead *w, MFrame *local, int32_t node, int3
         *s = (MState){L_STRING, node, S_BODY, r[1] == C_AUTOMATON ? r[3] : 0, 0, 0, 0, 0};
         return 1;
     case K_NUMBER: {
-        MState n = {L_NUMBER, node, N_START, 0, 0, 0, 0};
+        MState n = {L_NUMBER, node, N_START, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0};
         if (!number_step(r, &n, cp)) return 0;
         *s = n;
         return 1;
@@ -781,7 +1035,7 @@ static int Machine_validate(MachineObject *m) {
                 return bad_program("bad string record", at);
             }
         }
-        if (kind == K_NUMBER && (r[1] < 0 || r[1] > 1 || r[2] < 0 || r[2] > 3 || (r[2] && !r[1]) ||
+        if (kind == K_NUMBER && (r[1] < 0 || r[1] > 1 || r[2] < 0 || r[2] > 15 || (r[1] && r[2] > 3) ||
                                  r[3] <= -(1 << 30) || r[3] >= (1 << 30) || r[4] <= -(1 << 30) || r[4] >= (1 << 30)))
             return bad_program("bad number record", at);
         if (kind == K_ARRAY) {
@@ -910,6 +1164,8 @@ static Py_ssize_t check_state(const MachineObject *m, const uint8_t *data, Py_ss
         }
     }
     if (s.lex != L_STRING && s.n) goto bad;
+    if (s.lex != L_NUMBER && (s.p_lo || s.p_hi || s.digits || s.fraction || s.tails || s.exp_sign || s.exp_value))
+        goto bad;
     switch (s.lex) {
     case L_NONE: break;
     case L_STRING: {
@@ -950,11 +1206,17 @@ static Py_ssize_t check_state(const MachineObject *m, const uint8_t *data, Py_ss
         }
         break;
     }
-    case L_NUMBER:
+    case L_NUMBER: {
         if (s.node < 0 || s.node >= m->nodes || c[c[MH_SIZE + s.node]] != K_NUMBER || s.phase < N_START ||
             s.phase > N_EXP || s.cstate < 0 || s.a < 0 || s.a > 1)
             goto bad;
+        int64_t p = (int64_t)(uint32_t)s.p_lo | (int64_t)s.p_hi << 32;
+        if (p < 0 || p >= pow10i(DEC_KEPT) || s.digits < 0 || s.digits > DEC_CAP || s.fraction < 0 ||
+            s.fraction > DEC_CAP || s.tails < 0 || s.tails > 3 || s.exp_sign < 0 || s.exp_sign > 2 ||
+            s.exp_value < 0 || s.exp_value > DEC_CAP)
+            goto bad;
         break;
+    }
     case L_LITERAL:
         if (s.node < 0 || s.node > 2 || s.phase < 1 || s.phase >= (int32_t)strlen(LITERALS[s.node])) goto bad;
         break;

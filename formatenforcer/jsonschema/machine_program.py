@@ -261,8 +261,19 @@ def _integer_bounds(node: Number) -> list[int]:
         raise NotCovered("a number with multipleOf, excluded values or values")
     if node.low is None and node.high is None:
         return [0, 0, 0]
-    if not node.integer:
-        raise NotCovered("a number with bounds")
+    if not node.integer:  # bounds that are integers, each inclusive or not; fractions and exponents allowed
+        flags, low, high = 0, 0, 0
+        for bound, bit, open_bit, is_open in ((node.low, 1, 4, node.low_open), (node.high, 2, 8, node.high_open)):
+            if bound is None:
+                continue
+            if bound.denominator != 1 or not -_BOUND < bound < _BOUND:
+                raise NotCovered("a number bound that is not an integer below 2^30")
+            flags |= bit | (open_bit if is_open else 0)
+            if bit == 1:
+                low = int(bound)
+            else:
+                high = int(bound)
+        return [flags, low, high]
     flags, low, high = 0, 0, 0
     if node.low is not None:
         low = math.floor(node.low) + 1 if node.low_open or node.low != math.floor(node.low) else int(node.low)

@@ -27,6 +27,7 @@
        K_BOOL           [K_BOOL, 1: true allowed | 2: false allowed]
        K_NULL           [K_NULL]
        K_UNION          [K_UNION, options, option nodes...] (options start with distinct characters)
+       K_NUMSET         [K_NUMSET, options, a K_NUMBER record per option...]: a number of any of them
      key trie nodes     [name index or -1, names at or below: bits lo, hi, edges, (code point, node)...]
                         (edges sorted by code point; a node is an offset into code)
 
@@ -37,7 +38,7 @@ enum { MH_MAGIC, MH_NODES, MH_ROOT, MH_ANY, MH_ANY_OBJECT, MH_ANY_ARRAY, MH_ANY_
        MH_LEAD, MH_TRAIL, MH_DEPTH, MH_ASCII_ESCAPES };
 #define M_MAGIC 0x4a534d31 /* "JSM1" */
 
-enum { K_ANY, K_OBJECT, K_ARRAY, K_STRING, K_NUMBER, K_BOOL, K_NULL, K_UNION, K_KINDS };
+enum { K_ANY, K_OBJECT, K_ARRAY, K_STRING, K_NUMBER, K_BOOL, K_NULL, K_UNION, K_NUMSET, K_KINDS };
 enum { C_ANY, C_LENGTH, C_AUTOMATON, C_CAPPED };
 
 /* the lexeme being read above the top frame */
@@ -540,39 +541,48 @@ static Digits digits_of(const MState *s) {
     return n;
 }
 
-/* A decimal number's step under bounds: the fields after ``next`` (a phase number_next allowed) read ``cp``,
-   then whether the new prefix can still end inside the bounds. */
-static int decimal_step(const int32_t *r, MState *s, int32_t next, int32_t cp) {
-    MState t = *s;
-    if (next == N_MINUS) t.a = 1;
+/* The fields after ``next`` (a phase number_next allowed) read ``cp``: the sign, an integer's magnitude (in
+   ``cstate``, up to MAG_CAP) and a decimal's digits (DecimalFields). */
+static void number_advance(MState *t, int32_t next, int32_t cp) {
+    if (next == N_MINUS) t->a = 1;
     int digit = cp >= '0' && cp <= '9';
-    if (digit && next != N_EXP) {
-        if (t.digits > 0 || cp != '0') { /* a significant digit */
-            if (t.digits < DEC_KEPT) {
-                int64_t p = ((int64_t)(uint32_t)t.p_lo | (int64_t)t.p_hi << 32) * 10 + (cp - '0');
-                t.p_lo = (int32_t)(uint32_t)(p & 0xFFFFFFFF);
-                t.p_hi = (int32_t)(p >> 32);
-            } else {
-                if (cp != '0') t.tails &= ~1;
-                if (cp != '9') t.tails &= ~2;
-            }
-            if (t.digits < DEC_CAP) t.digits++;
-        }
-        if (next == N_FRAC && t.fraction < DEC_CAP) t.fraction++;
+    if (digit && (next == N_ZERO || next == N_INT)) {
+        int64_t mag = (int64_t)t->cstate * 10 + (cp - '0');
+        t->cstate = (int32_t)(mag > MAG_CAP ? MAG_CAP : mag);
     }
-    if (next == N_ESIGN) t.exp_sign = cp == '-' ? 2 : 1;
-    if (digit && next == N_EXP) t.exp_value = t.exp_value >= DEC_CAP / 10 ? DEC_CAP : t.exp_value * 10 + (cp - '0');
-    t.phase = next;
-    Digits n = digits_of(&t);
-    Bounds b = bounds_of(r, t.a);
-    int ok;
-    if (next == N_MINUS) ok = bounds_reach_from_zero(&b);
-    else if (next == N_E || next == N_ESIGN || next == N_EXP)
-        ok = exponent_feasible(&n, t.fraction, t.exp_sign, next == N_EXP, t.exp_value, &b, 0);
-    else ok = mantissa_feasible(&n, &b);
-    if (!ok) return 0;
-    *s = t;
-    return 1;
+    if (digit && next != N_EXP) {
+        if (t->digits > 0 || cp != '0') { /* a significant digit */
+            if (t->digits < DEC_KEPT) {
+                int64_t p = ((int64_t)(uint32_t)t->p_lo | (int64_t)t->p_hi << 32) * 10 + (cp - '0');
+                t->p_lo = (int32_t)(uint32_t)(p & 0xFFFFFFFF);
+                t->p_hi = (int32_t)(p >> 32);
+            } else {
+                if (cp != '0') t->tails &= ~1;
+                if (cp != '9') t->tails &= ~2;
+            }
+            if (t->digits < DEC_CAP) t->digits++;
+        }
+        if (next == N_FRAC && t->fraction < DEC_CAP) t->fraction++;
+    }
+    if (next == N_ESIGN) t->exp_sign = cp == '-' ? 2 : 1;
+    if (digit && next == N_EXP) t->exp_value = t->exp_value >= DEC_CAP / 10 ? DEC_CAP : t->exp_value * 10 + (cp - '0');
+    t->phase = next;
+}
+
+static int fraction_or_exponent(int32_t phase) { return phase >= N_DOT; }
+
+/* Whether the number ``t`` (its phase and fields just advanced) can still end as a value of the number node
+   ``o`` ([K_NUMBER, integer, bounds, minimum, maximum]). */
+static int option_feasible(const int32_t *o, const MState *t) {
+    if (o[1] && fraction_or_exponent(t->phase)) return 0;
+    if (o[2] == 0) return 1;
+    if (o[1]) return integer_feasible(o, t->a, t->phase == N_ZERO || t->phase == N_INT, t->phase == N_ZERO, t->cstate);
+    Digits n = digits_of(t);
+    Bounds b = bounds_of(o, t->a);
+    if (t->phase == N_MINUS) return bounds_reach_from_zero(&b);
+    if (t->phase == N_E || t->phase == N_ESIGN || t->phase == N_EXP)
+        return exponent_feasible(&n, t->fraction, t->exp_sign, t->phase == N_EXP, t->exp_value, &b, 0);
+    return mantissa_feasible(&n, &b);
 }
 
 static int decimal_ends(const int32_t *r, const MState *s) {
@@ -602,33 +612,46 @@ static int decimal_ends(const int32_t *r, const MState *s) {
     return 1;
 }
 
-/* A number's step: the state after ``cp`` (its phase, sign in ``a`` and magnitude in ``cstate``), or 0. */
+static int option_ends(const int32_t *o, const MState *s) {
+    if (!number_can_end(s->phase) || (o[1] && fraction_or_exponent(s->phase))) return 0;
+    if (o[2] == 0) return 1;
+    return o[1] ? integer_in_bounds(o, s->a, s->cstate) : decimal_ends(o, s);
+}
+
+/* The number options of a number node: itself, or a K_NUMSET's (each a K_NUMBER record of 5 words). */
+static inline int number_options(const int32_t *r) { return r[0] == K_NUMSET ? r[1] : 1; }
+static inline const int32_t *number_option(const int32_t *r, int i) { return r[0] == K_NUMSET ? r + 2 + 5 * i : r; }
+
+/* A number's step: the state after ``cp``, or 0. A number with no bounds keeps only its phase (its states
+   are few, and so are their masks); one with bounds keeps the fields its bounds read. */
 static int number_step(const int32_t *r, MState *s, int32_t cp) {
-    int32_t next = number_next(s->phase, r[1], cp);
+    int options = number_options(r), integer = 1, bounded = 0;
+    for (int i = 0; i < options; i++) {
+        const int32_t *o = number_option(r, i);
+        integer &= o[1] != 0;
+        bounded |= o[2] != 0;
+    }
+    int32_t next = number_next(s->phase, integer, cp);
     if (next < 0) return 0;
-    if (r[2] == 0) {
+    if (!bounded) {
         s->phase = next;
         return 1;
     }
-    if (!r[1]) return decimal_step(r, s, next, cp);
-    int neg = s->a || next == N_MINUS;
-    int64_t mag = s->cstate;
-    int digits = next == N_ZERO || next == N_INT;
-    if (digits) {
-        mag = mag * 10 + (cp - '0');
-        if (mag > MAG_CAP) mag = MAG_CAP;
+    MState t = *s;
+    number_advance(&t, next, cp);
+    for (int i = 0; i < options; i++) {
+        if (option_feasible(number_option(r, i), &t)) {
+            *s = t;
+            return 1;
+        }
     }
-    if (!integer_feasible(r, neg, digits, next == N_ZERO, mag)) return 0;
-    s->phase = next;
-    s->a = neg;
-    s->cstate = (int32_t)mag;
-    return 1;
+    return 0;
 }
 
 static int number_ends(const int32_t *r, const MState *s) {
-    if (!number_can_end(s->phase)) return 0;
-    if (r[2] == 0) return 1;
-    return r[1] ? integer_in_bounds(r, s->a, s->cstate) : decimal_ends(r, s);
+    for (int i = 0; i < number_options(r); i++)
+        if (option_ends(number_option(r, i), s)) return 1;
+    return 0;
 }
 
 /* ---- the machine's step ---- */
@@ -684,7 +707,8 @@ static int start_value(const Ctx *x, WHead *w, MFrame *local, int32_t node, int3
         if (cp != '"') return 0;
         *s = (MState){L_STRING, node, S_BODY, r[1] == C_AUTOMATON ? r[3] : 0, 0, 0, 0, 0};
         return 1;
-    case K_NUMBER: {
+    case K_NUMBER:
+    case K_NUMSET: {
         MState n = {L_NUMBER, node, N_START, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0};
         if (!number_step(r, &n, cp)) return 0;
         *s = n;
@@ -1015,7 +1039,7 @@ static int Machine_validate(MachineObject *m) {
         Py_ssize_t at = c[MH_SIZE + n];
         if (at < MH_SIZE + nodes || at >= size) return bad_program("node offset out of range", MH_SIZE + n);
         int32_t kind = c[at];
-        Py_ssize_t need = kind == K_ANY || kind == K_NULL ? 1 : kind == K_BOOL ? 2 : kind == K_NUMBER ? 5
+        Py_ssize_t need = kind == K_ANY || kind == K_NULL ? 1 : kind == K_BOOL || kind == K_NUMSET ? 2 : kind == K_NUMBER ? 5
                         : kind == K_STRING ? 4 : kind == K_ARRAY ? 5 : kind == K_OBJECT ? 6 : kind == K_UNION ? 2 : -1;
         if (need < 0 || at + need > size) return bad_program("bad node record", at);
         const int32_t *r = c + at;
@@ -1035,9 +1059,14 @@ static int Machine_validate(MachineObject *m) {
                 return bad_program("bad string record", at);
             }
         }
-        if (kind == K_NUMBER && (r[1] < 0 || r[1] > 1 || r[2] < 0 || r[2] > 15 || (r[1] && r[2] > 3) ||
-                                 r[3] <= -(1 << 30) || r[3] >= (1 << 30) || r[4] <= -(1 << 30) || r[4] >= (1 << 30)))
-            return bad_program("bad number record", at);
+        if (kind == K_NUMSET && (r[1] < 1 || at + 2 + 5 * (Py_ssize_t)r[1] > size))
+            return bad_program("bad number set", at);
+        for (int32_t i = 0; i < (kind == K_NUMBER ? 1 : kind == K_NUMSET ? r[1] : 0); i++) {
+            const int32_t *o = kind == K_NUMBER ? r : r + 2 + 5 * i;
+            if (o[0] != K_NUMBER || o[1] < 0 || o[1] > 1 || o[2] < 0 || o[2] > 15 || (o[1] && o[2] > 3) ||
+                o[3] <= -(1 << 30) || o[3] >= (1 << 30) || o[4] <= -(1 << 30) || o[4] >= (1 << 30))
+                return bad_program("bad number record", o - c);
+        }
         if (kind == K_ARRAY) {
             if (r[1] < 0 || r[1] >= nodes || r[2] < 0 || r[2] >= COUNT_CAP || r[3] < -1 || r[3] >= COUNT_CAP ||
                 r[4] < 0 || at + 5 + r[4] > size)
@@ -1207,7 +1236,8 @@ static Py_ssize_t check_state(const MachineObject *m, const uint8_t *data, Py_ss
         break;
     }
     case L_NUMBER: {
-        if (s.node < 0 || s.node >= m->nodes || c[c[MH_SIZE + s.node]] != K_NUMBER || s.phase < N_START ||
+        if (s.node < 0 || s.node >= m->nodes ||
+            (c[c[MH_SIZE + s.node]] != K_NUMBER && c[c[MH_SIZE + s.node]] != K_NUMSET) || s.phase < N_START ||
             s.phase > N_EXP || s.cstate < 0 || s.a < 0 || s.a > 1)
             goto bad;
         int64_t p = (int64_t)(uint32_t)s.p_lo | (int64_t)s.p_hi << 32;

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 MAGIC = 0x4A534D31
 HEADER = 16
-K_ANY, K_OBJECT, K_ARRAY, K_STRING, K_NUMBER, K_BOOL, K_NULL, K_UNION = range(8)
+K_ANY, K_OBJECT, K_ARRAY, K_STRING, K_NUMBER, K_BOOL, K_NULL, K_UNION, K_NUMSET = range(9)
 C_ANY, C_LENGTH, C_AUTOMATON, C_CAPPED = range(4)
 MAX_NAMES = 64
 MAX_NESTING = 200
@@ -54,7 +54,7 @@ _AUTOMATA: dict[Hashable, Any] = {}
 """A content's identity by value -> its ``_native.Automaton`` (False: not explorable), shared by schemas."""
 register_memo(_AUTOMATA.clear)  # emptied when a burst of enforcers ends (core/cache_release.py)
 
-_FIRST = {K_OBJECT: "{", K_ARRAY: "[", K_STRING: '"', K_NUMBER: "-0123456789", K_NULL: "n"}
+_FIRST = {K_OBJECT: "{", K_ARRAY: "[", K_STRING: '"', K_NUMBER: "-0123456789", K_NUMSET: "-0123456789", K_NULL: "n"}
 
 
 class NotCovered(Exception):
@@ -205,6 +205,12 @@ class _Builder:
 
     def _union(self, node: Union) -> int:
         options = [self.node(o) for o in node.options]
+        numbers = [o for o in options if self.records[o] is not None and self.records[o][0] == K_NUMBER]
+        if len(numbers) > 1:  # several numbers (a number enum, integer or number): one text, any of them
+            merged = self._leaf([K_NUMSET, len(numbers), *(v for o in numbers for v in self.records[o])])
+            options = [o for o in options if o not in numbers] + [merged]
+        if len(options) == 1:
+            return options[0]
         taken = set()
         for option in options:
             record = self.records[option]

@@ -10,6 +10,9 @@
    Program: one int32 array (``code``), validated once by ``Machine(code)``:
      code[0..MH_SIZE)   header (MH_* below)
      code[MH_SIZE + n]  the offset of node n's record, for n < nodes
+     code[code[MH_MIN_DEPTHS] + n]  the fewest arrays and objects open at once in a value of node n (finite.py),
+                        below ROOM_GUARD: near max_depth, a key, item or value that needs more levels than are
+                        left is not offered (as depth_room.py narrows the Python parsers)
      records:
        K_ANY            [K_ANY]
        K_OBJECT         [K_OBJECT, additional (-1: closed), required bits lo, hi, key trie node, names,
@@ -35,7 +38,9 @@
 
 #define MH_SIZE 16
 enum { MH_MAGIC, MH_NODES, MH_ROOT, MH_ANY, MH_ANY_OBJECT, MH_ANY_ARRAY, MH_ANY_STRING, MH_ANY_NUMBER, MH_WS,
-       MH_LEAD, MH_TRAIL, MH_DEPTH, MH_ASCII_ESCAPES };
+       MH_LEAD, MH_TRAIL, MH_DEPTH, MH_ASCII_ESCAPES, MH_MIN_DEPTHS };
+#define ROOM_GUARD 128 /* a program's nodes need fewer levels than this (see fits) */
+#define NO_EXTRAS ((uint32_t)1 << 31) /* an object frame's seen_hi bit: its extra keys' values do not fit */
 #define M_MAGIC 0x4a534d31 /* "JSM1" */
 
 enum { K_ANY, K_OBJECT, K_ARRAY, K_STRING, K_NUMBER, K_BOOL, K_NULL, K_UNION, K_NUMSET, K_KINDS };
@@ -88,6 +93,7 @@ typedef struct {
 } Ctx;
 
 static inline const int32_t *rec(const Ctx *x, int32_t node) { return x->c + x->c[MH_SIZE + node]; }
+static inline int32_t min_depth(const Ctx *x, int32_t node) { return x->c[x->c[MH_MIN_DEPTHS] + node]; }
 
 static inline MFrame *top_frame(const Ctx *x, WHead *w, MFrame *local) {
     (void)x;
@@ -112,6 +118,9 @@ static inline void pop_frame(WHead *w) {
 }
 
 /* ---- string contents ---- */
+
+/* Whether the object frame takes extra keys: its schema allows them and their values fit in its room. */
+static inline int takes_extras(const int32_t *r, const MFrame *f) { return r[1] >= 0 && !(f->seen_hi & NO_EXTRAS); }
 
 /* Whether the key trie node's names below intersect the names still available in the object frame. */
 static inline int key_viable(const int32_t *t, const MFrame *f) {
@@ -173,7 +182,7 @@ static int content_allows(const Ctx *x, const MState *s, const MFrame *f, int32_
         return r[3] < 0 || s->cstate < r[3];
     }
     /* a key */
-    if (r[1] >= 0) return 1; /* an open object: any text may become an extra key */
+    if (takes_extras(r, f)) return 1; /* an open object: any text may become an extra key */
     if (s->cstate < 0) return 0;
     int32_t child = key_child(x->c, s->cstate, cp);
     return child >= 0 && key_viable(x->c + child, f);
@@ -202,7 +211,7 @@ static int content_meets(const Ctx *x, const MState *s, const MFrame *f, int64_t
         }
         return r[3] < 0 || s->cstate < r[3];
     }
-    if (r[1] >= 0) return 1;
+    if (takes_extras(r, f)) return 1;
     if (s->cstate < 0) return 0;
     const int32_t *t = x->c + s->cstate;
     for (int32_t k = 0; k < t[3]; k++) {
@@ -227,7 +236,7 @@ static int content_accepting(const Ctx *x, const MState *s, const MFrame *f) {
             return !((f->seen_lo & bit_lo) || (f->seen_hi & bit_hi));
         }
     }
-    return r[1] >= 0; /* not a name: an extra key */
+    return takes_extras(r, f); /* not a name: an extra key */
 }
 
 static int content_step(const Ctx *x, MState *s, int32_t cp) {
@@ -668,7 +677,7 @@ static void value_done(const Ctx *x, WHead *w, MFrame *local) {
 /* Whether an object frame may take another key (named and available, or an extra one). */
 static int key_possible(const Ctx *x, const MFrame *f) {
     const int32_t *r = rec(x, f->node);
-    if (r[1] >= 0) return 1;
+    if (takes_extras(r, f)) return 1;
     return key_viable(x->c + r[4], f);
 }
 
@@ -678,10 +687,28 @@ static int closable(const Ctx *x, const MFrame *f) {
     return f->count >= r[2]; /* an array */
 }
 
+/* Whether a value of ``node`` fits in ``room`` levels (counting a container value itself): near the limit
+   only (depth_room.py narrows within ROOM_GUARD levels, and no node of a program needs that many). */
+static inline int fits(const Ctx *x, int32_t node, int64_t room) { return room >= ROOM_GUARD || min_depth(x, node) <= room; }
+
+/* Opens a container of ``node`` as the value of the top frame: it must fit in the levels left. An object's
+   names whose values do not fit in its own room are marked as seen (never offered), and its extra keys too
+   (NO_EXTRAS) when their values do not fit. */
 static int push_frame(const Ctx *x, WHead *w, MFrame *local, int32_t node) {
-    if (depth_of(w) - 1 >= x->max_depth) return 0; /* (the root's frame is no container) */
+    int64_t open = depth_of(w) - 1; /* containers open (the root's frame is none) */
+    if (!fits(x, node, (int64_t)x->max_depth - open)) return 0;
     MFrame *g = &local[w->local++];
     *g = (MFrame){node, P_OPEN, 0, 0, 0, 0};
+    int64_t room = (int64_t)x->max_depth - open - 1; /* for its values */
+    const int32_t *r = rec(x, node);
+    if (r[0] == K_OBJECT && room < ROOM_GUARD) {
+        for (int32_t i = 0; i < r[5]; i++) {
+            if (fits(x, r[6 + i], room)) continue;
+            if (i < 32) g->seen_lo |= (uint32_t)1 << i;
+            else g->seen_hi |= (uint32_t)1 << (i - 32);
+        }
+        if (r[1] >= 0 && !fits(x, r[1], room)) g->seen_hi |= NO_EXTRAS;
+    }
     return 1;
 }
 
@@ -738,6 +765,13 @@ static int32_t value_node(const Ctx *x, const MFrame *f) {
     const int32_t *r = rec(x, f->node);
     if (r[0] == K_OBJECT) return f->count >= 0 ? r[6 + f->count] : r[1];
     return f->count - 1 < r[4] ? r[5 + f->count - 1] : r[1]; /* an array: item count-1 */
+}
+
+/* Whether the array frame ``f`` (on top) may take its next item: the item's value fits in its room. */
+static int item_fits(const Ctx *x, const WHead *w, const MFrame *f, const int32_t *r) {
+    int64_t room = (int64_t)x->max_depth - (depth_of(w) - 1);
+    if (room >= ROOM_GUARD) return 1;
+    return fits(x, f->count < r[4] ? r[5 + f->count] : r[1], room);
 }
 
 /* Structural step: no lexeme is being read. */
@@ -816,6 +850,7 @@ static int step_structure(const Ctx *x, WHead *w, MFrame *local, int32_t cp) {
         /* fall through */
     case P_COMMA: {
         if (r[3] >= 0 && f->count >= r[3]) return 0;
+        if (!item_fits(x, w, f, r)) return 0;
         f = own_top(x, w, local);
         if (f->count < COUNT_CAP) f->count++; /* (past every limit, the count no longer matters) */
         f->phase = P_VALUE;
@@ -823,7 +858,7 @@ static int step_structure(const Ctx *x, WHead *w, MFrame *local, int32_t cp) {
         return start_value(x, w, local, value_node(x, f), cp);
     }
     case P_AFTER:
-        if (cp == ',' && (r[3] < 0 || f->count < r[3])) {
+        if (cp == ',' && (r[3] < 0 || f->count < r[3]) && item_fits(x, w, f, r)) {
             f = own_top(x, w, local);
             f->phase = P_COMMA;
             f->ws = 0;
@@ -982,7 +1017,7 @@ static int raw_meets(const Ctx *x, const MState *s, const MFrame *f, int64_t lo,
             if (alo[k] <= hi && ahi[k] >= lo) return 1;
         return 0;
     }
-    if (r[1] >= 0) return 1; /* an open object's key */
+    if (takes_extras(r, f)) return 1; /* an open object's key */
     if (s->cstate < 0) return 0;
     const int32_t *t = x->c + s->cstate;
     for (int32_t k = 0; k < t[3]; k++) {
@@ -1082,7 +1117,7 @@ static int Machine_validate(MachineObject *m) {
                     return bad_program("bad union option", at + 2 + k);
         }
         if (kind == K_OBJECT) {
-            if (r[1] < -1 || r[1] >= nodes || r[5] < 0 || r[5] > 64 || at + 6 + r[5] > size)
+            if (r[1] < -1 || r[1] >= nodes || r[5] < 0 || r[5] > 63 || at + 6 + r[5] > size)
                 return bad_program("bad object record", at);
             for (int32_t k = 0; k < r[5]; k++)
                 if (r[6 + k] < 0 || r[6 + k] >= nodes) return bad_program("bad property node", at + 6 + k);
@@ -1128,6 +1163,11 @@ static int Machine_validate(MachineObject *m) {
             free(todo);
         }
     }
+    if (c[MH_MIN_DEPTHS] < MH_SIZE + nodes || c[MH_MIN_DEPTHS] + nodes > size)
+        return bad_program("bad min-depth table", MH_MIN_DEPTHS);
+    for (Py_ssize_t n = 0; n < nodes; n++)
+        if (c[c[MH_MIN_DEPTHS] + n] < 0 || c[c[MH_MIN_DEPTHS] + n] >= ROOM_GUARD)
+            return bad_program("bad min depth", c[MH_MIN_DEPTHS] + n);
     int32_t header_kinds[5][2] = {{MH_ANY, K_ANY}, {MH_ANY_OBJECT, K_OBJECT}, {MH_ANY_ARRAY, K_ARRAY},
                                   {MH_ANY_STRING, K_STRING}, {MH_ANY_NUMBER, K_NUMBER}};
     for (int k = 0; k < 5; k++)
@@ -1407,7 +1447,7 @@ static PyObject *Machine_allowed(MachineObject *self, PyObject *arg) {
             const AutomatonObject *a = (const AutomatonObject *)x.automata[r[2]];
             lo = i32(a->allow_lo), hi = i32(a->allow_hi);
             from = i32(a->allow_start)[w.h.cstate], to = i32(a->allow_start)[w.h.cstate + 1];
-        } else if (r[0] == K_STRING || r[1] >= 0) {
+        } else if (r[0] == K_STRING || takes_extras(r, f)) {
             if (raw_meets(&x, &w.h, f, 0x80, 0x10FFFF)) lo = &one[0], hi = &one[1], to = 1;
         }
         for (int32_t k = from; k < to; k++) {
@@ -1419,7 +1459,7 @@ static PyObject *Machine_allowed(MachineObject *self, PyObject *arg) {
             }
             Py_DECREF(pair);
         }
-        if (r[0] == K_OBJECT && r[1] < 0 && w.h.cstate >= 0) {
+        if (r[0] == K_OBJECT && !takes_extras(r, f) && w.h.cstate >= 0) {
             const int32_t *t = x.c + w.h.cstate;
             for (int32_t k = 0; k < t[3]; k++) {
                 int32_t cp = t[4 + 2 * k];
@@ -1475,10 +1515,15 @@ static const uint64_t BODY_ASCII[2] = {~(uint64_t)0xFFFFFFFF & ~((uint64_t)1 << 
    for its length: the state is in a string's body whose content takes any character (up to a length, or an
    open object's key off the trie of its names), and
    the paths below hold only characters read as themselves there, no more of them than the content takes. */
-static int plain_below(const MWalk *k, const WHead *w, int32_t node) {
+static int plain_below(const MWalk *k, const WHead *w, const MFrame *local, int32_t node) {
     if (w->h.lex != L_STRING || w->h.phase != S_BODY) return 0;
     const int32_t *r = rec(&k->x, w->h.node);
-    if (r[0] == K_OBJECT ? r[1] < 0 || w->h.cstate >= 0 : r[1] != C_ANY && r[1] != C_LENGTH) return 0; /* (a key: any text) */
+    if (r[0] == K_OBJECT) { /* a key: any text off the names */
+        const MFrame *f = w->local > 0 ? &local[w->local - 1] : &k->x.orig[w->base - 1];
+        if (!takes_extras(r, f) || w->h.cstate >= 0) return 0;
+    } else if (r[1] != C_ANY && r[1] != C_LENGTH) {
+        return 0;
+    }
     const TrieObject *t = k->trie;
     if ((t->below_flags[node] & (NODE_BOUNDARY | BELOW_INVALID)) != NODE_BOUNDARY) return 0;
     if ((t->below_ascii[2 * node] & ~BODY_ASCII[0]) || (t->below_ascii[2 * node + 1] & ~BODY_ASCII[1])) return 0;
@@ -1571,7 +1616,7 @@ static void mwalk(MWalk *k, int32_t node, const WHead *start, const uint8_t *pen
             if (utf8_length(byte) < 2 || !mprefix_allowed(&k->x, &g->w, gl, data, 1)) continue;
         }
         if (count == 0 && automaton_covers(k, &g->w, child)) continue;
-        if (count == 0 && plain_below(k, &g->w, child)) { /* every token below stays in a string's body */
+        if (count == 0 && plain_below(k, &g->w, gl, child)) { /* every token below stays in a string's body */
             for (int32_t t = k->ts[child], end = k->ts[k->se[child]]; t < end; t++) {
                 uint32_t id = (uint32_t)k->ti[t];
                 k->out[id >> 5] |= (uint32_t)1 << (id & 31);
@@ -1700,10 +1745,11 @@ fail:
 
 /* Whether the state reads a string's body from the root in a way the run row answers: a plain or
    length-limited string, or an open object's key; the room left (-1: no limit), else -2. */
-static int32_t body_room(const Ctx *x, const MState *s) {
+static int32_t body_room(const Ctx *x, const WHead *w) {
+    const MState *s = &w->h;
     if (s->lex != L_STRING || s->phase != S_BODY) return -2;
     const int32_t *r = rec(x, s->node);
-    if (r[0] == K_OBJECT) return r[1] >= 0 ? -1 : -2;
+    if (r[0] == K_OBJECT) return takes_extras(r, &x->orig[w->base - 1]) ? -1 : -2; /* (no local frames yet) */
     if (r[1] == C_ANY) return -1;
     if (r[1] == C_LENGTH) return r[3] < 0 ? -1 : r[3] - s->cstate;
     return -2;
@@ -1792,7 +1838,7 @@ static PyObject *Machine_mask(MachineObject *self, PyObject *args) {
     }
     WHead w;
     if (!load_state(self, &state, &k.x, &w)) goto done;
-    int32_t room = body_room(&k.x, &w.h);
+    int32_t room = body_room(&k.x, &w);
     const struct BodyExits *exits = NULL;
     if (row_arg != Py_None) {
         if (pending.len > 0 || room < -1) {
@@ -1853,7 +1899,7 @@ static PyObject *Machine_body_room(MachineObject *self, PyObject *arg) {
     WHead w;
     PyObject *result = NULL;
     if (load_state(self, &state, &x, &w)) {
-        int32_t room = body_room(&x, &w.h);
+        int32_t room = body_room(&x, &w);
         if (room < -1) {
             Py_INCREF(Py_None);
             result = Py_None;

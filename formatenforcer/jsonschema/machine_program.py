@@ -4,15 +4,17 @@ intermediate form; None for a schema it does not cover, which the Python parsers
 The machine holds a document's syntax (objects, arrays, whitespace, strings with every escape, numbers,
 literals) and reads from the program the schema's answers for each value node: an object's names with
 their value nodes, which are required, whether other keys may come and what their values are; an array's
-item nodes and count limits; a string's length limits; whether a number is an integer. Covered today:
-schemas without references that loop, whose nodes are any value, objects of one rule set without
-``patternProperties``, ``propertyNames``, property counts or dependencies (at most 64 names), arrays without
-``uniqueItems`` or ``contains``, strings limited by length alone, numbers and integers without bounds,
-booleans, null, and unions whose options start with different characters. Layout and escapes follow
+item nodes and count limits; a string's content (any text, a length range, an automaton over decoded
+characters: an enum, a pattern, a format, under a maximum length or not); a number's integer bounds; and
+each node's fewest levels, which decide near ``max_depth`` what may still open. Covered: any value, objects
+of one rule set without ``patternProperties``, ``propertyNames``, property counts or dependencies (at most
+63 names), arrays without ``uniqueItems`` or ``contains``, numbers and integers without ``multipleOf``
+whose bounds are integers, booleans, null, unions of numbers, unions whose other options start with
+different characters, and references that loop through an array or an object. Layout and escapes follow
 ``JsonConfig`` (``property_order="schema"`` and ``whitespace_pattern`` are not covered).
 
 The program is exact by construction for what it covers: each answer is the one the Python parsers give
-(tests/test_machine.py compares masks and steps on every position of the benchmark cases).
+(tests/test_machine.py compares masks and steps with them).
 """
 
 from __future__ import annotations
@@ -41,7 +43,10 @@ MAGIC = 0x4A534D31
 HEADER = 16
 K_ANY, K_OBJECT, K_ARRAY, K_STRING, K_NUMBER, K_BOOL, K_NULL, K_UNION, K_NUMSET = range(9)
 C_ANY, C_LENGTH, C_AUTOMATON, C_CAPPED = range(4)
-MAX_NAMES = 64
+MAX_NAMES = 63
+ROOM_GUARD = 128
+"""The fewest levels a node's values need must stay below this (core/_machine.c): the Python parsers narrow
+a container to the levels left within this many levels of ``max_depth`` (jsonschema/depth.py)."""
 MAX_NESTING = 200
 """Schemas whose nodes nest deeper are left to the Python parsers (which build any depth without recursion):
 the program is built by recursion over the nodes."""
@@ -75,17 +80,37 @@ class _Builder:
         self.ids: dict[int, int] = {}
         self.keep: list[Node] = []
         self.busy: set[int] = set()
-        self.heights: dict[int, int] = {}
-        self.any = self._new([K_ANY])
-        self.any_string = self._new([K_STRING, C_ANY, 0, -1])
-        self.any_number = self._new([K_NUMBER, 0, 0, 0, 0])
-        self.any_object = self._new([K_OBJECT, self.any, 0, 0, -1, 0])  # (its trie: the empty key trie)
-        self.any_array = self._new([K_ARRAY, self.any, 0, -1, 0])
+        self.kinds: dict[int, int] = {}
+        """node id -> its kind, for the containers whose record is still being built (a loop through them)."""
+        self.min_depths: list[int] = []
+        """Per node, the fewest arrays and objects open at once in a value of it (finite.py)."""
+        self.any = self._new([K_ANY], 0)
+        self.any_string = self._new([K_STRING, C_ANY, 0, -1], 0)
+        self.any_number = self._new([K_NUMBER, 0, 0, 0, 0], 0)
+        self.any_object = self._new([K_OBJECT, self.any, 0, 0, -1, 0], 1)  # (its trie: the empty key trie)
+        self.any_array = self._new([K_ARRAY, self.any, 0, -1, 0], 1)
         self.tries: list[tuple[int, list[tuple[str, ...]]]] = [(self.any_object, [])]
 
-    def _new(self, record: list[int] | None) -> int:
+    def _new(self, record: list[int] | None, min_depth: int) -> int:
+        if not 0 <= min_depth < ROOM_GUARD:
+            raise NotCovered("a value that needs too many levels")
         self.records.append(record)
+        self.min_depths.append(min_depth)
         return len(self.records) - 1
+
+    def _depth(self, node: Node) -> int:
+        """The fewest levels a value of ``node`` needs (NotCovered where it has no finite value)."""
+        depth = self.compiler.min_depth(node)
+        if depth is None:
+            raise NotCovered("a value with no finite instance")
+        return depth
+
+    def _container(self, node: Node, kind: int) -> int:
+        """A container's id before its record: a loop through it (a recursive schema) meets this id."""
+        ident = self._new(None, self._depth(node))
+        self.ids[id(node)] = ident
+        self.kinds[ident] = kind
+        return ident
 
     def node(self, node: Node) -> int:
         """The id of ``node``'s record (built once); NotCovered where the machine cannot read it."""
@@ -95,7 +120,7 @@ class _Builder:
         if hit is not None:
             return hit
         if key in self.busy:
-            raise NotCovered("a reference that loops")
+            raise NotCovered("a reference that loops outside an array or object")
         if len(self.busy) >= MAX_NESTING:
             raise NotCovered("nodes nested deeper than the builder goes")
         self.busy.add(key)
@@ -109,7 +134,6 @@ class _Builder:
 
     def _build(self, node: Node) -> int:
         if isinstance(node, AnyValue):
-            self.heights[self.any] = 0
             return self.any
         if isinstance(node, Null):
             return self._leaf([K_NULL])
@@ -160,23 +184,20 @@ class _Builder:
         return index
 
     def _leaf(self, record: list[int]) -> int:
-        ident = self._new(record)
-        self.heights[ident] = 0
-        return ident
+        return self._new(record, 0)
 
     def _array(self, node: Array) -> int:
         if node.unique or node.contains is not None or node.also_contains or node.evaluated_by:
             raise NotCovered("uniqueItems or contains")
         if isinstance(deref(node.items), Never) or any(isinstance(deref(p), Never) for p in node.prefix):
             raise NotCovered("an item with no value")
-        ident = self._new(None)
+        ident = self._container(node, K_ARRAY)
         items = self.node(node.items)
         prefix = [self.node(p) for p in node.prefix]
         high = -1 if node.max_items is None else node.max_items
         if node.min_items >= _BOUND or high >= _BOUND:
             raise NotCovered("an item count of 2^30 or more")
         self.records[ident] = [K_ARRAY, items, node.min_items, high, len(prefix), *prefix]
-        self.heights[ident] = 1 + max(self.heights[c] for c in [items, *prefix])
         return ident
 
     def _object(self, node: Object) -> int:
@@ -189,43 +210,45 @@ class _Builder:
         facts = object_names(node, self.merger)
         names = facts.names
         if len(names) > MAX_NAMES:
-            raise NotCovered("more than 64 names")
+            raise NotCovered("more than 63 names")
         if facts.usable != (1 << len(names)) - 1:
             raise NotCovered("a name that cannot be written")
         additional = deref(node.sides[0].additional)
-        ident = self._new(None)
+        ident = self._container(node, K_OBJECT)
         values = [self.node(v) for v in facts.values]
         extra = -1 if isinstance(additional, Never) else self.node(additional)
         required = facts.required
         record = [K_OBJECT, extra, required & 0xFFFFFFFF, required >> 32, -1, len(names), *values]
         self.records[ident] = [v - (1 << 32) if v >= 1 << 31 else v for v in record]
         self.tries.append((ident, list(names)))
-        self.heights[ident] = 1 + max([self.heights[c] for c in [*values, *([extra] if extra >= 0 else [])]], default=0)
         return ident
 
     def _union(self, node: Union) -> int:
         options = [self.node(o) for o in node.options]
-        numbers = [o for o in options if self.records[o] is not None and self.records[o][0] == K_NUMBER]
+        numbers = [o for o in options if self._kind(o) == K_NUMBER]
         if len(numbers) > 1:  # several numbers (a number enum, integer or number): one text, any of them
-            merged = self._leaf([K_NUMSET, len(numbers), *(v for o in numbers for v in self.records[o])])
+            merged = self._leaf([K_NUMSET, len(numbers), *(v for o in numbers for v in self.records[o])])  # type: ignore[union-attr]
             options = [o for o in options if o not in numbers] + [merged]
         if len(options) == 1:
             return options[0]
-        taken = set()
+        taken: set[str] = set()
         for option in options:
-            record = self.records[option]
-            if record is None or record[0] in (K_ANY, K_UNION):
-                raise NotCovered("a union of any values, of unions or that loops")
-            if record[0] == K_BOOL:
-                first = ("t" if record[1] & 1 else "") + ("f" if record[1] & 2 else "")
+            kind = self._kind(option)
+            if kind in (K_ANY, K_UNION):
+                raise NotCovered("a union of any values or of unions")
+            if kind == K_BOOL:
+                record = self.records[option]
+                first = ("t" if record[1] & 1 else "") + ("f" if record[1] & 2 else "")  # type: ignore[index]
             else:
-                first = _FIRST[record[0]]
+                first = _FIRST[kind]
             if taken & set(first):
                 raise NotCovered("union options that start alike")
             taken |= set(first)
-        ident = self._new([K_UNION, len(options), *options])
-        self.heights[ident] = max(self.heights[o] for o in options)
-        return ident
+        return self._new([K_UNION, len(options), *options], min(self.min_depths[o] for o in options))
+
+    def _kind(self, ident: int) -> int:
+        record = self.records[ident]
+        return self.kinds[ident] if record is None else record[0]
 
     def code(self, root: int) -> bytes:
         """The program's int32 words: header, node offsets, records, then the key tries."""
@@ -235,7 +258,7 @@ class _Builder:
         records = self.records
         offsets = []
         body: list[int] = []
-        at = HEADER + len(records)
+        at = HEADER + 2 * len(records)  # (the offsets, then the min-depth table)
         for record in records:
             assert record is not None
             offsets.append(at + len(body))
@@ -244,6 +267,8 @@ class _Builder:
         code[:13] = [MAGIC, len(records), root, self.any, self.any_object, self.any_array, self.any_string,
                      self.any_number, cap, cap, trail, config.max_depth, 1 if config.ascii_escapes else 0]  # fmt: skip
         code.extend(offsets)
+        code[13] = len(code)
+        code.extend(self.min_depths)
         code.extend(body)
         for ident, names in self.tries:
             code[offsets[ident] + 4] = _append_trie(code, names)
@@ -425,7 +450,5 @@ def machine(root: Node, compiler: Compiler) -> Any:
     try:
         ident = builder.node(root)
     except NotCovered:
-        return None
-    if builder.heights.get(ident, 0) > config.max_depth:
         return None
     return backend.native.Machine(builder.code(ident), tuple(builder.automata))  # type: ignore[union-attr]

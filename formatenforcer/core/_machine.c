@@ -1176,12 +1176,118 @@ static int Machine_validate(MachineObject *m) {
     return 1;
 }
 
+/* The key tries of the objects named in ``names`` (int32 words: per object its node id, its name count, then
+   per name its length and code points, in the object's name order), appended to a copy of ``code`` with each
+   object's record pointing at its trie's root (r[4]). Returns the new bytes, or NULL with ValueError set. */
+static PyObject *with_key_tries(PyObject *code, const int32_t *w, Py_ssize_t words) {
+    const int32_t *c = i32(code);
+    Py_ssize_t size = n32(code), nodes = size > MH_NODES ? c[MH_NODES] : 0;
+    if (nodes < 1 || MH_SIZE + nodes > size) {
+        PyErr_SetString(PyExc_ValueError, "Machine: bad node count");
+        return NULL;
+    }
+    /* the tree of one object's names at a time: first child, next sibling, code point, name ending there,
+       bits of the names at or below; then written out in preorder */
+    Py_ssize_t cap = words + 1, out_len = size, out_cap = size + 4 * words + 64;
+    int32_t *first = malloc(sizeof(int32_t) * (size_t)cap), *next = malloc(sizeof(int32_t) * (size_t)cap);
+    int32_t *cp = malloc(sizeof(int32_t) * (size_t)cap), *term = malloc(sizeof(int32_t) * (size_t)cap);
+    uint32_t *lo = malloc(sizeof(uint32_t) * (size_t)cap), *hi = malloc(sizeof(uint32_t) * (size_t)cap);
+    int32_t *at = malloc(sizeof(int32_t) * (size_t)cap), *stack = malloc(sizeof(int32_t) * (size_t)cap);
+    int32_t *out = malloc(sizeof(int32_t) * (size_t)out_cap);
+    PyObject *result = NULL;
+    if (!first || !next || !cp || !term || !lo || !hi || !at || !stack || !out) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    memcpy(out, c, sizeof(int32_t) * (size_t)size);
+    Py_ssize_t i = 0;
+    while (i < words) {
+        if (i + 2 > words) goto bad;
+        int32_t node = w[i], count = w[i + 1];
+        i += 2;
+        if (node < 0 || node >= nodes || c[MH_SIZE + node] < MH_SIZE + nodes || c[MH_SIZE + node] + 6 > size) goto bad;
+        Py_ssize_t record = c[MH_SIZE + node];
+        if (c[record] != K_OBJECT || count != c[record + 5] || count < 0 || count > 63) goto bad;
+        Py_ssize_t made = 1;
+        first[0] = next[0] = -1, cp[0] = 0, term[0] = -1, lo[0] = hi[0] = 0;
+        for (int32_t name = 0; name < count; name++) {
+            if (i >= words || w[i] < 0 || i + 1 + w[i] > words || made + w[i] > cap) goto bad;
+            int32_t length = w[i++], here = 0;
+            uint32_t bit_lo = name < 32 ? (uint32_t)1 << name : 0, bit_hi = name >= 32 ? (uint32_t)1 << (name - 32) : 0;
+            lo[0] |= bit_lo, hi[0] |= bit_hi;
+            for (int32_t k = 0; k < length; k++) {
+                int32_t point = w[i++], child = first[here];
+                if (point < 0 || point > 0x10FFFF) goto bad;
+                while (child >= 0 && cp[child] != point) child = next[child];
+                if (child < 0) {
+                    child = (int32_t)made++;
+                    cp[child] = point, term[child] = -1, first[child] = -1, lo[child] = hi[child] = 0;
+                    /* kept sorted by code point among its siblings */
+                    int32_t *link = &first[here];
+                    while (*link >= 0 && cp[*link] < point) link = &next[*link];
+                    next[child] = *link;
+                    *link = child;
+                }
+                here = child;
+                lo[here] |= bit_lo, hi[here] |= bit_hi;
+            }
+            if (term[here] >= 0) goto bad; /* the same name twice */
+            term[here] = name;
+        }
+        /* offsets in preorder (a parent before its children), then the records */
+        Py_ssize_t top = 0, offset = out_len;
+        stack[top++] = 0;
+        while (top > 0) {
+            int32_t t = stack[--top], children = 0, reversed[64], nrev = 0;
+            at[t] = (int32_t)offset;
+            for (int32_t child = first[t]; child >= 0; child = next[child]) children++;
+            offset += 4 + 2 * (Py_ssize_t)children;
+            /* push in reverse so the smallest code point comes next (any order keeps parents first) */
+            for (int32_t child = first[t]; child >= 0; child = next[child]) {
+                if (nrev < 64) reversed[nrev++] = child;
+                else stack[top++] = child;
+            }
+            while (nrev > 0) stack[top++] = reversed[--nrev];
+        }
+        if (offset > INT32_MAX) goto bad;
+        if (offset > out_cap) {
+            out_cap = 2 * offset;
+            int32_t *grown = realloc(out, sizeof(int32_t) * (size_t)out_cap);
+            if (grown == NULL) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            out = grown;
+        }
+        for (Py_ssize_t t = 0; t < made; t++) {
+            int32_t *o = out + at[t], children = 0;
+            o[0] = term[t], o[1] = (int32_t)lo[t], o[2] = (int32_t)hi[t];
+            for (int32_t child = first[t]; child >= 0; child = next[child]) {
+                o[4 + 2 * children] = cp[child];
+                o[5 + 2 * children] = at[child];
+                children++;
+            }
+            o[3] = children;
+        }
+        out[record + 4] = at[0];
+        out_len = offset;
+    }
+    result = PyBytes_FromStringAndSize((const char *)out, (Py_ssize_t)sizeof(int32_t) * out_len);
+    goto done;
+bad:
+    PyErr_Format(PyExc_ValueError, "Machine: bad key names (at word %zd)", i);
+done:
+    free(first), free(next), free(cp), free(term), free(lo), free(hi), free(at), free(stack), free(out);
+    return result;
+}
+
 static PyObject *Machine_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"code", "automata", NULL};
-    PyObject *code, *automata;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "SO!", kwlist, &code, &PyTuple_Type, &automata)) return NULL;
-    if (PyBytes_GET_SIZE(code) % 4) {
-        PyErr_SetString(PyExc_ValueError, "Machine: code must be int32 words");
+    static char *kwlist[] = {"code", "automata", "names", NULL};
+    PyObject *code, *automata, *names = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "SO!|S", kwlist, &code, &PyTuple_Type, &automata, &names))
+        return NULL;
+    if (PyBytes_GET_SIZE(code) % 4 || (names != NULL && PyBytes_GET_SIZE(names) % 4)) {
+        PyErr_SetString(PyExc_ValueError, "Machine: code and names must be int32 words");
         return NULL;
     }
     for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(automata); k++) {
@@ -1190,9 +1296,17 @@ static PyObject *Machine_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
             return NULL;
         }
     }
+    if (names != NULL && PyBytes_GET_SIZE(names) > 0) {
+        code = with_key_tries(code, i32(names), n32(names));
+        if (code == NULL) return NULL;
+    } else {
+        Py_INCREF(code);
+    }
     MachineObject *m = (MachineObject *)type->tp_alloc(type, 0);
-    if (m == NULL) return NULL;
-    Py_INCREF(code);
+    if (m == NULL) {
+        Py_DECREF(code);
+        return NULL;
+    }
     Py_INCREF(automata);
     m->code = code;
     m->automata = automata;

@@ -158,6 +158,11 @@ class FiniteCheck:
         no finite value. Knuth's generalisation of Dijkstra over the same needs: a container adds one level
         to the deepest of what it must contain, a union takes its shallowest option; settled in order of
         depth, each node once."""
+        return self.min_depths(node).get(id(_concrete(node)))
+
+    def min_depths(self, node: Node) -> dict[int, int]:
+        """``min_depth`` of every node a value of ``node`` may need, by ``id`` of the (dereferenced) node, from
+        one pass (the nodes with no finite value left out)."""
         root = _concrete(node)
         needs: dict[int, tuple[str, list[Node]]] = {}
         level: dict[int, int] = {}
@@ -200,7 +205,7 @@ class FiniteCheck:
                     deepest[parent] = max(deepest[parent], depth)
                     if not waiting[parent]:
                         heapq.heappush(heap, (deepest[parent] + level[parent], parent))
-        return done.get(id(root))
+        return done
 
     def _needs(self, node: Node) -> tuple[str, list[Node]]:
         """("all" | "any", the concrete nodes a value of ``node`` must contain all or one of), memoised."""

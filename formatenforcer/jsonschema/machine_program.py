@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import struct
+from array import array
 from bisect import bisect_right
 from collections.abc import Hashable
 from fractions import Fraction
@@ -67,8 +68,11 @@ class NotCovered(Exception):
 
 
 class _Builder:
-    def __init__(self, compiler: Compiler) -> None:
+    def __init__(self, compiler: Compiler, root: Node) -> None:
         self.compiler = compiler
+        self.root = root
+        self.depths: dict[int, int] = {}
+        """id of a node -> the fewest levels its values need, from the passes made so far."""
         self.config = compiler.config
         self.merger = compiler.merger
         self.escapable = compiler.escapable
@@ -84,6 +88,9 @@ class _Builder:
         """node id -> its kind, for the containers whose record is still being built (a loop through them)."""
         self.min_depths: list[int] = []
         """Per node, the fewest arrays and objects open at once in a value of it (finite.py)."""
+        self.containers: dict[int, Node] = {}
+        self.loops = False
+        """Whether a container was met again while being built (a recursive schema)."""
         self.any = self._new([K_ANY], 0)
         self.any_string = self._new([K_STRING, C_ANY, 0, -1], 0)
         self.any_number = self._new([K_NUMBER, 0, 0, 0, 0], 0)
@@ -100,17 +107,62 @@ class _Builder:
 
     def _depth(self, node: Node) -> int:
         """The fewest levels a value of ``node`` needs (NotCovered where it has no finite value)."""
-        depth = self.compiler.min_depth(node)
+        depth = self.depths.get(id(node))
+        if depth is None:  # one pass over what a value of the node needs (finite.py), kept for the others
+            self.depths.update(self.compiler._finite.min_depths(node))  # noqa: SLF001
+            self.keep.append(node)
+            depth = self.depths.get(id(node))
         if depth is None:
             raise NotCovered("a value with no finite instance")
         return depth
 
     def _container(self, node: Node, kind: int) -> int:
-        """A container's id before its record: a loop through it (a recursive schema) meets this id."""
-        ident = self._new(None, self._depth(node))
+        """A container's id before its record: a loop through it (a recursive schema) meets this id. Its
+        fewest levels are filled in by ``finish`` (where they can matter)."""
+        ident = self._new(None, 0)
         self.ids[id(node)] = ident
         self.kinds[ident] = kind
+        self.containers[ident] = node
         return ident
+
+    def finish(self, root: int) -> None:
+        """Fills in the fewest levels of the containers and unions where some may be read: a schema that
+        loops, or one nested within ``ROOM_GUARD`` levels of ``max_depth``. Elsewhere the machine never reads
+        them (a typed container's values always have more room than any of them needs), so the finiteness
+        pass is not made (the time to first mask)."""
+        if not self.loops and self._height(root) < self.config.max_depth - ROOM_GUARD:
+            return
+        for ident, node in self.containers.items():
+            depth = self._depth(node)
+            if depth >= ROOM_GUARD:
+                raise NotCovered("a value that needs too many levels")
+            self.min_depths[ident] = depth
+        for ident, record in enumerate(self.records):
+            if record is not None and record[0] == K_UNION:
+                self.min_depths[ident] = min(self.min_depths[o] for o in record[2:])
+
+    def _height(self, root: int) -> int:
+        """The most typed arrays and objects nested in a value of the (loop-free) program."""
+        heights: dict[int, int] = {}
+
+        def height(ident: int) -> int:
+            hit = heights.get(ident)
+            if hit is None:
+                record = self.records[ident]
+                kind = record[0]  # type: ignore[index]
+                if kind == K_OBJECT:
+                    children = list(record[6:]) + ([record[1]] if record[1] >= 0 else [])  # type: ignore[index]
+                elif kind == K_ARRAY:
+                    children = [record[1], *record[5:]]  # type: ignore[index]
+                elif kind == K_UNION:
+                    children = list(record[2:])  # type: ignore[index]
+                else:
+                    children = []
+                below = max((height(c) for c in children if c != self.any), default=0)
+                hit = heights[ident] = below + (1 if kind in (K_OBJECT, K_ARRAY) else 0)
+            return hit
+
+        return height(root)
 
     def node(self, node: Node) -> int:
         """The id of ``node``'s record (built once); NotCovered where the machine cannot read it."""
@@ -118,6 +170,8 @@ class _Builder:
         key = id(target)
         hit = self.ids.get(key)
         if hit is not None:
+            if self.records[hit] is None:
+                self.loops = True
             return hit
         if key in self.busy:
             raise NotCovered("a reference that loops outside an array or object")
@@ -250,6 +304,18 @@ class _Builder:
         record = self.records[ident]
         return self.kinds[ident] if record is None else record[0]
 
+    def names(self) -> bytes:
+        """Each object's names as int32 words (node id, count, then length and code points per name): the
+        machine builds their key tries (``_native.Machine``)."""
+        words = array("i")
+        for ident, names in self.tries:
+            words.extend((ident, len(names)))
+            for name in names:
+                points = array("i", name.encode("utf-32-le"))
+                words.append(len(points))
+                words.extend(points)
+        return words.tobytes()
+
     def code(self, root: int) -> bytes:
         """The program's int32 words: header, node offsets, records, then the key tries."""
         config = self.config
@@ -270,8 +336,6 @@ class _Builder:
         code[13] = len(code)
         code.extend(self.min_depths)
         code.extend(body)
-        for ident, names in self.tries:
-            code[offsets[ident] + 4] = _append_trie(code, names)
         placed: dict[int, int] = {}
         for index, distances in self.distances.items():
             placed[index] = len(code)
@@ -315,43 +379,6 @@ def _integer_bounds(node: Number) -> list[int]:
     if not (-_BOUND < low < _BOUND and -_BOUND < high < _BOUND):
         raise NotCovered("an integer bound of 2^30 or more")
     return [flags, low, high]
-
-
-def _append_trie(code: list[int], names: list[str]) -> int:
-    """Appends the key trie of ``names`` (by code point) to ``code``; returns its root's offset. Children come
-    after their parent, edges sorted by code point, each node with the bits of the names at or below it."""
-    children: list[dict[int, int]] = [{}]
-    terminal: list[int] = [-1]
-    for index, name in enumerate(names):
-        at = 0
-        for ch in name:
-            nxt = children[at].get(ord(ch))
-            if nxt is None:
-                nxt = children[at][ord(ch)] = len(children)
-                children.append({})
-                terminal.append(-1)
-            at = nxt
-        terminal[at] = index
-    below = [0] * len(children)
-    for at in range(len(children) - 1, -1, -1):
-        bits = 1 << terminal[at] if terminal[at] >= 0 else 0
-        for child in children[at].values():
-            bits |= below[child]
-        below[at] = bits
-    offsets = []
-    at = len(code)
-    for node in range(len(children)):
-        offsets.append(at)
-        at += 4 + 2 * len(children[node])
-    for node in range(len(children)):
-        bits = below[node]
-        lo, hi = bits & 0xFFFFFFFF, bits >> 32
-        code.extend([terminal[node], lo - (1 << 32) if lo >= 1 << 31 else lo, hi - (1 << 32) if hi >= 1 << 31 else hi])
-        edges = sorted(children[node].items())
-        code.append(len(edges))
-        for cp, child in edges:
-            code.extend([cp, offsets[child]])
-    return offsets[0]
 
 
 def _content_automaton(content: Content) -> tuple[Any, int]:
@@ -446,9 +473,10 @@ def machine(root: Node, compiler: Compiler) -> Any:
     config = compiler.config
     if not backend.active() or config.whitespace_pattern is not None or config.property_order != "any":
         return None
-    builder = _Builder(compiler)
+    builder = _Builder(compiler, root)
     try:
         ident = builder.node(root)
+        builder.finish(ident)
     except NotCovered:
         return None
-    return backend.native.Machine(builder.code(ident), tuple(builder.automata))  # type: ignore[union-attr]
+    return backend.native.Machine(builder.code(ident), tuple(builder.automata), builder.names())  # type: ignore[union-attr]

@@ -385,3 +385,22 @@ def test_random_programs_and_states_never_crash():
             good.allowed(bytes(data))
         except ValueError:
             pass
+
+
+@pytest.mark.parametrize("pattern", ["^[a-z0-9-]+$", "^(GET|POST)$", "^[^@ ]+@[^@ ]+$", "^[α-ωa-c]{2,4}x$"])
+def test_exported_automata_allow_what_their_states_take(pattern):
+    """An export's per-state allowed characters are computed in C from its classes and transitions: they are
+    the characters ``CompiledRegex.charset`` gives, state by state (with a format's too)."""
+    from formatenforcer.core.automaton import native_automaton
+    from formatenforcer.jsonschema.formats.patterns import format_automaton
+    from formatenforcer.parsers.regex import compile_regex
+
+    date = format_automaton("date")
+    for dfa in (compile_regex(pattern.strip("^$")), compile_regex(date) if isinstance(date, str) else date):
+        automaton = native_automaton(dfa)
+        start, lo, hi = (
+            np.frombuffer(getattr(automaton, f), dtype=np.int32) for f in ("allow_start", "allow_lo", "allow_hi")
+        )
+        for state in range(automaton.states):
+            got = list(zip(lo[start[state] : start[state + 1]].tolist(), hi[start[state] : start[state + 1]].tolist()))
+            assert got == [tuple(i) for i in dfa.charset(state).intervals], state

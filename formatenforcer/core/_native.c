@@ -809,6 +809,66 @@ static int Automaton_runs(AutomatonObject *a) {
     return 0;
 }
 
+/* Sets allow_start/allow_lo/allow_hi from the checked class intervals and transitions: per state, the
+   class intervals whose class it does not refuse, adjacent ones merged (the sorted, disjoint intervals a
+   CharSet of those characters holds). Returns -1 with an exception set when memory runs out. */
+typedef struct {
+    int32_t *lo, *hi;
+    Py_ssize_t used, cap;
+} Pieces;
+
+/* Appends [a, b] to the intervals of the state that starts at ``first``, merged with the last one where
+   they touch. Returns -1 when memory runs out. */
+static int add_piece(Pieces *p, Py_ssize_t first, int32_t a, int32_t b) {
+    if (p->used > first && p->hi[p->used - 1] + 1 == a) {
+        p->hi[p->used - 1] = b;
+        return 0;
+    }
+    if (p->used == p->cap) {
+        p->cap *= 2;
+        int32_t *lo = realloc(p->lo, sizeof(int32_t) * (size_t)p->cap);
+        if (lo == NULL) return -1;
+        p->lo = lo;
+        int32_t *hi = realloc(p->hi, sizeof(int32_t) * (size_t)p->cap);
+        if (hi == NULL) return -1;
+        p->hi = hi;
+    }
+    p->lo[p->used] = a, p->hi[p->used] = b;
+    p->used++;
+    return 0;
+}
+
+/* Sets allow_start/allow_lo/allow_hi from the checked class intervals and transitions: per state, the
+   class intervals whose class it does not refuse, without the surrogates (no character is one), adjacent
+   ones merged: the sorted, disjoint intervals ``CompiledRegex.charset`` holds. Returns -1 with an exception
+   set when memory runs out. */
+static int allowed_from_transitions(AutomatonObject *self) {
+    Py_ssize_t states = self->states, classes = self->classes, n = self->intervals;
+    const int32_t *lo = i32(self->class_lo), *hi = i32(self->class_hi), *id = i32(self->class_id);
+    const int32_t *tr = i32(self->transitions);
+    Pieces p = {malloc(sizeof(int32_t) * (size_t)(n + 1)), malloc(sizeof(int32_t) * (size_t)(n + 1)), 0, n + 1};
+    int32_t *start = malloc(sizeof(int32_t) * (size_t)(states + 1));
+    if (start == NULL || p.lo == NULL || p.hi == NULL) goto oom;
+    for (Py_ssize_t st = 0; st < states; st++) {
+        start[st] = (int32_t)p.used;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (id[i] < 0 || tr[st * classes + id[i]] < 0) continue;
+            if (lo[i] <= 0xD7FF && add_piece(&p, start[st], lo[i], hi[i] < 0xD7FF ? hi[i] : 0xD7FF) < 0) goto oom;
+            if (hi[i] >= 0xE000 && add_piece(&p, start[st], lo[i] > 0xE000 ? lo[i] : 0xE000, hi[i]) < 0) goto oom;
+        }
+    }
+    start[states] = (int32_t)p.used;
+    self->allow_start = PyBytes_FromStringAndSize((const char *)start, sizeof(int32_t) * (states + 1));
+    self->allow_lo = PyBytes_FromStringAndSize((const char *)p.lo, sizeof(int32_t) * p.used);
+    self->allow_hi = PyBytes_FromStringAndSize((const char *)p.hi, sizeof(int32_t) * p.used);
+    free(start), free(p.lo), free(p.hi);
+    return self->allow_start && self->allow_lo && self->allow_hi ? 0 : -1;
+oom:
+    free(start), free(p.lo), free(p.hi);
+    PyErr_NoMemory();
+    return -1;
+}
+
 static PyObject *Automaton_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"class_lo", "class_hi", "class_id", "transitions", "accepting", "allow_start",
                              "allow_lo", "allow_hi", "classes", NULL};
@@ -822,10 +882,16 @@ static PyObject *Automaton_new(PyTypeObject *type, PyObject *args, PyObject *kwd
     if (!(self->class_lo = as_bytes(a[0], 4, "class_lo")) || !(self->class_hi = as_bytes(a[1], 4, "class_hi")) ||
         !(self->class_id = as_bytes(a[2], 4, "class_id")) ||
         !(self->transitions = as_bytes(a[3], 4, "transitions")) ||
-        !(self->accepting = as_bytes(a[4], 1, "accepting")) ||
-        !(self->allow_start = as_bytes(a[5], 4, "allow_start")) ||
-        !(self->allow_lo = as_bytes(a[6], 4, "allow_lo")) || !(self->allow_hi = as_bytes(a[7], 4, "allow_hi")))
+        !(self->accepting = as_bytes(a[4], 1, "accepting")))
         goto fail;
+    if (a[5] == Py_None && a[6] == Py_None && a[7] == Py_None) {
+        /* each state's allowed characters from its transitions: the classes it does not refuse (below, once
+           the arrays are checked) */
+        self->allow_start = NULL;
+    } else if (!(self->allow_start = as_bytes(a[5], 4, "allow_start")) ||
+               !(self->allow_lo = as_bytes(a[6], 4, "allow_lo")) || !(self->allow_hi = as_bytes(a[7], 4, "allow_hi"))) {
+        goto fail;
+    }
     self->states = PyBytes_GET_SIZE(self->accepting);
     self->classes = classes;
     self->intervals = n32(self->class_lo);
@@ -861,6 +927,7 @@ static PyObject *Automaton_new(PyTypeObject *type, PyObject *args, PyObject *kwd
             goto fail;
         }
     }
+    if (self->allow_start == NULL && allowed_from_transitions(self) < 0) goto fail;
     Py_ssize_t allowed = n32(self->allow_lo);
     if (n32(self->allow_hi) != allowed) {
         PyErr_SetString(PyExc_ValueError, "automaton: allow_lo and allow_hi differ in length");
@@ -887,6 +954,10 @@ fail:
 static PyMemberDef Automaton_members[] = {
     {"states", T_PYSSIZET, offsetof(AutomatonObject, states), READONLY, "number of states"},
     {"classes", T_PYSSIZET, offsetof(AutomatonObject, classes), READONLY, "number of character classes"},
+    {"allow_start", T_OBJECT_EX, offsetof(AutomatonObject, allow_start), READONLY,
+     "int32 offsets: state s allows the intervals allow_start[s]:allow_start[s + 1]"},
+    {"allow_lo", T_OBJECT_EX, offsetof(AutomatonObject, allow_lo), READONLY, "int32 interval starts"},
+    {"allow_hi", T_OBJECT_EX, offsetof(AutomatonObject, allow_hi), READONLY, "int32 interval ends"},
     {NULL, 0, 0, 0, NULL},
 };
 

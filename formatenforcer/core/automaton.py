@@ -9,8 +9,9 @@ transitions per state. The export flattens that into arrays C can run without ca
   the classes are the Python step's by construction;
 - ``transitions``: a ``states x classes`` table, -1 where a class is refused;
 - ``accepting``: one byte per state;
-- per state, the sorted intervals of the characters it accepts (``CompiledRegex.charset``), which decide the
-  tokens that end inside a UTF-8 character exactly as the Python walk does (``CharSet.allows_utf8_prefix``).
+- per state, the sorted intervals of the characters it accepts (``CompiledRegex.charset``: the class intervals
+  it takes, merged, computed in C from the two above), which decide the tokens that end inside a UTF-8
+  character exactly as the Python walk does (``CharSet.allows_utf8_prefix``).
 
 Exported once per automaton and kept as long as it lives.
 """
@@ -24,11 +25,16 @@ from typing import Any
 import numpy as np
 
 from . import backend
+from .cache_release import register_memo
 
 MAX_TABLE = 1 << 24
 """Automata whose ``states x classes`` table has more entries than this stay on the Python walk (64 MB)."""
 
 _EXPORTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_BY_IDENT: dict[Any, Any] = {}
+"""An automaton's language (``CompiledRegex.ident``) -> its export: equal idents are equal automata, state
+numbers included (the lexeme walks shared across schemas rely on the same)."""
+register_memo(_BY_IDENT.clear)  # emptied when a burst of enforcers ends (core/cache_release.py)
 _LOCK = threading.Lock()
 _END = 0x110000
 
@@ -93,35 +99,37 @@ def automaton_arrays(dfa: Any) -> dict[str, Any] | None:
     states, classes = table.shape
     accepting = np.zeros(states, dtype=np.uint8)
     accepting[sorted(dfa.finals)] = 1
-    allow_start = [0]
-    allow_lo: list[int] = []
-    allow_hi: list[int] = []
-    for state in range(states):
-        for lo, hi in dfa.charset(state).intervals:
-            allow_lo.append(lo)
-            allow_hi.append(hi)
-        allow_start.append(len(allow_lo))
     return {
         "class_lo": np.array(lows, dtype=np.int32),
         "class_hi": np.array(highs, dtype=np.int32),
         "class_id": np.array(ids, dtype=np.int32),
         "transitions": table.reshape(-1),
         "accepting": accepting,
-        "allow_start": np.array(allow_start, dtype=np.int32),
-        "allow_lo": np.array(allow_lo, dtype=np.int32),
-        "allow_hi": np.array(allow_hi, dtype=np.int32),
+        # (each state's allowed characters, ``CompiledRegex.charset``: the classes it takes, merged in C)
+        "allow_start": None,
+        "allow_lo": None,
+        "allow_hi": None,
         "classes": classes,
     }
 
 
 def native_automaton(dfa: Any) -> Any:
-    """The ``_native.Automaton`` of a ``CompiledRegex`` (exported once, kept while it lives); None when it
-    stays on the Python walk (too big)."""
+    """The ``_native.Automaton`` of a ``CompiledRegex`` (exported once, kept while it lives, and shared by
+    the automata of the same language, ``dfa.ident``: every schema's ``date-time`` is one export); None when
+    it stays on the Python walk (too big)."""
     hit = _EXPORTS.get(dfa)
     if hit is None:
         with _LOCK:
             hit = _EXPORTS.get(dfa)
             if hit is None:
-                found = automaton_arrays(dfa)
-                hit = _EXPORTS[dfa] = False if found is None else backend.native.Automaton(**found)  # type: ignore[union-attr]
+                ident = getattr(dfa, "ident", None)
+                hit = None if ident is None else _BY_IDENT.get(ident)
+                if hit is None:
+                    found = automaton_arrays(dfa)
+                    hit = False if found is None else backend.native.Automaton(**found)  # type: ignore[union-attr]
+                    if ident is not None:
+                        if len(_BY_IDENT) >= 128:
+                            _BY_IDENT.clear()
+                        _BY_IDENT[ident] = hit
+                _EXPORTS[dfa] = hit
     return hit or None

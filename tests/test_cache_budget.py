@@ -25,7 +25,7 @@ CASES = Path(__file__).resolve().parent.parent / "benchmarks" / "cases"
 POSITIONS = 5
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture(autouse=True, scope="module")
 def _python_walk():
     """These are the Python walk's caches: the schemas run on it, not on the compiled JSON machine (whose
     states hold no walk of their own to budget)."""

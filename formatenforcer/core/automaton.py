@@ -81,13 +81,15 @@ def transition_table(dfa: Any) -> tuple[list[int], list[int], list[int], np.ndar
     classes = max(len(index), 1)
     if states * classes > MAX_TABLE:
         return None
-    table = np.full((states, classes), -1, dtype=np.int32)
-    for state, moves in enumerate(dfa.transitions):
+    flat = [-1] * (states * classes)  # (a list, then one array: numpy's item assignment is the slow part)
+    get = index.get
+    for row, moves in enumerate(dfa.transitions):
+        base = row * classes
         for symbol, target in moves.items():
-            cls = index.get(symbol)
+            cls = get(symbol)
             if cls is not None:
-                table[state, cls] = target
-    return lows, highs, ids, table
+                flat[base + cls] = target
+    return lows, highs, ids, np.array(flat, dtype=np.int32).reshape(states, classes)
 
 
 def automaton_arrays(dfa: Any) -> dict[str, Any] | None:

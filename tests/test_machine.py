@@ -404,3 +404,72 @@ def test_exported_automata_allow_what_their_states_take(pattern):
         for state in range(automaton.states):
             got = list(zip(lo[start[state] : start[state + 1]].tolist(), hi[start[state] : start[state + 1]].tolist()))
             assert got == [tuple(i) for i in dfa.charset(state).intervals], state
+
+
+def _random_trie(seed: int):
+    from .test_native_fuzz import random_tokens, trie_of
+
+    return trie_of(random_tokens(random.Random(seed), 300))
+
+
+def _states_along(machine: MachineState, texts: list[str]) -> list[MachineState]:
+    out = [machine]
+    for text in texts:
+        state = machine
+        for ch in text:
+            nxt = state.add_character(ch)
+            if nxt is None:
+                break
+            state = nxt
+            out.append(state)
+    return out
+
+
+def test_machine_masks_on_random_tries_stay_inside_their_row():
+    """Masks over tries of arbitrary bytes (split and invalid UTF-8, empty tokens), from every kind of state,
+    with and without a run row: each writes its row and nothing past it (the sanitizer build faults on any
+    bad access)."""
+    parser = JsonSchemaParser(SCHEMAS[2])
+    states = _states_along(_twin(parser), ['{"name":"a\\u00e9\\ud83d\\ude00b","n":-12', '{"zz":[true,{"q":"é"}]}'])
+    for seed in range(4):
+        trie = _random_trie(seed)
+        words = (trie.vocab_size + 31) // 32
+        row = np.full(words, -1, dtype=np.int32)
+        for state in states:
+            program, data = state.machine_state()
+            out = np.full(words + 1, 12345, dtype=np.int32)
+            for pending in (b"", b"\xc3", b"\xf0\x9f"):
+                program.mask(trie, data, pending, out[:words])
+                assert out[-1] == 12345
+            if program.body_room(data) is not None:
+                program.mask(trie, data, b"", out[:words], row)
+                assert out[-1] == 12345
+
+
+@pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="reads the resident size from /proc")
+def test_no_leak_over_100000_machine_masks_and_steps():
+    import os
+
+    def rss() -> int:
+        with open("/proc/self/statm") as handle:
+            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+    parser = JsonSchemaParser(SCHEMAS[2])
+    states = _states_along(_twin(parser), ['{"name":"ab', '{"n":-1', '{"zz":[1,'])
+    trie = _random_trie(9)
+    out = np.zeros((trie.vocab_size + 31) // 32, dtype=np.int32)
+    row = np.zeros_like(out)
+    pairs = [state.machine_state() for state in states]
+
+    def burst(count: int) -> None:
+        for i in range(count):
+            program, data = pairs[i % len(pairs)]
+            program.mask(trie, data, b"", out, row if program.body_room(data) is not None else None)
+            program.step(data, b"x")
+            program.allowed(data)
+
+    burst(10_000)
+    before = rss()
+    burst(100_000)
+    grown = rss() - before
+    assert grown < 1 << 20, f"resident size grew by {grown} bytes over 100,000 masks and steps"

@@ -1873,6 +1873,14 @@ static int32_t body_room(const Ctx *x, const WHead *w) {
    allows), then each exit walked with the state after its characters and its quote or backslash. An open
    object's key on the trie of its names walks the tokens starting with a byte that may spell a name's next
    character directly (they may stay on the trie), and the others as off the trie (an extra key's text). */
+/* A state past an exit's quote or backslash (mask_body): one step from the body, so at most two local
+   frames (the top made local, then at most one opened... a closing quote opens none). */
+typedef struct {
+    WHead w;
+    MFrame local[2];
+    int known, ok;
+} Stepped;
+
 static void mask_body(MWalk *k, const WHead *start, const uint32_t *row, Py_ssize_t words,
                       const struct BodyExits *exits, int32_t room) {
     memcpy(k->out, row, (size_t)words * 4);
@@ -1900,27 +1908,38 @@ static void mask_body(MWalk *k, const WHead *start, const uint32_t *row, Py_ssiz
             }
         }
     }
-    MFrame *local = k->locals + (size_t)(k->trie->max_depth + 1) * (size_t)k->room; /* (the last level's) */
+    Stepped stepped[2][2];
+    memset(stepped, 0, sizeof stepped);
     for (Py_ssize_t i = 0; i < exits->n; i++) {
         int32_t chars = exits->k[i];
         if (any_direct && direct[exits->first[i]]) continue;
         if (room >= 0 && chars > room) continue;
-        WHead w = *start;
-        if (chars > 0) {
-            if (r[0] == K_OBJECT) w.h.cstate = -1;
-            else if (r[1] == C_LENGTH) {
-                int32_t count = w.h.cstate + chars;
-                w.h.cstate = r[3] < 0 && count > r[2] ? r[2] : count;
+        /* the state past the quote or backslash: the same for every exit of a byte where the characters
+           before it leave the state as it is (any text, or an open key off its names), so stepped once */
+        int quote = exits->byte[i] == '"';
+        int shared = !(r[0] == K_STRING && r[1] == C_LENGTH), variant = r[0] == K_OBJECT && chars > 0;
+        Stepped *past = &stepped[variant][quote];
+        if (!shared || !past->known) {
+            past->w = *start;
+            if (chars > 0) {
+                if (r[0] == K_OBJECT) past->w.h.cstate = -1;
+                else if (r[1] == C_LENGTH) {
+                    int32_t count = past->w.h.cstate + chars;
+                    past->w.h.cstate = r[3] < 0 && count > r[2] ? r[2] : count;
+                }
             }
+            past->ok = mstep(&k->x, &past->w, past->local, exits->byte[i]);
+            past->known = 1;
         }
-        if (!mstep(&k->x, &w, local, exits->byte[i])) continue;
+        if (!past->ok) continue;
         int32_t node = exits->node[i];
         memit(k, node);
         if (k->es[node] < k->es[node + 1]) {
             /* (the walk below starts from this state, its local frames copied into level 0's) */
-            memcpy(k->locals, local, sizeof(MFrame) * (size_t)w.local);
-            mwalk(k, node, &w, NULL, 0);
+            memcpy(k->locals, past->local, sizeof(MFrame) * (size_t)past->w.local);
+            mwalk(k, node, &past->w, NULL, 0);
         }
+        if (!shared) past->known = 0;
     }
     if (any_direct) {
         k->root_only = direct;

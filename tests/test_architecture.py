@@ -157,20 +157,24 @@ def violations(graph: Graph) -> list[str]:
     return found
 
 
-GRAPH = import_graph()
+@pytest.fixture(scope="module")
+def graph() -> Graph:
+    """The package's import graph, read when a test of this module first runs (not at collection, where
+    every xdist worker would parse the package's files)."""
+    return import_graph()
 
 
-def test_the_graph_sees_the_package() -> None:
-    assert f"{P}.core.walk" in GRAPH and f"{P}.jsonschema.objects" in GRAPH and f"{P}.integrations.vllm" in GRAPH
-    assert f"{P}.core.protocol" in GRAPH[f"{P}.core.walk"]
+def test_the_graph_sees_the_package(graph: Graph) -> None:
+    assert f"{P}.core.walk" in graph and f"{P}.jsonschema.objects" in graph and f"{P}.integrations.vllm" in graph
+    assert f"{P}.core.protocol" in graph[f"{P}.core.walk"]
 
 
-def test_no_import_circles() -> None:
-    assert cycles(GRAPH) == []
+def test_no_import_circles(graph: Graph) -> None:
+    assert cycles(graph) == []
 
 
-def test_layer_rules_hold() -> None:
-    assert violations(GRAPH) == []
+def test_layer_rules_hold(graph: Graph) -> None:
+    assert violations(graph) == []
 
 
 @pytest.mark.parametrize(
@@ -186,13 +190,13 @@ def test_layer_rules_hold() -> None:
         (f"{P}.integrations.vllm", f"{P}.core.bitmask"),
     ],
 )
-def test_a_deliberate_violation_is_caught(importer: str, imported: str) -> None:
-    bad = {module: set(targets) for module, targets in GRAPH.items()}
+def test_a_deliberate_violation_is_caught(graph: Graph, importer: str, imported: str) -> None:
+    bad = {module: set(targets) for module, targets in graph.items()}
     bad[importer].add(imported)
     assert any(v.startswith(f"{importer} -> {imported}:") for v in violations(bad))
 
 
-def test_a_deliberate_circle_is_caught() -> None:
-    bad = {module: set(targets) for module, targets in GRAPH.items()}
+def test_a_deliberate_circle_is_caught(graph: Graph) -> None:
+    bad = {module: set(targets) for module, targets in graph.items()}
     bad[f"{P}.core.charset"].add(f"{P}.core.walk")
     assert any(f"{P}.core.charset" in c and f"{P}.core.walk" in c for c in cycles(bad))

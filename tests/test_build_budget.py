@@ -133,7 +133,7 @@ def test_no_timeout_lands_after_a_build_cut_short() -> None:
     for salt in range(21, 25):
         with pytest.raises(BuildTimeoutError):
             RegexParser(wide_union(250, salt=salt), build_seconds=0.05)
-        until = time.monotonic() + 0.3
+        until = time.monotonic() + 0.12  # (the timer raises again every 50 ms: two chances)
         while time.monotonic() < until:  # Python code after the build: a stray CrawlTimeout would land here
             sum(range(1000))
 
@@ -142,6 +142,7 @@ _HAMMER = """
 import time
 from formatenforcer.parsers import fsm_crawl
 from formatenforcer.parsers.fsm_crawl import CrawlTimeout
+fsm_crawl._REFIRE = 0.01  # a timer left behind raises again every 10 ms (50 ms in the library)
 late = 0
 for i in range(60):
     try:
@@ -156,7 +157,7 @@ for i in range(60):
                         sum(range(100))
             except CrawlTimeout:
                 pass
-        end = time.monotonic() + 0.06
+        end = time.monotonic() + 0.025
         while time.monotonic() < end:
             sum(range(100))
     except CrawlTimeout:
@@ -168,7 +169,8 @@ print("late", late)
 def test_a_guarded_block_entered_at_its_deadline_leaves_no_timer_behind() -> None:
     """Guarded blocks entered just before, at and after their deadline, 60 times: the timeout lands inside
     the block or not at all, never in the code after it (in a fresh interpreter, with a time limit: the
-    timer that outlived its block refired every 50 ms and this loop never ended)."""
+    timer that outlived its block refired every 50 ms and this loop never ended). The timer's refire is set
+    to 10 ms there, so the 25 ms of Python code after each block outlasts two of them."""
     done = subprocess.run([sys.executable, "-c", _HAMMER], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["late", "0"], done.stdout

@@ -100,11 +100,13 @@ def test_masks_along_random_walks_equal_the_brute_force_answer(syntax, name, lla
     text = {"lark": LARK_CASES, "gbnf": GBNF_CASES}[syntax][name][0]
     enforcer = TokenEnforcer(llama3_vocabulary, GrammarParser(text, syntax))
     rng = np.random.default_rng(7)
+    checked = set()  # cache keys of the positions compared (the walks share their start)
     for walk in range(2):
         matcher = enforcer.matcher()
         for step in range(9):
             allowed = matcher.allowed_token_ids()
-            if step % 4 == 0:
+            if step % 4 == 0 and matcher.position.cache_key() not in checked:
+                checked.add(matcher.position.cache_key())
                 assert set(allowed) == _brute_force(llama3_vocabulary, matcher.position), (name, walk, step)
             choices = [t for t in allowed if t not in llama3_vocabulary.eos_token_ids]
             if not choices:

@@ -228,9 +228,21 @@ def _object_not(draw):  # noqa: ANN001, ANN202
     return outer
 
 
-@settings(max_examples=120, **SETTINGS)
+@settings(max_examples=60, **SETTINGS)
 @given(schema=_object_not(), seed=st.integers(0, 2**16))
 def test_fuzzed_objects_walk_valid_and_accept_exactly(schema, seed):
+    """60 fuzzed schemas in the fast suite; ``..._more`` draws 60 others in the full suite."""
+    _check_fuzzed_object(schema, seed)
+
+
+@pytest.mark.slow
+@settings(max_examples=60, **SETTINGS)
+@given(schema=_object_not(), seed=st.integers(0, 2**16))
+def test_fuzzed_objects_walk_valid_and_accept_exactly_more(schema, seed):
+    _check_fuzzed_object(schema, seed)
+
+
+def _check_fuzzed_object(schema, seed):  # noqa: ANN001, ANN202
     try:
         parser = JsonSchemaParser(schema)
     except SchemaError:

@@ -59,9 +59,10 @@ def _lark(grammar: str) -> str:
     return lark() if callable(lark) else lark
 
 
-def _token_paths(grammar: str, vocabulary: Vocabulary, tokenizer) -> list[list[int]]:
+def _token_paths(grammar: str, vocabulary: Vocabulary, tokenizer) -> tuple[list[list[int]], TokenEnforcer]:
     """A natural tokenization of each text of the grammar, and two random token walks (a random first byte,
-    then a random allowed token with it), chosen on the Python walk."""
+    then a random allowed token with it), chosen on the Python walk; and the enforcer that chose them (its
+    cached masks are the Python walk's, and ``_masks`` reads the Python masks from it)."""
     backend.use_compiled(False)
     paths = [tokenizer.encode(text, add_special_tokens=False)[:30] for text in GRAMMARS[grammar][2]]
     enforcer = TokenEnforcer(_fresh(vocabulary), GrammarParser(_lark(grammar), "lark"))
@@ -80,12 +81,16 @@ def _token_paths(grammar: str, vocabulary: Vocabulary, tokenizer) -> list[list[i
             assert matcher.accept_token(token)
             path.append(token)
         paths.append(path)
-    return paths
+    return paths, enforcer
 
 
-def _masks(grammar: str, vocabulary: Vocabulary, paths: list[list[int]], compiled: bool) -> list[np.ndarray]:
+def _masks(
+    grammar: str, vocabulary: Vocabulary, paths: list[list[int]], compiled: bool, enforcer: TokenEnforcer | None = None
+) -> list[np.ndarray]:
+    """The masks along ``paths``, from ``enforcer`` or a new one over a vocabulary with empty caches."""
     backend.use_compiled(compiled)
-    enforcer = TokenEnforcer(_fresh(vocabulary), GrammarParser(_lark(grammar), "lark"))
+    if enforcer is None:
+        enforcer = TokenEnforcer(_fresh(vocabulary), GrammarParser(_lark(grammar), "lark"))
     rows = []
     for path in paths:
         matcher = enforcer.matcher()
@@ -100,8 +105,8 @@ def _masks(grammar: str, vocabulary: Vocabulary, paths: list[list[int]], compile
 @pytest.mark.parametrize("grammar", ["sql", "arithmetic", "c_like", "json_grammar", "tool_call"])
 def test_grammar_masks_equal_the_python_walk(vocabularies, tokenizers, name, grammar, restore):
     vocabulary = vocabularies[name]
-    paths = _token_paths(grammar, vocabulary, tokenizers[name])
-    python = _masks(grammar, vocabulary, paths, False)
+    paths, chooser = _token_paths(grammar, vocabulary, tokenizers[name])
+    python = _masks(grammar, vocabulary, paths, False, chooser)  # (the random walks' masks: already walked)
     calls = []
     original = walk.compiled_below
 

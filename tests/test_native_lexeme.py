@@ -85,14 +85,17 @@ def _by_value(state: CharacterParser):
 
 
 def _string_states(schema: dict, rng: random.Random, count: int) -> list:
-    """Inner string states along random walks through a schema's strings (character by character)."""
-    out = []
+    """Inner string states along random walks through a schema's strings (character by character), each
+    once: a state whose key was met before is left out (equal keys accept the same continuations, so its
+    check would repeat one already made; the walks of a pattern meet the same few states again and again)."""
+    out, seen = [], set()
     parser = JsonSchemaParser(schema)
     for _ in range(count):
         state = parser.add_character('"')
         for _ in range(rng.randrange(0, 12)):
             lexeme = walk_lexeme(state)
-            if lexeme is not None:
+            if lexeme is not None and lexeme.inner.key() not in seen:
+                seen.add(lexeme.inner.key())
                 out.append(lexeme.inner)
             chars = state.allowed_characters()
             picks = [c for lo, hi in chars.intervals[:8] for c in (chr(lo), chr(hi)) if c != '"']
@@ -153,7 +156,8 @@ def test_compiled_walks_from_a_free_run_equal_the_python_walks(vocabularies, nam
             backend.use_compiled(True)
             taken = native_run(vocabulary, inner) is not None
             with_run += _same_as_python(vocabulary, inner, False, None, schema) and taken
-    assert with_run > 12, "too few compiled walks started from a run's row: the check would prove little"
+    # every state with a run that the walks reach (8 of their 26-27 distinct states, on each vocabulary)
+    assert with_run >= 8, "too few compiled walks started from a run's row: the check would prove little"
 
 
 KEY_SCHEMAS = [

@@ -41,11 +41,13 @@ def smollm2_tokenizer():
     """SmolLM2's tokenizer as transformers reads it from the GGUF (~7 CPU-seconds, mostly the GGUF reader),
     saved once as a tokenizer folder beside the other test downloads and loaded from there (~0.5 s); the
     folder's name holds the GGUF's size and time and transformers' version, so a change of either converts
-    again. Concurrent processes (xdist workers) convert once, under a file lock."""
+    again. Concurrent processes (xdist workers) convert once, under a file lock. The folder is loaded with
+    the class its tokenizer_config.json names, which is what ``AutoTokenizer`` picks, without importing
+    ``AutoTokenizer``'s table of every model (transformers' generation code with it: ~1.4 CPU-s a process)."""
     import fcntl
+    import json
 
     import transformers
-    from transformers import AutoTokenizer
 
     gguf = smollm2_folder() / SMOLLM2_GGUF
     stat = gguf.stat()
@@ -56,12 +58,13 @@ def smollm2_tokenizer():
         with open(root / "smollm2-tokenizer.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if not (folder / ".complete").exists():
-                converted = AutoTokenizer.from_pretrained(str(smollm2_folder()), gguf_file=SMOLLM2_GGUF)
+                converted = transformers.AutoTokenizer.from_pretrained(str(smollm2_folder()), gguf_file=SMOLLM2_GGUF)
                 partial = folder.with_name(folder.name + f".{os.getpid()}")
                 converted.save_pretrained(str(partial))
                 (partial / ".complete").touch()
                 partial.rename(folder)
-    return AutoTokenizer.from_pretrained(str(folder))
+    tokenizer_class = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))["tokenizer_class"]
+    return getattr(transformers, tokenizer_class).from_pretrained(str(folder))
 
 
 _SP_CORPUS = [

@@ -406,7 +406,15 @@ def test_random_lexeme_walks_below_nodes_match_the_model(seed):
         stop = bytes(rng.choice([0, 0, 1, 2, 3, 3]) for _ in range(states))
         table = parts["transitions"].reshape(states, -1).copy()
         table[[s for s in range(states) if stop[s] in (1, 2)]] = -1  # those read nothing more; 3 reads on
-        parts = {**parts, "transitions": table.reshape(-1)}
+        # each state's allowed characters follow its new row, as an export computes them (a stale list would
+        # let a state "read every" character its row now refuses, which no real automaton does)
+        fresh = automaton_parts(random.Random(seed), parts["class_lo"].tolist(), parts["class_hi"].tolist(),
+                                parts["class_id"].tolist(), table)  # fmt: skip
+        parts = {
+            **parts,
+            "transitions": table.reshape(-1),
+            **{k: fresh[k] for k in ("allow_start", "allow_lo", "allow_hi")},
+        }
         automaton = native.Automaton(**parts)
         starts = []
         for _ in range(rng.randint(1, 3)):

@@ -82,6 +82,21 @@ def _too_complex(label: str) -> RegexError:
     )
 
 
+def _point_runs(points: list[int]) -> list[tuple[int, int]]:
+    """Code points as the intervals of their runs of consecutive values (sorted, merged)."""
+    points.sort()
+    runs: list[tuple[int, int]] = []
+    lo = hi = points[0]
+    for cp in points[1:]:
+        if cp == hi + 1:
+            hi = cp
+        else:
+            runs.append((lo, hi))
+            lo = hi = cp
+    runs.append((lo, hi))
+    return runs
+
+
 class CompiledRegex:
     """A pruned DFA shared by every state of one pattern. Built by ``compile_regex``; read-only after."""
 
@@ -164,9 +179,15 @@ class CompiledRegex:
         """``chars_of_symbol`` and the range look-up, from ``symbol_of``, ``ranges`` and ``else_symbol``."""
         self.ranges.sort()
         self._range_starts = [lo for lo, _, _ in self.ranges]
-        intervals_by_symbol: dict[int, list[tuple[int, int]]] = {}
+        points: dict[int, list[int]] = {}
         for ch, symbol in self.symbol_of.items():
-            intervals_by_symbol.setdefault(symbol, []).append((ord(ch), ord(ch)))
+            found = points.get(symbol)
+            if found is None:
+                points[symbol] = [ord(ch)]
+            else:
+                found.append(ord(ch))
+        # a class's characters as runs of consecutive code points ([0-9a-f]: 2 intervals, not 16 singletons)
+        intervals_by_symbol = {symbol: _point_runs(cps) for symbol, cps in points.items()}
         for lo, hi, symbol in self.ranges:
             intervals_by_symbol.setdefault(symbol, []).append((lo, hi))
         self.chars_of_symbol = {symbol: CharSet(iv) for symbol, iv in intervals_by_symbol.items()}

@@ -330,6 +330,8 @@ def _validate(pattern: str) -> None:
 def _anchor_at(body: str, pattern: str | None = None) -> int | None:
     """The position (in ``pattern``, default ``body``) of the first ``^``/``$`` of ``body`` that is an anchor:
     not escaped, not inside a character class; None if there is none."""
+    if "^" not in body and "$" not in body:
+        return None  # (most patterns: no scan)
     offset = 0 if pattern is None else pattern.find(body)
     i, in_class, class_start = 0, False, False
     while i < len(body):

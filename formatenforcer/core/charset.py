@@ -309,4 +309,9 @@ def union_memo(memo: dict, parts: tuple) -> CharSet:
 def _members(table: bytes) -> tuple[int, ...]:
     """The bytes an ASCII table (1 where allowed) allows (apart from ``CharSet.narrow``, a property read at
     every trie node: a generator there would make its ``self`` a cell at every read)."""
-    return tuple(byte for byte in range(128) if table[byte])
+    found: list[int] = []
+    byte = table.find(1)
+    while byte >= 0:  # one C search per allowed byte (a narrow set has at most a few dozen), not 128 tests
+        found.append(byte)
+        byte = table.find(1, byte + 1)
+    return tuple(found)

@@ -97,6 +97,23 @@ def _point_runs(points: list[int]) -> list[tuple[int, int]]:
     return runs
 
 
+_CLASSES: dict[tuple[tuple[int, int], ...], CharSet] = {}
+register_memo(_CLASSES.clear)  # emptied when a burst of enforcers ends (core/cache_release.py)
+_CLASSES_KEPT = 4096
+
+
+def _class_set(intervals: list[tuple[int, int]]) -> CharSet:
+    """The CharSet of a symbol's intervals, shared by value: patterns name the same few classes (``[0-9]``,
+    ``[A-Za-z]``, what a class leaves out), and a CharSet (read-only) costs more to make than to look up."""
+    key = tuple(intervals)
+    found = _CLASSES.get(key)
+    if found is None:
+        if len(_CLASSES) >= _CLASSES_KEPT:
+            _CLASSES.clear()  # rare: rebuilt on demand
+        found = _CLASSES[key] = CharSet(key)
+    return found
+
+
 class CompiledRegex:
     """A pruned DFA shared by every state of one pattern. Built by ``compile_regex``; read-only after."""
 
@@ -190,10 +207,10 @@ class CompiledRegex:
         intervals_by_symbol = {symbol: _point_runs(cps) for symbol, cps in points.items()}
         for lo, hi, symbol in self.ranges:
             intervals_by_symbol.setdefault(symbol, []).append((lo, hi))
-        self.chars_of_symbol = {symbol: CharSet(iv) for symbol, iv in intervals_by_symbol.items()}
+        self.chars_of_symbol = {symbol: _class_set(iv) for symbol, iv in intervals_by_symbol.items()}
         if self.else_symbol is not None:
-            listed = CharSet([iv for ivs in intervals_by_symbol.values() for iv in ivs])
-            self.chars_of_symbol[self.else_symbol] = ANY - listed
+            listed = _class_set(sorted(iv for ivs in intervals_by_symbol.values() for iv in ivs))
+            self.chars_of_symbol[self.else_symbol] = ANY - listed  # (memoised on ``listed``)
 
     def _restore(self, parts: tuple) -> None:
         self.symbol_of, self.else_symbol, self.transitions, finals, self.ranges = parts

@@ -73,25 +73,10 @@ def _children(schema: dict, pointer: str) -> list[tuple[Any, str]]:
     return out
 
 
-def _nests(root: dict, levels: int) -> bool:
-    """Whether some dict or list lies ``levels`` containers below ``root`` in the raw data. A sub-schema lies at
-    least one container below its parent, so a document nested less deeply has no sub-schema ``levels``
-    deep either, and this pass over its containers (no pointers, no keywords) settles most documents."""
-    todo: list[tuple[Any, int]] = [(root, 0)]
-    while todo:
-        value, depth = todo.pop()
-        if depth >= levels:
-            return True
-        for item in value.values() if isinstance(value, dict) else value:
-            if isinstance(item, (dict, list)):
-                todo.append((item, depth + 1))
-    return False
-
-
 def prepare(normalizer: Normalizer, root: Any) -> None:
     """Normalizes the sub-schemas of ``root`` deepest first when it is nested ``DEEP`` levels or more."""
-    if not normalizer.plain or not isinstance(root, dict) or not _nests(root, DEEP):
-        return
+    if not normalizer.plain or not isinstance(root, dict) or normalizer.nesting < DEEP:
+        return  # (``nesting`` counts every schema below that ``_children`` visits, and more)
     dialect = normalizer.dialect_at("#")
     unknown = unknown_keywords(dialect)
     legacy = is_legacy(dialect)

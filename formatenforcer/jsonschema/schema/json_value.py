@@ -18,6 +18,11 @@ def _escape(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
 
 
+_PLAIN = frozenset({str, bool, int, type(None)})
+"""The types of values that are JSON data with nothing to check below them."""
+_KEYS = frozenset({str})
+
+
 def _pointer(path: tuple | None) -> str:
     """The JSON pointer of a value from its path: nested (parent path, key or index) pairs, None at the root."""
     parts: list[str] = []
@@ -39,6 +44,8 @@ def check_json_data(root: Any) -> None:
         if kind is str or kind is bool or kind is int or value is None:
             continue
         if kind is dict:
+            if _PLAIN.issuperset(map(type, value.values())) and _KEYS.issuperset(map(type, value)):
+                continue  # string keys and plain values only (most schemas below a property): one C pass
             for key, item in value.items():
                 if key.__class__ is not str and not isinstance(key, str):
                     raise SchemaError(f"object keys must be strings, not {type(key).__name__} {key!r}", _pointer(path))
@@ -48,7 +55,8 @@ def check_json_data(root: Any) -> None:
                 push((item, (path, key)))
             continue
         if kind is list:
-            stack.extend((item, (path, i)) for i, item in enumerate(value))
+            if not _PLAIN.issuperset(map(type, value)):  # (``required``, ``type``, most enums: nothing to push)
+                stack.extend((item, (path, i)) for i, item in enumerate(value))
             continue
         if isinstance(value, (str, bool, int)):
             continue

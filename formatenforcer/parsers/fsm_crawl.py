@@ -106,10 +106,13 @@ def expired() -> bool:
     """Whether this thread's current ``deadline`` has passed or its ``memory_limit`` has been exceeded (for
     builders other than interegular's)."""
     end = getattr(_local, "end", None)
-    if end is not None and time.monotonic() > end:
-        return True
     memory = getattr(_local, "memory", None)
-    return memory is not None and memory.exceeded()
+    if end is None and memory is None:
+        return False
+    now = time.monotonic()  # (one clock read for both limits)
+    if end is not None and now > end:
+        return True
+    return memory is not None and memory.exceeded(now)
 
 
 def over_memory() -> bool:

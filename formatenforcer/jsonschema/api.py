@@ -63,8 +63,8 @@ class _Document(CharacterParser):
             raise SchemaError(f"the schema is unsatisfiable: {reason}", where)
         depth = compiler.config.max_depth
         if not isinstance(deref(root), AnyValue):  # (any value: a scalar needs no container)
-            needed = compiler._finite.min_depth(root)
-            if needed is not None and needed > depth:
+            if compiler._finite.exceeds_depth(root, depth):
+                needed = compiler._finite.min_depth(root)
                 raise SchemaError(
                     f"the smallest value of the schema nests {needed} arrays or objects, more than "
                     f"JsonConfig.max_depth ({depth}) allows",

@@ -153,6 +153,18 @@ class FiniteCheck:
             current = bad
         return current
 
+    def exceeds_depth(self, node: Node, limit: int) -> bool:
+        """Whether the fewest arrays and objects open at once in a value of ``node`` (``min_depth``) are more
+        than ``limit``. A value of the fewest nests along needs that never repeat a node, so when ``node``'s
+        finiteness is settled (every node its value may need then has its needs read, in ``_need_memo``) and
+        those nodes number at most ``limit``, the answer is no without the search (a schema of a few hundred
+        nodes against ``JsonConfig.max_depth``)."""
+        root = _concrete(node)
+        if id(root) in self._known and len(self._need_memo) <= limit:
+            return False
+        needed = self.min_depth(root)
+        return needed is not None and needed > limit
+
     def min_depth(self, node: Node) -> int | None:
         """The fewest arrays and objects open at once in a value of ``node`` (``[[1]]``: 2), None when it has
         no finite value. Knuth's generalisation of Dijkstra over the same needs: a container adds one level

@@ -299,11 +299,24 @@ def union_memo(memo: dict, parts: tuple) -> CharSet:
         return parts[0]
     hit = memo.get(parts)
     if hit is None:
-        intervals = [iv for part in parts for iv in part.intervals]
-        hit = memo[parts] = CharSet(intervals) if intervals else EMPTY
+        # then the process's memo, by value: the same unions recur in every schema (whitespace with a quote
+        # or a brace, after a key or a value), each context asks for them anew
+        hit = _UNIONS.get(parts)
+        if hit is None:
+            intervals = [iv for part in parts for iv in part.intervals]
+            hit = CharSet(intervals) if intervals else EMPTY
+            if len(_UNIONS) >= _UNIONS_KEPT:
+                _UNIONS.clear()  # rare: rebuilt on demand
+            _UNIONS[parts] = hit
+        memo[parts] = hit
         if len(memo) > 4096:
             memo.clear()
     return hit
+
+
+_UNIONS: dict[tuple, CharSet] = {}
+register_memo(_UNIONS.clear)  # emptied when a burst of enforcers ends (core/cache_release.py)
+_UNIONS_KEPT = 4096
 
 
 def _members(table: bytes) -> tuple[int, ...]:

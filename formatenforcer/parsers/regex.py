@@ -143,7 +143,7 @@ class CompiledRegex:
         live = live_states(fsm.map, fsm.finals)
         if fsm.initial not in live:
             raise RegexError(f"regular expression {pattern!r} matches no string at all")
-        order = sorted(live, key=lambda s: (s != fsm.initial, str(s)))
+        order = [fsm.initial, *sorted((s for s in live if s != fsm.initial), key=str)]  # the start, then by text
         number = {state: i for i, state in enumerate(order)}
         self.transitions: list[dict[int, int]] = [
             {symbol: number[target] for symbol, target in fsm.map.get(state, {}).items() if target in live}

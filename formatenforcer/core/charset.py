@@ -299,18 +299,22 @@ def union_memo(memo: dict, parts: tuple) -> CharSet:
         return parts[0]
     hit = memo.get(parts)
     if hit is None:
-        # then the process's memo, by value: the same unions recur in every schema (whitespace with a quote
-        # or a brace, after a key or a value), each context asks for them anew
-        hit = _UNIONS.get(parts)
-        if hit is None:
-            intervals = [iv for part in parts for iv in part.intervals]
-            hit = CharSet(intervals) if intervals else EMPTY
-            if len(_UNIONS) >= _UNIONS_KEPT:
-                _UNIONS.clear()  # rare: rebuilt on demand
-            _UNIONS[parts] = hit
-        memo[parts] = hit
+        hit = memo[parts] = shared_union(parts)
         if len(memo) > 4096:
             memo.clear()
+    return hit
+
+
+def shared_union(parts: tuple[CharSet, ...]) -> CharSet:
+    """The union of CharSets ``parts`` from the process's memo, by value: the same unions recur in every
+    schema (whitespace with a quote or a brace, after a key or a value), and each schema's states ask anew."""
+    hit = _UNIONS.get(parts)
+    if hit is None:
+        intervals = [iv for part in parts for iv in part.intervals]
+        hit = CharSet(intervals) if intervals else EMPTY
+        if len(_UNIONS) >= _UNIONS_KEPT:
+            _UNIONS.clear()  # rare: rebuilt on demand
+        _UNIONS[parts] = hit
     return hit
 
 

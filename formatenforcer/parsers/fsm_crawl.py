@@ -127,20 +127,29 @@ def memory_limit(megabytes: float | None) -> Iterator[None]:
     resident memory has grown by more than ``megabytes`` (MiB) since the block began, or past the limit of
     an enclosing block if that is lower (None: no limit of its own). Where the system does not tell the
     resident size, there is no limit."""
-    install()
-    previous = getattr(_local, "memory", None)
-    start = resident_bytes() if megabytes is not None else None
-    if start is None:
-        yield
-        return
-    memory = MemoryCap(int(megabytes * 2**20), start)  # type: ignore[operator]
-    if previous is not None and previous.cap <= memory.cap:
-        memory = previous
-    _local.memory = memory
+    previous = set_memory_limit(megabytes)
     try:
         yield
     finally:
         _local.memory = previous
+
+
+def set_memory_limit(megabytes: float | None) -> MemoryCap | None:
+    """What ``memory_limit`` does on entry; returns the limit to put back on exit (``_local.memory``)."""
+    install()
+    previous = getattr(_local, "memory", None)
+    start = resident_bytes() if megabytes is not None else None
+    if start is not None:
+        memory = MemoryCap(int(megabytes * 2**20), start)  # type: ignore[operator]
+        if previous is not None and previous.cap <= memory.cap:
+            memory = previous
+        _local.memory = memory
+    return previous
+
+
+def restore_memory_limit(previous: MemoryCap | None) -> None:
+    """What ``memory_limit`` does on exit, given what ``set_memory_limit`` returned."""
+    _local.memory = previous
 
 
 @contextmanager
@@ -148,14 +157,25 @@ def deadline(seconds: float) -> Iterator[None]:
     """Within this block, automaton construction on this thread raises CrawlTimeout after ``seconds``, or at
     the deadline of an enclosing block if that comes first (a whole format's build budget bounds every
     automaton it builds)."""
-    install()
-    previous = getattr(_local, "end", None)
-    end = time.monotonic() + seconds
-    _local.end = end if previous is None else min(end, previous)
+    previous = set_deadline(seconds)
     try:
         yield
     finally:
         _local.end = previous
+
+
+def set_deadline(seconds: float) -> float | None:
+    """What ``deadline`` does on entry; returns the deadline to put back on exit (``restore_deadline``)."""
+    install()
+    previous = getattr(_local, "end", None)
+    end = time.monotonic() + seconds
+    _local.end = end if previous is None else min(end, previous)
+    return previous
+
+
+def restore_deadline(previous: float | None) -> None:
+    """What ``deadline`` does on exit, given what ``set_deadline`` returned."""
+    _local.end = previous
 
 
 _REFIRE = 0.05

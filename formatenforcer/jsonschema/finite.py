@@ -33,6 +33,10 @@ if TYPE_CHECKING:
     from .schema.merge import Merger
 
 
+_NESTING = frozenset({Array, Object, Union})
+"""The nodes whose smallest value may open an array or an object."""
+
+
 class TimedOut(Unsupported):
     """The check of ``node`` ran out of the build's time limit (``parsers.regex.COMPILE_SECONDS``)."""
 
@@ -160,6 +164,8 @@ class FiniteCheck:
         those nodes number at most ``limit``, the answer is no without the search (a schema of a few hundred
         nodes against ``JsonConfig.max_depth``)."""
         root = _concrete(node)
+        if root.__class__ not in _NESTING:
+            return False  # a scalar (or no value): nothing open
         if id(root) in self._known and len(self._need_memo) <= limit:
             return False
         needed = self.min_depth(root)

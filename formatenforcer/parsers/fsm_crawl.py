@@ -22,7 +22,7 @@ from contextlib import contextmanager
 
 import interegular.fsm as _fsm
 
-from ..core.budget import MemoryCap, resident_bytes
+from ..core.budget import MEMORY_READ_SECONDS, MemoryCap, resident_bytes
 
 ORIGINAL_CRAWL = _fsm.crawl
 """interegular's own crawl, kept for comparison (tests/test_fsm_crawl.py)."""
@@ -140,7 +140,9 @@ def set_memory_limit(megabytes: float | None) -> MemoryCap | None:
     previous = getattr(_local, "memory", None)
     start = resident_bytes() if megabytes is not None else None
     if start is not None:
-        memory = MemoryCap(int(megabytes * 2**20), start)  # type: ignore[operator]
+        # (the next read a millisecond after this one, as every read: not at the build's first poll)
+        growth = int(megabytes * 2**20)  # type: ignore[operator]
+        memory = MemoryCap(growth, start, time.monotonic() + MEMORY_READ_SECONDS)
         if previous is not None and previous.cap <= memory.cap:
             memory = previous
         _local.memory = memory

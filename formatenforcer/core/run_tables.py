@@ -268,7 +268,8 @@ class FreeRunTable:
 
     ``texts``: the tokens (bytes still to read) as TokenTexts or (token id, bytes) pairs; ``bucketed`` keeps one
     mask per run length (so a ``maxLength`` can be honoured exactly) instead of a single mask for runs of any
-    length; ``root``: the trie node those bytes hang from, whose subtrees are shared as the exits of run 0.
+    length; ``root``: the trie node those bytes hang from, whose subtrees are shared as the exits of run 0 (and,
+    for a class of a few ASCII characters, as the exits by an ASCII byte after any run: ``_shared_exit``).
 
     Built with numpy in one vectorized pass (tens of milliseconds for a 128k vocabulary). The tokens that leave
     the class after a run are grouped by run length and first byte past the run; a group becomes a small trie

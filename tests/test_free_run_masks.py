@@ -12,6 +12,7 @@ import pytest
 
 from formatenforcer import JsonConfig, JsonSchemaParser, RegexParser
 from formatenforcer.core import backend
+from formatenforcer.core.charset import ANY as ANY_CHARS
 from formatenforcer.core.charset import CharSet
 from formatenforcer.core.protocol import CharacterParser
 from formatenforcer.core.trie import as_dict
@@ -546,3 +547,35 @@ def test_a_long_counted_repeat_is_one_run(llama3_vocabulary, prefix):
     fast = allowed_mask(llama3_vocabulary, state, b"", False, {})
     plain = allowed_mask(llama3_vocabulary, WalkOnly(state), b"", False)
     assert np.array_equal(fast, plain)
+
+
+@pytest.mark.parametrize("name", ["llama3", "smollm2", "sentencepiece"])
+@pytest.mark.parametrize("chars", [CharSet.of(" \t\n\r"), CharSet.of("etaoinshr"), CharSet.of(" ")])
+def test_shared_exit_tries_hold_the_tokens_inserted_ones_do(vocabularies, name, chars):
+    """The exits of a run of a few ASCII characters are the vocabulary's own subtrees (merged where several
+    runs lead to one byte): for every run length and ASCII byte past the run, the same tokens with the same
+    bytes below as the trie built token by token from the table's rows (a table without its root)."""
+    from formatenforcer.core.run_tables import FreeRunTable
+    from formatenforcer.core.trie import subtree_entries
+
+    vocabulary = vocabularies[name]
+    with vocabulary._lock:
+        texts = vocabulary._token_texts()
+    shared = FreeRunTable(texts, chars, vocabulary.size, root=vocabulary.trie)
+    inserted = FreeRunTable(texts, chars, vocabulary.size)
+    compared = own = 0
+    for length in shared.exit_lengths:
+        if length == 0:
+            continue
+        ours, theirs = shared.exits_for(length, ANY_CHARS), inserted.exits_for(length, ANY_CHARS)
+        assert set(ours) == set(theirs)
+        for byte in ours:
+            if byte >= 0x80:
+                continue
+            if length == 1 and chars.narrow == (0x20,):  # one path: the vocabulary's node itself, not a copy
+                own += ours[byte] is vocabulary.trie[0x20][byte]
+            below = sorted(subtree_entries(as_dict(ours[byte]), vocabulary.token_bytes))
+            assert below == sorted(subtree_entries(as_dict(theirs[byte]), vocabulary.token_bytes)), (length, byte)
+            compared += len(below)
+    assert compared > 20  # (runs of these characters start tokens in every vocabulary)
+    assert own > 10 or chars.narrow != (0x20,)

@@ -299,14 +299,36 @@ def union_memo(memo: dict, parts: tuple) -> CharSet:
         return parts[0]
     hit = memo.get(parts)
     if hit is None:
-        intervals = [iv for part in parts for iv in part.intervals]
-        hit = memo[parts] = CharSet(intervals) if intervals else EMPTY
+        hit = memo[parts] = shared_union(parts)
         if len(memo) > 4096:
             memo.clear()
     return hit
 
 
+def shared_union(parts: tuple[CharSet, ...]) -> CharSet:
+    """The union of CharSets ``parts`` from the process's memo, by value: the same unions recur in every
+    schema (whitespace with a quote or a brace, after a key or a value), and each schema's states ask anew."""
+    hit = _UNIONS.get(parts)
+    if hit is None:
+        intervals = [iv for part in parts for iv in part.intervals]
+        hit = CharSet(intervals) if intervals else EMPTY
+        if len(_UNIONS) >= _UNIONS_KEPT:
+            _UNIONS.clear()  # rare: rebuilt on demand
+        _UNIONS[parts] = hit
+    return hit
+
+
+_UNIONS: dict[tuple, CharSet] = {}
+register_memo(_UNIONS.clear)  # emptied when a burst of enforcers ends (core/cache_release.py)
+_UNIONS_KEPT = 4096
+
+
 def _members(table: bytes) -> tuple[int, ...]:
     """The bytes an ASCII table (1 where allowed) allows (apart from ``CharSet.narrow``, a property read at
     every trie node: a generator there would make its ``self`` a cell at every read)."""
-    return tuple(byte for byte in range(128) if table[byte])
+    found: list[int] = []
+    byte = table.find(1)
+    while byte >= 0:  # one C search per allowed byte (a narrow set has at most a few dozen), not 128 tests
+        found.append(byte)
+        byte = table.find(1, byte + 1)
+    return tuple(found)

@@ -70,6 +70,10 @@ class EnforcerConfig:
         checked_megabytes(self.mask_megabytes, "EnforcerConfig.mask_megabytes")
 
 
+_DEFAULT_CONFIG = EnforcerConfig()
+"""The settings of an enforcer given none (frozen: one object serves every enforcer)."""
+
+
 class TokenEnforcer:
     """Allowed next tokens for ``parser``'s format over ``vocabulary``."""
 
@@ -80,7 +84,7 @@ class TokenEnforcer:
             raise FormatError(f"parser must be a CharacterParser, not {type(parser).__name__}")
         self.vocabulary = vocabulary
         self.parser = parser
-        self.config = config or EnforcerConfig()
+        self.config = config or _DEFAULT_CONFIG
         track(self)  # live until collected: the end of a burst frees what only dropped ones used (cache_release)
         caches = _shared_caches(vocabulary, parser)
         self._cache: OrderedDict[Hashable, np.ndarray] = caches.masks

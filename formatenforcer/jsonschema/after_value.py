@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 
-from ..core.charset import EMPTY, CharSet
+from ..core.charset import EMPTY, CharSet, shared_union
 from ..core.hooks import FreeRun, Lexeme
 from ..core.protocol import CharacterParser
 from .whitespace import JSON_WHITESPACE, Whitespace
@@ -69,7 +69,7 @@ class AfterValue(CharacterParser):
             else:
                 allowed = self._ws.allowed(self._run)
                 if self._ws.can_stop(self._run):
-                    allowed = allowed | _marks(self._comma, self._closer)
+                    allowed = shared_union((allowed, _marks(self._comma, self._closer)))
                 self._allowed = allowed
         return self._allowed
 

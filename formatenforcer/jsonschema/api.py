@@ -33,6 +33,9 @@ from .schema.merge import Merger
 from .schema.metaschemas import missing_hint
 from .schema.normalize import Normalizer
 
+_DEFAULT_CONFIG = JsonConfig()
+"""The configuration of a parser given none (frozen: one object serves every build)."""
+
 
 def _check_config(config: object) -> None:
     if config is not None and not isinstance(config, JsonConfig):
@@ -68,8 +71,8 @@ class _Document(CharacterParser):
             raise SchemaError(f"the schema is unsatisfiable: {reason}", where)
         depth = compiler.config.max_depth
         if not isinstance(deref(root), AnyValue):  # (any value: a scalar needs no container)
-            needed = compiler._finite.min_depth(root)
-            if needed is not None and needed > depth:
+            if compiler._finite.exceeds_depth(root, depth):
+                needed = compiler._finite.min_depth(root)
                 raise SchemaError(
                     f"the smallest value of the schema nests {needed} arrays or objects, more than "
                     f"JsonConfig.max_depth ({depth}) allows",
@@ -146,7 +149,8 @@ class JsonSchemaParser(_Document):
         ):
             raise TypeError(f"resources must be a mapping of URI strings to schemas, not {type(resources).__name__}")
         raw = load_schema(schema)
-        closing = (config or JsonConfig()).closed_objects
+        config = config or _DEFAULT_CONFIG
+        closing = config.closed_objects
         if closing is None:
             closing = ignores_extra_fields(schema)
         built, closed = close_objects(raw) if closing else (raw, [])
@@ -156,15 +160,14 @@ class JsonSchemaParser(_Document):
                     load_schema(document)
                 except SchemaError as error:
                     raise SchemaError(f"in resource {uri!r}: {error}") from None
-        budget = config or JsonConfig()
-        with build_budget(budget.build_seconds, "JsonConfig.build_seconds", budget.build_megabytes,
+        with build_budget(config.build_seconds, "JsonConfig.build_seconds", config.build_megabytes,
                           "JsonConfig.build_megabytes"):  # fmt: skip
             normalizer = Normalizer(built, resources)
             prepare(normalizer, built)
             root = normalizer.node(built)
             normalizer.finish()
             origins = normalizer.origin
-            compiler = Compiler(config or JsonConfig(), normalizer.merger, lambda n: origins.get(id(n), "#"))
+            compiler = Compiler(config, normalizer.merger, lambda n: origins.get(id(n), "#"))
             problems = list(normalizer.problems)
             problems.extend(compiler.check_all(root, lenient=lenient))
             over_budget()
@@ -199,4 +202,4 @@ class JsonParser(_Document):
     def __init__(self, config: JsonConfig | None = None) -> None:
         _check_config(config)
         root = AnyValue()
-        self._setup(Compiler(config or JsonConfig(), Merger(), lambda n: "#"), root)
+        self._setup(Compiler(config or _DEFAULT_CONFIG, Merger(), lambda n: "#"), root)

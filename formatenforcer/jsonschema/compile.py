@@ -47,6 +47,8 @@ from .strings import NON_ASCII_ESCAPES, StringParser
 from .whitespace import Whitespace
 
 _MISSING = object()
+_CONTAINING = frozenset({Object, Array, Union, Never})
+"""The node kinds whose finiteness ``_start_new`` checks (finite.py): a value of the others holds no value."""
 _NULL = ("null",)
 
 
@@ -162,7 +164,9 @@ class Compiler:
         self._building.add(id(node))
         try:
             try:
-                if not isinstance(node, String) and not self.finite(node):  # (a string contains no value)
+                # (a string, number, boolean, null or any value contains no other value: finite unless it has
+                # none, which its own build answers)
+                if node.__class__ in _CONTAINING and not self.finite(node):
                     self._keep.append(node)
                     return None  # every instance would contain another: none can be written (finite.py)
                 refused = self._finite.timed_out.get(id(node))

@@ -33,6 +33,10 @@ if TYPE_CHECKING:
     from .schema.merge import Merger
 
 
+_NESTING = frozenset({Array, Object, Union})
+"""The nodes whose smallest value may open an array or an object."""
+
+
 class TimedOut(Unsupported):
     """The check of ``node`` ran out of the build's time limit (``parsers.regex.COMPILE_SECONDS``)."""
 
@@ -152,6 +156,20 @@ class FiniteCheck:
                 return current
             current = bad
         return current
+
+    def exceeds_depth(self, node: Node, limit: int) -> bool:
+        """Whether the fewest arrays and objects open at once in a value of ``node`` (``min_depth``) are more
+        than ``limit``. A value of the fewest nests along needs that never repeat a node, so when ``node``'s
+        finiteness is settled (every node its value may need then has its needs read, in ``_need_memo``) and
+        those nodes number at most ``limit``, the answer is no without the search (a schema of a few hundred
+        nodes against ``JsonConfig.max_depth``)."""
+        root = _concrete(node)
+        if root.__class__ not in _NESTING:
+            return False  # a scalar (or no value): nothing open
+        if id(root) in self._known and len(self._need_memo) <= limit:
+            return False
+        needed = self.min_depth(root)
+        return needed is not None and needed > limit
 
     def min_depth(self, node: Node) -> int | None:
         """The fewest arrays and objects open at once in a value of ``node`` (``[[1]]``: 2), None when it has

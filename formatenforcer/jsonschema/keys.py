@@ -51,6 +51,8 @@ def bad_matches(node: Object, merger: Merger, has_value: HasValue = None) -> lis
     ``has_value`` (the finiteness check) also rules out a value that could start but never finish."""
     patterns = patterns_of(node)
     if not patterns:  # the usual object: one combination, no pattern matched
+        if all(deref(side.additional).__class__ is AnyValue for side in node.sides):
+            return []  # an extra key's value may be anything (the usual open object): it always has one
         return [] if _value_ok(node, frozenset(), merger, has_value) else [frozenset()]
     if len(patterns) > MAX_PATTERNS:
         return None

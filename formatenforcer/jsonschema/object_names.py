@@ -81,6 +81,8 @@ class ObjectNames:
             for name in needed:
                 deps[index[key]] |= 1 << index[name]
         self.deps = deps
+        self.has_deps = bool(node.dependent_required)
+        """Whether some name brings in others (``dependentRequired``): else ``closure`` is the identity."""
         # a name is usable only if every name it brings in (dependentRequired, transitively) is: a key
         # that requires a name propertyNames refuses can never be written
         self.usable = sum(
@@ -90,6 +92,8 @@ class ObjectNames:
 
     def closure(self, names: int) -> int:
         """``names`` with every name ``dependentRequired`` adds to them, transitively."""
+        if not self.has_deps:
+            return names
         out, todo = names, names
         while todo:
             low = todo & -todo

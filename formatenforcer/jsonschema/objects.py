@@ -224,6 +224,20 @@ class ObjectParser(ObjectWalkHooks, MemoAllowed):
         count, cap = self._count(), ctx.max_properties
         out = 0
         rest = candidates
+        if not ctx.has_deps and rest:
+            # no name brings in another: after the key ``low`` the names still needed are ``missing`` but
+            # ``low``, so one check of them all answers every candidate (the same checks, in the same order)
+            dead = missing & ~ctx.live(missing)
+            size = bin(missing).count("1")
+            while rest:
+                low = rest & -rest
+                rest ^= low
+                if dead & ~low:
+                    continue
+                if cap is not None and count + size - (1 if missing & low else 0) + 1 > cap:
+                    continue
+                out |= low
+            return out
         while rest:
             low = rest & -rest
             rest ^= low

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from ..core.charset import EMPTY, CharSet
+from ..core.charset import EMPTY, CharSet, shared_union
 from ..core.hooks import FreeRun, Lexeme, nested_alternatives, nested_first_char_split, nested_lexeme
 from ..core.protocol import CharacterParser
 from .config import JsonConfig
@@ -46,7 +46,7 @@ class Leading(CharacterParser):
         return None if value is None else RootValue(self._trail, value)
 
     def allowed_characters(self) -> CharSet:
-        return self._ws.allowed(self._run) | self._start.allowed_characters()
+        return shared_union((self._ws.allowed(self._run), self._start.allowed_characters()))
 
     def can_end(self) -> bool:
         return False

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from ..core.charset import CharSet
+from ..core.charset import CharSet, shared_union
 from ..core.hooks import FreeRun
 from ..core.protocol import CharacterParser
 from .whitespace import JSON_WHITESPACE, Whitespace
@@ -78,7 +78,7 @@ class SpacedValue(_Spaced):
         if self._allowed is None:
             allowed = self._ws.allowed(self._run)
             if self._ws.can_stop(self._run):
-                allowed = allowed | self._start.allowed_characters()
+                allowed = shared_union((allowed, self._start.allowed_characters()))
             self._allowed = allowed
         return self._allowed
 
@@ -107,5 +107,5 @@ class SpacedMember(_Spaced):
     def allowed_characters(self) -> CharSet:
         if self._allowed is None:
             allowed = self._ws.allowed(self._run)
-            self._allowed = allowed | _COLON if self._ws.can_stop(self._run) else allowed
+            self._allowed = shared_union((allowed, _COLON)) if self._ws.can_stop(self._run) else allowed
         return self._allowed

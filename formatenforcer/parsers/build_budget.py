@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 
 from ..core.errors import BuildMemoryError, BuildTimeoutError, FormatError
 from . import fsm_crawl
 
 _local = threading.local()
+_UNSET = object()
 
 
 @contextmanager
@@ -37,21 +38,27 @@ def build_budget(
         return
     previous = getattr(_local, "budget", None)
     _local.budget = (seconds, setting, megabytes, memory_setting)
+    # the limits set and put back in place, as ``fsm_crawl.deadline`` and ``memory_limit`` do (their work
+    # without two nested context managers around every schema's build)
+    end = memory = _UNSET
     try:
-        with ExitStack() as limits:
-            if seconds is not None:
-                limits.enter_context(fsm_crawl.deadline(seconds))
-            if megabytes is not None:
-                limits.enter_context(fsm_crawl.memory_limit(megabytes))
-            try:
-                yield
-            except fsm_crawl.CrawlTimeout:
-                # interegular stopped outside an automaton build of ours (lark's grammar loader checks its
-                # terminals with it): the budget is the reason (read while its limits are still set)
-                if not fsm_crawl.expired():
-                    raise
-                raise _error(seconds, setting, megabytes, memory_setting) from None
+        if seconds is not None:
+            end = fsm_crawl.set_deadline(seconds)
+        if megabytes is not None:
+            memory = fsm_crawl.set_memory_limit(megabytes)
+        try:
+            yield
+        except fsm_crawl.CrawlTimeout:
+            # interegular stopped outside an automaton build of ours (lark's grammar loader checks its
+            # terminals with it): the budget is the reason (read while its limits are still set)
+            if not fsm_crawl.expired():
+                raise
+            raise _error(seconds, setting, megabytes, memory_setting) from None
     finally:
+        if memory is not _UNSET:
+            fsm_crawl.restore_memory_limit(memory)  # type: ignore[arg-type]
+        if end is not _UNSET:
+            fsm_crawl.restore_deadline(end)  # type: ignore[arg-type]
         _local.budget = previous
 
 

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 
 import interegular.fsm as _fsm
 
-from ..core.budget import MemoryCap, resident_bytes
+from ..core.budget import MEMORY_READ_SECONDS, MemoryCap, resident_bytes
 
 ORIGINAL_CRAWL = _fsm.crawl
 """interegular's own crawl, kept for comparison (tests/test_fsm_crawl.py)."""
@@ -106,10 +106,13 @@ def expired() -> bool:
     """Whether this thread's current ``deadline`` has passed or its ``memory_limit`` has been exceeded (for
     builders other than interegular's)."""
     end = getattr(_local, "end", None)
-    if end is not None and time.monotonic() > end:
-        return True
     memory = getattr(_local, "memory", None)
-    return memory is not None and memory.exceeded()
+    if end is None and memory is None:
+        return False
+    now = time.monotonic()  # (one clock read for both limits)
+    if end is not None and now > end:
+        return True
+    return memory is not None and memory.exceeded(now)
 
 
 def over_memory() -> bool:
@@ -124,20 +127,31 @@ def memory_limit(megabytes: float | None) -> Iterator[None]:
     resident memory has grown by more than ``megabytes`` (MiB) since the block began, or past the limit of
     an enclosing block if that is lower (None: no limit of its own). Where the system does not tell the
     resident size, there is no limit."""
-    install()
-    previous = getattr(_local, "memory", None)
-    start = resident_bytes() if megabytes is not None else None
-    if start is None:
-        yield
-        return
-    memory = MemoryCap(int(megabytes * 2**20), start)  # type: ignore[operator]
-    if previous is not None and previous.cap <= memory.cap:
-        memory = previous
-    _local.memory = memory
+    previous = set_memory_limit(megabytes)
     try:
         yield
     finally:
         _local.memory = previous
+
+
+def set_memory_limit(megabytes: float | None) -> MemoryCap | None:
+    """What ``memory_limit`` does on entry; returns the limit to put back on exit (``_local.memory``)."""
+    install()
+    previous = getattr(_local, "memory", None)
+    start = resident_bytes() if megabytes is not None else None
+    if start is not None:
+        # (the next read a millisecond after this one, as every read: not at the build's first poll)
+        growth = int(megabytes * 2**20)  # type: ignore[operator]
+        memory = MemoryCap(growth, start, time.monotonic() + MEMORY_READ_SECONDS)
+        if previous is not None and previous.cap <= memory.cap:
+            memory = previous
+        _local.memory = memory
+    return previous
+
+
+def restore_memory_limit(previous: MemoryCap | None) -> None:
+    """What ``memory_limit`` does on exit, given what ``set_memory_limit`` returned."""
+    _local.memory = previous
 
 
 @contextmanager
@@ -145,14 +159,25 @@ def deadline(seconds: float) -> Iterator[None]:
     """Within this block, automaton construction on this thread raises CrawlTimeout after ``seconds``, or at
     the deadline of an enclosing block if that comes first (a whole format's build budget bounds every
     automaton it builds)."""
-    install()
-    previous = getattr(_local, "end", None)
-    end = time.monotonic() + seconds
-    _local.end = end if previous is None else min(end, previous)
+    previous = set_deadline(seconds)
     try:
         yield
     finally:
         _local.end = previous
+
+
+def set_deadline(seconds: float) -> float | None:
+    """What ``deadline`` does on entry; returns the deadline to put back on exit (``restore_deadline``)."""
+    install()
+    previous = getattr(_local, "end", None)
+    end = time.monotonic() + seconds
+    _local.end = end if previous is None else min(end, previous)
+    return previous
+
+
+def restore_deadline(previous: float | None) -> None:
+    """What ``deadline`` does on exit, given what ``set_deadline`` returned."""
+    _local.end = previous
 
 
 _REFIRE = 0.05

@@ -82,6 +82,38 @@ def _too_complex(label: str) -> RegexError:
     )
 
 
+def _point_runs(points: list[int]) -> list[tuple[int, int]]:
+    """Code points as the intervals of their runs of consecutive values (sorted, merged)."""
+    points.sort()
+    runs: list[tuple[int, int]] = []
+    lo = hi = points[0]
+    for cp in points[1:]:
+        if cp == hi + 1:
+            hi = cp
+        else:
+            runs.append((lo, hi))
+            lo = hi = cp
+    runs.append((lo, hi))
+    return runs
+
+
+_CLASSES: dict[tuple[tuple[int, int], ...], CharSet] = {}
+register_memo(_CLASSES.clear)  # emptied when a burst of enforcers ends (core/cache_release.py)
+_CLASSES_KEPT = 4096
+
+
+def _class_set(intervals: list[tuple[int, int]]) -> CharSet:
+    """The CharSet of a symbol's intervals, shared by value: patterns name the same few classes (``[0-9]``,
+    ``[A-Za-z]``, what a class leaves out), and a CharSet (read-only) costs more to make than to look up."""
+    key = tuple(intervals)
+    found = _CLASSES.get(key)
+    if found is None:
+        if len(_CLASSES) >= _CLASSES_KEPT:
+            _CLASSES.clear()  # rare: rebuilt on demand
+        found = _CLASSES[key] = CharSet(key)
+    return found
+
+
 class CompiledRegex:
     """A pruned DFA shared by every state of one pattern. Built by ``compile_regex``; read-only after."""
 
@@ -111,7 +143,7 @@ class CompiledRegex:
         live = live_states(fsm.map, fsm.finals)
         if fsm.initial not in live:
             raise RegexError(f"regular expression {pattern!r} matches no string at all")
-        order = sorted(live, key=lambda s: (s != fsm.initial, str(s)))
+        order = [fsm.initial, *sorted((s for s in live if s != fsm.initial), key=str)]  # the start, then by text
         number = {state: i for i, state in enumerate(order)}
         self.transitions: list[dict[int, int]] = [
             {symbol: number[target] for symbol, target in fsm.map.get(state, {}).items() if target in live}
@@ -164,15 +196,21 @@ class CompiledRegex:
         """``chars_of_symbol`` and the range look-up, from ``symbol_of``, ``ranges`` and ``else_symbol``."""
         self.ranges.sort()
         self._range_starts = [lo for lo, _, _ in self.ranges]
-        intervals_by_symbol: dict[int, list[tuple[int, int]]] = {}
+        points: dict[int, list[int]] = {}
         for ch, symbol in self.symbol_of.items():
-            intervals_by_symbol.setdefault(symbol, []).append((ord(ch), ord(ch)))
+            found = points.get(symbol)
+            if found is None:
+                points[symbol] = [ord(ch)]
+            else:
+                found.append(ord(ch))
+        # a class's characters as runs of consecutive code points ([0-9a-f]: 2 intervals, not 16 singletons)
+        intervals_by_symbol = {symbol: _point_runs(cps) for symbol, cps in points.items()}
         for lo, hi, symbol in self.ranges:
             intervals_by_symbol.setdefault(symbol, []).append((lo, hi))
-        self.chars_of_symbol = {symbol: CharSet(iv) for symbol, iv in intervals_by_symbol.items()}
+        self.chars_of_symbol = {symbol: _class_set(iv) for symbol, iv in intervals_by_symbol.items()}
         if self.else_symbol is not None:
-            listed = CharSet([iv for ivs in intervals_by_symbol.values() for iv in ivs])
-            self.chars_of_symbol[self.else_symbol] = ANY - listed
+            listed = _class_set(sorted(iv for ivs in intervals_by_symbol.values() for iv in ivs))
+            self.chars_of_symbol[self.else_symbol] = ANY - listed  # (memoised on ``listed``)
 
     def _restore(self, parts: tuple) -> None:
         self.symbol_of, self.else_symbol, self.transitions, finals, self.ranges = parts
@@ -309,6 +347,8 @@ def _validate(pattern: str) -> None:
 def _anchor_at(body: str, pattern: str | None = None) -> int | None:
     """The position (in ``pattern``, default ``body``) of the first ``^``/``$`` of ``body`` that is an anchor:
     not escaped, not inside a character class; None if there is none."""
+    if "^" not in body and "$" not in body:
+        return None  # (most patterns: no scan)
     offset = 0 if pattern is None else pattern.find(body)
     i, in_class, class_start = 0, False, False
     while i < len(body):

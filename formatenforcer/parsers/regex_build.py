@@ -422,14 +422,18 @@ def build_fsm(body: str, expired: Callable[[], bool] = lambda: False) -> FSM:
     positions = _Positions()
     nullable, first, last = positions.visit(tree)
     sets = positions.sets
+    # the positions of each distinct set (a counted repeat holds one set many times), then each set's
+    # characters once, in the order of the sets' first positions (the order of the symbols below)
+    positions_of: dict[CharSet, int] = {}
+    for index, leaf in enumerate(sets):
+        positions_of[leaf] = positions_of.get(leaf, 0) | (1 << index)
     explicit: dict[str, int] = {}
     negated_bits = 0
-    for index, (negated, chars) in enumerate(sets):
-        bit = 1 << index
+    for (negated, chars), bits in positions_of.items():
         if negated:
-            negated_bits |= bit
+            negated_bits |= bits
         for c in chars:
-            explicit[c] = explicit.get(c, 0) | bit
+            explicit[c] = explicit.get(c, 0) | bits
     if len(explicit) > MAX_EXPLICIT_CHARS:
         raise Unhandled("too many explicit characters")
     symbol_of_signature = {negated_bits: 0}  # symbol 0: characters no leaf names
@@ -450,7 +454,7 @@ def build_fsm(body: str, expired: Callable[[], bool] = lambda: False) -> FSM:
     number = {(start, nullable): 0}
     transitions: dict[int, dict[int, int]] = {}
     finals = {0} if nullable else set()
-    follow = positions.follow
+    follow = [frozenset(f) for f in positions.follow]
     i = 0
     while i < len(states):
         if expired():  # (every state: a state of many wide classes costs milliseconds alone)
@@ -465,8 +469,12 @@ def build_fsm(body: str, expired: Callable[[], bool] = lambda: False) -> FSM:
                     bucket.add(q)
         row = transitions[i] = {}
         for symbol, reached in buckets.items():
-            target_positions = frozenset().union(*(follow[q] for q in reached))
-            key = (target_positions, any(is_last[q] for q in reached))
+            if len(reached) == 1:  # most symbols of most states reach one position (``[0-9]{4}``)
+                (q,) = reached
+                key = (follow[q], is_last[q])
+            else:
+                key = (frozenset().union(*(follow[q] for q in reached)), any(is_last[q] for q in reached))
+            target_positions = key[0]
             j = number.get(key)
             if j is None:
                 j = number[key] = len(states)

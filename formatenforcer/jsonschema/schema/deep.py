@@ -75,8 +75,8 @@ def _children(schema: dict, pointer: str) -> list[tuple[Any, str]]:
 
 def prepare(normalizer: Normalizer, root: Any) -> None:
     """Normalizes the sub-schemas of ``root`` deepest first when it is nested ``DEEP`` levels or more."""
-    if not normalizer.plain or not isinstance(root, dict):
-        return
+    if not normalizer.plain or not isinstance(root, dict) or normalizer.nesting < DEEP:
+        return  # (``nesting`` counts every schema below that ``_children`` visits, and more)
     dialect = normalizer.dialect_at("#")
     unknown = unknown_keywords(dialect)
     legacy = is_legacy(dialect)

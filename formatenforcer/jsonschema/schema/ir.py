@@ -250,6 +250,8 @@ def _without_self_loops(union: Union) -> Node:
 
 def deref(node: Node) -> Node:
     """Follows references until a concrete node."""
+    if node.__class__ is not Ref:
+        return node  # (most nodes: no loop to set up)
     steps = 0
     seen: set[int] | None = None
     while isinstance(node, Ref):

@@ -99,6 +99,10 @@ class References:
         """resource URI -> the names of the ``$dynamicAnchor``s it declares."""
         self._recursive: set[str] = set()
         """URIs of the resources whose root holds ``"$recursiveAnchor": true`` (draft 2019-09)."""
+        self.nesting = 0
+        """In a plain document (``plain``), the most schema objects nested in one another below the root (every
+        dict a keyword other than ``enum``/``const``/``examples``/``default`` holds counts): ``deep.prepare``
+        has nothing to do for a document nested less than ``deep.DEEP``."""
         self.plain = self._unmarked(root)
         """Whether no schema of the root document holds an identifier or an anchor (see ``_unmarked``)."""
         if self.plain:
@@ -119,12 +123,17 @@ class References:
         is then a place the scan does not visit either). Same walk as ``_scan``, without the pointers."""
         if not isinstance(root, (dict, list)):
             return True
-        todo: list[Any] = [root]  # schema objects and lists of them still to look at (no recursion: any depth)
+        # schema objects and lists of them still to look at, each with the number of schema objects around it
+        # (no recursion: any depth)
+        todo: list[tuple[Any, int]] = [(root, 0)]
+        deepest = 0
         while todo:
-            schema = todo.pop()
+            schema, depth = todo.pop()
             if isinstance(schema, list):
-                todo.extend(item for item in schema if isinstance(item, (dict, list)))
+                todo.extend((item, depth) for item in schema if isinstance(item, (dict, list)))
                 continue
+            if depth > deepest:
+                deepest = depth
             if not _MARKS.isdisjoint(schema):
                 return False
             if "unevaluatedProperties" in schema or "unevaluatedItems" in schema:
@@ -132,11 +141,12 @@ class References:
             for key, value in schema.items():
                 if isinstance(value, dict):
                     if key in _NAME_MAPS:
-                        todo.extend(item for item in value.values() if isinstance(item, (dict, list)))
+                        todo.extend((item, depth + 1) for item in value.values() if isinstance(item, (dict, list)))
                     elif key not in _NOT_SCHEMAS:
-                        todo.append(value)
+                        todo.append((value, depth + 1))
                 elif isinstance(value, list) and key not in _NOT_SCHEMAS:
-                    todo.append(value)
+                    todo.append((value, depth + 1))
+        self.nesting = deepest
         return True
 
     def _scan(

@@ -1874,7 +1874,7 @@ static int32_t body_room(const Ctx *x, const WHead *w) {
    object's key on the trie of its names walks the tokens starting with a byte that may spell a name's next
    character directly (they may stay on the trie), and the others as off the trie (an extra key's text). */
 /* A state past an exit's quote or backslash (mask_body): one step from the body, so at most two local
-   frames (the top made local, then at most one opened... a closing quote opens none). */
+   frames (the top made local, and one a step could open; a quote or backslash opens none). */
 typedef struct {
     WHead w;
     MFrame local[2];

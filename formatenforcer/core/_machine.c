@@ -17,7 +17,12 @@
        K_ANY            [K_ANY]
        K_OBJECT         [K_OBJECT, additional (-1: closed), required bits lo, hi, key trie node, names,
                          value node per name...]
-       K_ARRAY          [K_ARRAY, items, min items, max items (-1: none), prefix count, prefix nodes...]
+       K_ARRAY          [K_ARRAY, items, min items, max items (-1: none), prefix count, prefix nodes...,
+                         unique, words]: ``unique`` 0 for any items, else the items are strings (no prefix)
+                         and no two may be equal: U_ANY for strings of any text (at least a minimum length),
+                         U_WORDS for an enum's words, an automaton (C_AUTOMATON) whose state s has
+                         code[words + s] words to accept (capped at 2^30): a character is taken only while a
+                         word not seen is left
        K_STRING         [K_STRING, C_ANY or C_LENGTH, min length, max length (-1: none)], or
                         [K_STRING, C_AUTOMATON, automaton index, start state]: the decoded characters
                         follow one of the program's automata (``Machine(code, automata)``), or
@@ -34,7 +39,12 @@
      key trie nodes     [name index or -1, names at or below: bits lo, hi, edges, (code point, node)...]
                         (edges sorted by code point; a node is an offset into code)
 
-   State: bytes, the header MState then ``frames`` MFrame, the root's frame first. */
+   State: bytes, the header MState then ``frames`` MFrame, the root's frame first, then, when the top frame
+   is a uniqueItems array (it is then always on top: its items are strings), its seen items and the item
+   being read as decoded code points (the "item words"): each seen item's code points then its length, in
+   the order read, ``seen_lo`` words in all (the frame's), then the item being read (``n`` code points).
+   Stepping and walking append to one buffer (Ctx.u) above the state's own words: a walk's levels share
+   it as they share the trie path, each writing only past the words of the state it came from. */
 
 #define MH_SIZE 16
 enum { MH_MAGIC, MH_NODES, MH_ROOT, MH_ANY, MH_ANY_OBJECT, MH_ANY_ARRAY, MH_ANY_STRING, MH_ANY_NUMBER, MH_WS,
@@ -45,6 +55,7 @@ enum { MH_MAGIC, MH_NODES, MH_ROOT, MH_ANY, MH_ANY_OBJECT, MH_ANY_ARRAY, MH_ANY_
 
 enum { K_ANY, K_OBJECT, K_ARRAY, K_STRING, K_NUMBER, K_BOOL, K_NULL, K_UNION, K_NUMSET, K_KINDS };
 enum { C_ANY, C_LENGTH, C_AUTOMATON, C_CAPPED };
+enum { U_NONE, U_ANY, U_WORDS };
 
 /* the lexeme being read above the top frame */
 enum { L_NONE, L_STRING, L_NUMBER, L_LITERAL };
@@ -57,14 +68,16 @@ enum { P_OPEN, P_KEY_DONE, P_COLON, P_VALUE, P_AFTER, P_COMMA, P_KEY, P_BEFORE }
 
 typedef struct {
     int32_t lex, node, phase, cstate, a, b, frames;
-    int32_t n; /* a capped automaton string: the characters read (up to its maximum) */
+    int32_t n; /* a capped automaton string: the characters read (up to its maximum); an item of a
+                  uniqueItems array: its code points read (its item words) */
     /* a decimal number under bounds (DecimalFields): its digits as far as the bounds can tell them apart */
     int32_t p_lo, p_hi, digits, fraction, tails, exp_sign, exp_value;
 } MState;
 
 typedef struct {
     int32_t node, phase, ws, count;
-    uint32_t seen_lo, seen_hi;
+    uint32_t seen_lo, seen_hi; /* an object's names seen; a uniqueItems array's item words (seen_lo) and
+                                  where they start in Ctx.u (seen_hi, 0 in a state's bytes) */
 } MFrame;
 
 typedef struct {
@@ -90,6 +103,8 @@ typedef struct {
     PyObject *const *automata; /* the program's Automaton objects */
     const MFrame *orig; /* the frames of the state the walk or step started from */
     int32_t ws_cap, lead_cap, trail_cap, max_depth, ascii_escapes;
+    int32_t *u; /* the item words: the state's own, then room for what a step or walk appends */
+    Py_ssize_t u_own, u_cap; /* the state's own item words; the buffer's size */
 } Ctx;
 
 static inline const int32_t *rec(const Ctx *x, int32_t node) { return x->c + x->c[MH_SIZE + node]; }
@@ -115,6 +130,102 @@ static inline int32_t depth_of(const WHead *w) { return w->base + w->local; }
 static inline void pop_frame(WHead *w) {
     if (w->local > 0) w->local--;
     else w->base--;
+}
+
+/* ---- uniqueItems arrays of strings: the item words ---- */
+
+static inline int32_t array_unique(const int32_t *r) { return r[5 + r[4]]; }
+
+/* The uniqueItems kind of the array frame ``f`` (U_NONE for any other frame): a string read with it on top
+   is one of its items. */
+static inline int32_t frame_unique(const Ctx *x, const MFrame *f) {
+    if (f->node < 0) return U_NONE;
+    const int32_t *r = rec(x, f->node);
+    return r[0] == K_ARRAY ? array_unique(r) : U_NONE;
+}
+
+/* Whether the item being read (``n`` code points past the frame's seen items) equals a seen item. */
+static int item_seen(const Ctx *x, const MState *s, const MFrame *f) {
+    const int32_t *u = x->u + f->seen_hi, *item = u + f->seen_lo;
+    for (int64_t p = f->seen_lo; p > 0;) {
+        int32_t len = u[p - 1];
+        p -= (int64_t)len + 1;
+        if (len == s->n && memcmp(u + p, item, sizeof(int32_t) * (size_t)len) == 0) return 1;
+    }
+    return 0;
+}
+
+/* How many seen items start with the item being read followed by ``cp``. */
+static int32_t seen_after(const Ctx *x, const MState *s, const MFrame *f, int32_t cp) {
+    const int32_t *u = x->u + f->seen_hi, *item = u + f->seen_lo;
+    int32_t count = 0;
+    for (int64_t p = f->seen_lo; p > 0;) {
+        int32_t len = u[p - 1];
+        p -= (int64_t)len + 1;
+        if (len > s->n && u[p + s->n] == cp && memcmp(u + p, item, sizeof(int32_t) * (size_t)s->n) == 0) count++;
+    }
+    return count;
+}
+
+/* U_WORDS: whether ``cp``, which the item's automaton takes to state ``to``, leaves a word not seen (the
+   words below ``to`` outnumber the seen items among them). */
+static inline int word_left(const Ctx *x, const MState *s, const MFrame *f, int32_t cp, int32_t to) {
+    const int32_t *r = rec(x, f->node);
+    return x->c[r[6 + r[4]] + to] > seen_after(x, s, f, cp);
+}
+
+/* The character a seen item (``len`` code points at ``p``) goes on with past the item being read, or -1
+   where it does not start with it. */
+static inline int32_t next_of(const int32_t *u, int64_t p, int32_t len, const int32_t *item, int32_t n) {
+    return len > n && memcmp(u + p, item, sizeof(int32_t) * (size_t)n) == 0 ? u[p + n] : -1;
+}
+
+/* U_WORDS: whether some character in [lo, hi], all taken by the item's automaton, leaves a word not seen. A
+   character with which no seen item goes on leaves every word below it (each state has one), so only the
+   characters seen items go on with are counted one by one. */
+static int words_left_in(const Ctx *x, const MState *s, const MFrame *f, int64_t lo, int64_t hi) {
+    const AutomatonObject *a = (const AutomatonObject *)x->automata[rec(x, s->node)[2]];
+    const int32_t *tr = i32(a->transitions), *u = x->u + f->seen_hi, *item = u + f->seen_lo;
+    int64_t width = hi - lo + 1, distinct = 0;
+    int64_t s_lo = lo > 0xD800 ? lo : 0xD800, s_hi = hi < 0xDFFF ? hi : 0xDFFF;
+    if (s_lo <= s_hi) width -= s_hi - s_lo + 1; /* (surrogates are no characters) */
+    for (int64_t p = f->seen_lo; p > 0;) {
+        int32_t len = u[p - 1];
+        p -= (int64_t)len + 1;
+        int32_t cp = next_of(u, p, len, item, s->n);
+        if (cp < lo || cp > hi) continue;
+        int repeat = 0; /* already counted with a later item (the loop goes backwards) */
+        for (int64_t q = f->seen_lo; q > p + len + 1 && !repeat;) {
+            int32_t other = u[q - 1];
+            q -= (int64_t)other + 1;
+            repeat = next_of(u, q, other, item, s->n) == cp;
+        }
+        if (repeat) continue;
+        distinct++;
+        int32_t k = class_of(a, cp);
+        int32_t to = k < 0 ? -1 : tr[(Py_ssize_t)s->cstate * a->classes + k];
+        if (to >= 0 && word_left(x, s, f, cp, to)) return 1;
+    }
+    return width > distinct;
+}
+
+/* U_WORDS: the least character in [from, hi] with which some seen item goes on and which leaves no word
+   not seen (-1: none); the characters in [from, hi] are all taken by the item's automaton. */
+static int64_t next_blocked(const Ctx *x, const MState *s, const MFrame *f, int64_t from, int64_t hi) {
+    const AutomatonObject *a = (const AutomatonObject *)x->automata[rec(x, s->node)[2]];
+    const int32_t *tr = i32(a->transitions), *u = x->u + f->seen_hi, *item = u + f->seen_lo;
+    int64_t best = -1;
+    for (int64_t p = f->seen_lo; p > 0;) {
+        int32_t len = u[p - 1];
+        p -= (int64_t)len + 1;
+        int32_t cp = next_of(u, p, len, item, s->n);
+        if (cp < from || cp > hi || (best >= 0 && cp >= best)) continue;
+        int32_t k = class_of(a, cp);
+        int32_t to = k < 0 ? -1 : tr[(Py_ssize_t)s->cstate * a->classes + k];
+        if (to >= 0 && word_left(x, s, f, cp, to)) continue;
+        best = cp;
+    }
+    return best;
 }
 
 /* ---- string contents ---- */
@@ -177,7 +288,9 @@ static int content_allows(const Ctx *x, const MState *s, const MFrame *f, int32_
             const AutomatonObject *a = (const AutomatonObject *)x->automata[r[2]];
             int32_t k = class_of(a, cp);
             int32_t to = k < 0 ? -1 : i32(a->transitions)[(Py_ssize_t)s->cstate * a->classes + k];
-            return to >= 0 && (r[1] == C_AUTOMATON || x->c[r[4] + to] <= r[3] - s->n - 1);
+            if (to < 0) return 0;
+            if (r[1] == C_CAPPED) return x->c[r[4] + to] <= r[3] - s->n - 1;
+            return frame_unique(x, f) != U_WORDS || word_left(x, s, f, cp, to);
         }
         return r[3] < 0 || s->cstate < r[3];
     }
@@ -205,6 +318,13 @@ static int content_meets(const Ctx *x, const MState *s, const MFrame *f, int64_t
             for (int32_t k = as[s->cstate]; k < as[s->cstate + 1]; k++) {
                 int64_t a_lo = alo[k] > lo ? alo[k] : lo, a_hi = ahi[k] < hi ? ahi[k] : hi;
                 if (a_lo > a_hi) continue;
+                if (frame_unique(x, f) == U_WORDS) { /* the escapable characters there, one side at a time */
+                    if (x->ascii_escapes ? words_left_in(x, s, f, a_lo, a_hi)
+                                         : (a_lo < 0x20 && words_left_in(x, s, f, a_lo, a_hi < 0x1F ? a_hi : 0x1F)) ||
+                                               (a_hi > 0x7E && words_left_in(x, s, f, a_lo > 0x7F ? a_lo : 0x7F, a_hi)))
+                        return 1;
+                    continue;
+                }
                 if (x->ascii_escapes || a_lo < 0x20 || a_hi > 0x7E) return 1;
             }
             return 0;
@@ -226,8 +346,10 @@ static int content_meets(const Ctx *x, const MState *s, const MFrame *f, int64_t
 static int content_accepting(const Ctx *x, const MState *s, const MFrame *f) {
     const int32_t *r = rec(x, s->node);
     if (r[0] == K_STRING) {
-        if (r[1] == C_AUTOMATON || r[1] == C_CAPPED) return ((const uint8_t *)PyBytes_AS_STRING(((const AutomatonObject *)x->automata[r[2]])->accepting))[s->cstate];
-        return r[1] == C_ANY || s->cstate >= r[2];
+        int ok = r[1] == C_AUTOMATON || r[1] == C_CAPPED
+                     ? ((const uint8_t *)PyBytes_AS_STRING(((const AutomatonObject *)x->automata[r[2]])->accepting))[s->cstate]
+                     : r[1] == C_ANY || s->cstate >= r[2];
+        return ok && !(frame_unique(x, f) != U_NONE && item_seen(x, s, f)); /* (no item twice) */
     }
     if (s->cstate >= 0) {
         const int32_t *t = x->c + s->cstate;
@@ -239,9 +361,16 @@ static int content_accepting(const Ctx *x, const MState *s, const MFrame *f) {
     return takes_extras(r, f); /* not a name: an extra key */
 }
 
-static int content_step(const Ctx *x, MState *s, int32_t cp) {
+/* The content's step on ``cp`` (allowed); an item of a uniqueItems array also appends it to its words. */
+static int content_step(const Ctx *x, MState *s, const MFrame *f, int32_t cp) {
     const int32_t *r = rec(x, s->node);
     if (r[0] == K_STRING) {
+        if (frame_unique(x, f) != U_NONE) {
+            int64_t at = (int64_t)f->seen_hi + f->seen_lo + s->n;
+            if (at >= x->u_cap || s->n >= INT32_MAX - 1) return 0; /* (never: the buffer has room for every byte) */
+            x->u[at] = cp;
+            s->n++;
+        }
         if (r[1] == C_LENGTH) {
             if (r[3] >= 0 || s->cstate < r[2]) s->cstate++; /* (without a maximum, counted up to the minimum) */
         } else if (r[1] == C_AUTOMATON || r[1] == C_CAPPED) {
@@ -701,6 +830,7 @@ static int push_frame(const Ctx *x, WHead *w, MFrame *local, int32_t node) {
     *g = (MFrame){node, P_OPEN, 0, 0, 0, 0};
     int64_t room = (int64_t)x->max_depth - open - 1; /* for its values */
     const int32_t *r = rec(x, node);
+    if (r[0] == K_ARRAY && array_unique(r) != U_NONE) g->seen_hi = (uint32_t)x->u_own; /* its words: past the state's */
     if (r[0] == K_OBJECT && room < ROOM_GUARD) {
         for (int32_t i = 0; i < r[5]; i++) {
             if (fits(x, r[6 + i], room)) continue;
@@ -765,6 +895,13 @@ static int32_t value_node(const Ctx *x, const MFrame *f) {
     const int32_t *r = rec(x, f->node);
     if (r[0] == K_OBJECT) return f->count >= 0 ? r[6 + f->count] : r[1];
     return f->count - 1 < r[4] ? r[5 + f->count - 1] : r[1]; /* an array: item count-1 */
+}
+
+/* Whether the array frame ``f`` may take another item as far as uniqueItems go: an enum's words must not all
+   have been seen. */
+static inline int item_left(const Ctx *x, const MFrame *f, const int32_t *r) {
+    if (array_unique(r) != U_WORDS) return 1;
+    return f->count < x->c[r[6 + r[4]] + rec(x, r[1])[3]];
 }
 
 /* Whether the array frame ``f`` (on top) may take its next item: the item's value fits in its room. */
@@ -850,7 +987,7 @@ static int step_structure(const Ctx *x, WHead *w, MFrame *local, int32_t cp) {
         /* fall through */
     case P_COMMA: {
         if (r[3] >= 0 && f->count >= r[3]) return 0;
-        if (!item_fits(x, w, f, r)) return 0;
+        if (!item_fits(x, w, f, r) || !item_left(x, f, r)) return 0;
         f = own_top(x, w, local);
         if (f->count < COUNT_CAP) f->count++; /* (past every limit, the count no longer matters) */
         f->phase = P_VALUE;
@@ -858,7 +995,7 @@ static int step_structure(const Ctx *x, WHead *w, MFrame *local, int32_t cp) {
         return start_value(x, w, local, value_node(x, f), cp);
     }
     case P_AFTER:
-        if (cp == ',' && (r[3] < 0 || f->count < r[3]) && item_fits(x, w, f, r)) {
+        if (cp == ',' && (r[3] < 0 || f->count < r[3]) && item_fits(x, w, f, r) && item_left(x, f, r)) {
             f = own_top(x, w, local);
             f->phase = P_COMMA;
             f->ws = 0;
@@ -898,8 +1035,17 @@ static int step_string(const Ctx *x, WHead *w, MFrame *local, int32_t cp) {
             if (!content_accepting(x, s, f)) return 0;
             if (rec(x, s->node)[0] == K_OBJECT) key_done(x, w, local);
             else {
+                int32_t n = s->n;
+                int unique = frame_unique(x, f) != U_NONE;
                 *s = (MState){L_NONE, 0, 0, 0, 0, 0, 0};
                 value_done(x, w, local);
+                if (unique) { /* the item joins the seen ones: its length after its code points */
+                    MFrame *g = own_top(x, w, local);
+                    int64_t at = (int64_t)g->seen_hi + g->seen_lo + n;
+                    if (at >= x->u_cap) return 0; /* (never: the buffer has room for every byte) */
+                    x->u[at] = n;
+                    g->seen_lo += (uint32_t)n + 1;
+                }
             }
             return 1;
         }
@@ -909,7 +1055,7 @@ static int step_string(const Ctx *x, WHead *w, MFrame *local, int32_t cp) {
             return 1;
         }
         if (cp < 0x20 || !content_allows(x, s, f, cp)) return 0;
-        return content_step(x, s, cp);
+        return content_step(x, s, f, cp);
     case S_ESCAPE: {
         if (cp == 'u') {
             if (!content_meets(x, s, f, 0, 0x10FFFF)) return 0;
@@ -920,7 +1066,7 @@ static int step_string(const Ctx *x, WHead *w, MFrame *local, int32_t cp) {
         int32_t decoded = simple_escape(cp);
         if (decoded < 0 || !content_allows(x, s, f, decoded)) return 0;
         s->phase = S_BODY;
-        return content_step(x, s, decoded);
+        return content_step(x, s, f, decoded);
     }
     case S_HEX: {
         int d = hex_value(cp);
@@ -940,7 +1086,7 @@ static int step_string(const Ctx *x, WHead *w, MFrame *local, int32_t cp) {
         int32_t value = s->a;
         s->phase = S_BODY;
         s->a = s->b = 0;
-        return content_step(x, s, value);
+        return content_step(x, s, f, value);
     }
     case S_LOW_BACKSLASH:
         if (cp != '\\') return 0;
@@ -965,7 +1111,7 @@ static int step_string(const Ctx *x, WHead *w, MFrame *local, int32_t cp) {
         int32_t decoded = 0x10000 + (s->a - 0xD800) * 0x400 + (value - 0xDC00);
         s->phase = S_BODY;
         s->a = s->b = 0;
-        return content_step(x, s, decoded);
+        return content_step(x, s, f, decoded);
     }
     }
     return 0;
@@ -1013,8 +1159,11 @@ static int raw_meets(const Ctx *x, const MState *s, const MFrame *f, int64_t lo,
         if (r[1] != C_AUTOMATON) return content_allows(x, s, f, (int32_t)lo); /* every character alike */
         const AutomatonObject *a = (const AutomatonObject *)x->automata[r[2]];
         const int32_t *as = i32(a->allow_start), *alo = i32(a->allow_lo), *ahi = i32(a->allow_hi);
-        for (int32_t k = as[s->cstate]; k < as[s->cstate + 1]; k++)
-            if (alo[k] <= hi && ahi[k] >= lo) return 1;
+        int words = frame_unique(x, f) == U_WORDS;
+        for (int32_t k = as[s->cstate]; k < as[s->cstate + 1]; k++) {
+            if (alo[k] > hi || ahi[k] < lo) continue;
+            if (!words || words_left_in(x, s, f, alo[k] > lo ? alo[k] : lo, ahi[k] < hi ? ahi[k] : hi)) return 1;
+        }
         return 0;
     }
     if (takes_extras(r, f)) return 1; /* an open object's key */
@@ -1104,7 +1253,7 @@ static int Machine_validate(MachineObject *m) {
         }
         if (kind == K_ARRAY) {
             if (r[1] < 0 || r[1] >= nodes || r[2] < 0 || r[2] >= COUNT_CAP || r[3] < -1 || r[3] >= COUNT_CAP ||
-                r[4] < 0 || at + 5 + r[4] > size)
+                r[4] < 0 || at + 7 + (Py_ssize_t)r[4] > size)
                 return bad_program("bad array record", at);
             for (int32_t k = 0; k < r[4]; k++)
                 if (r[5 + k] < 0 || r[5 + k] >= nodes) return bad_program("bad prefix node", at + 5 + k);
@@ -1168,6 +1317,29 @@ static int Machine_validate(MachineObject *m) {
     for (Py_ssize_t n = 0; n < nodes; n++)
         if (c[c[MH_MIN_DEPTHS] + n] < 0 || c[c[MH_MIN_DEPTHS] + n] >= ROOM_GUARD)
             return bad_program("bad min depth", c[MH_MIN_DEPTHS] + n);
+    for (Py_ssize_t n = 0; n < nodes; n++) { /* uniqueItems arrays: strings as items, and their words */
+        Py_ssize_t at = c[MH_SIZE + n];
+        const int32_t *r = c + at;
+        if (r[0] != K_ARRAY) continue;
+        int32_t unique = r[5 + r[4]], words = r[6 + r[4]];
+        const int32_t *item = c + c[MH_SIZE + r[1]];
+        if (unique == U_NONE) {
+            if (words != 0) return bad_program("bad uniqueItems words", at + 6 + r[4]);
+            continue;
+        }
+        if ((unique != U_ANY && unique != U_WORDS) || r[4] != 0 || item[0] != K_STRING)
+            return bad_program("bad uniqueItems array", at + 5 + r[4]);
+        if (unique == U_ANY) {
+            if (words != 0 || !(item[1] == C_ANY || (item[1] == C_LENGTH && item[3] == -1)))
+                return bad_program("bad uniqueItems array", at + 5 + r[4]);
+            continue;
+        }
+        if (item[1] != C_AUTOMATON) return bad_program("bad uniqueItems array", at + 5 + r[4]);
+        Py_ssize_t states = ((AutomatonObject *)PyTuple_GET_ITEM(m->automata, item[2]))->states;
+        if (words < MH_SIZE + nodes || words + states > size) return bad_program("bad uniqueItems words", at + 6 + r[4]);
+        for (Py_ssize_t q = 0; q < states; q++)
+            if (c[words + q] < 1 || c[words + q] > (1 << 30)) return bad_program("bad uniqueItems word count", words + q);
+    }
     int32_t header_kinds[5][2] = {{MH_ANY, K_ANY}, {MH_ANY_OBJECT, K_OBJECT}, {MH_ANY_ARRAY, K_ARRAY},
                                   {MH_ANY_STRING, K_STRING}, {MH_ANY_NUMBER, K_NUMBER}};
     for (int k = 0; k < 5; k++)
@@ -1320,13 +1492,17 @@ static PyObject *Machine_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 }
 
 /* Checks a state's bytes against the program: its size, every node id, phase and lexeme field that the
-   step reads as an index. Returns the number of frames, or -1 with ValueError set. */
-static Py_ssize_t check_state(const MachineObject *m, const uint8_t *data, Py_ssize_t len) {
-    if (len < (Py_ssize_t)sizeof(MState) || (len - (Py_ssize_t)sizeof(MState)) % (Py_ssize_t)sizeof(MFrame)) goto bad;
+   step reads as an index, and the item words of a uniqueItems array on top (their count in ``*words``).
+   Returns the number of frames, or -1 with ValueError set. */
+static Py_ssize_t check_state(const MachineObject *m, const uint8_t *data, Py_ssize_t len, Py_ssize_t *words) {
+    if (len < (Py_ssize_t)sizeof(MState)) goto bad;
     MState s;
     memcpy(&s, data, sizeof s);
-    Py_ssize_t frames = (len - (Py_ssize_t)sizeof(MState)) / (Py_ssize_t)sizeof(MFrame);
-    if (s.frames != frames || frames < 1) goto bad;
+    Py_ssize_t frames = s.frames;
+    if (frames < 1 || frames > (len - (Py_ssize_t)sizeof(MState)) / (Py_ssize_t)sizeof(MFrame)) goto bad;
+    Py_ssize_t rest = len - (Py_ssize_t)sizeof(MState) - frames * (Py_ssize_t)sizeof(MFrame);
+    if (rest % 4) goto bad;
+    *words = rest / 4;
     const MFrame *f = (const MFrame *)(data + sizeof(MState)); /* (bytes data is aligned) */
     const int32_t *c = m->c;
     for (Py_ssize_t k = 0; k < frames; k++) {
@@ -1345,6 +1521,31 @@ static Py_ssize_t check_state(const MachineObject *m, const uint8_t *data, Py_ss
                    f[k].count < 0 || f[k].count > COUNT_CAP) {
             goto bad;
         }
+    }
+    /* the item words: only under a uniqueItems array, always the top frame */
+    const int32_t *u = (const int32_t *)(data + sizeof(MState) + (size_t)frames * sizeof(MFrame));
+    int top_unique = 0;
+    for (Py_ssize_t k = 1; k < frames; k++) {
+        const int32_t *r = c + c[MH_SIZE + f[k].node];
+        if (r[0] != K_ARRAY || array_unique(r) == U_NONE) continue;
+        if (k != frames - 1 || f[k].seen_hi != 0) goto bad;
+        top_unique = 1;
+    }
+    if (!top_unique && *words) goto bad;
+    if (top_unique) {
+        const MFrame *t = &f[frames - 1];
+        int reading = s.lex == L_STRING;
+        if (reading && (s.n < 0 || s.node < 0 || s.node >= m->nodes || c[c[MH_SIZE + s.node]] != K_STRING)) goto bad;
+        if (!reading && s.lex != L_NONE) goto bad;
+        if ((Py_ssize_t)t->seen_lo + (reading ? s.n : 0) != *words) goto bad;
+        for (Py_ssize_t q = 0; q < *words; q++)
+            if (u[q] < 0 || u[q] > 0x10FFFF || (u[q] >= 0xD800 && u[q] <= 0xDFFF)) goto bad;
+        Py_ssize_t items = 0;
+        for (Py_ssize_t p = t->seen_lo; p > 0; items++) { /* each seen item's length after its code points */
+            if (u[p - 1] > p - 1) goto bad;
+            p -= (Py_ssize_t)u[p - 1] + 1;
+        }
+        if (items != t->count - (reading ? 1 : 0)) goto bad;
     }
     if (s.lex != L_STRING && s.n) goto bad;
     if (s.lex != L_NUMBER && (s.p_lo || s.p_hi || s.digits || s.fraction || s.tails || s.exp_sign || s.exp_value))
@@ -1368,7 +1569,7 @@ static Py_ssize_t check_state(const MachineObject *m, const uint8_t *data, Py_ss
                    (s.cstate >= ((AutomatonObject *)PyTuple_GET_ITEM(m->automata, r[2]))->states || s.n < 0 || s.n > r[3])) {
             goto bad;
         }
-        if (r[0] == K_OBJECT || r[1] != C_CAPPED) {
+        if ((r[0] == K_OBJECT || r[1] != C_CAPPED) && !top_unique) {
             if (s.n) goto bad;
         }
         switch (s.phase) { /* the escape's fields: a hex value of as many digits as read, a high surrogate */
@@ -1415,13 +1616,18 @@ bad:
 static void ctx_of(Ctx *x, const MachineObject *m, const uint8_t *data) {
     const int32_t *c = m->c;
     *x = (Ctx){c, &PyTuple_GET_ITEM(m->automata, 0), (const MFrame *)(data + sizeof(MState)), c[MH_WS], c[MH_LEAD],
-               c[MH_TRAIL], c[MH_DEPTH], c[MH_ASCII_ESCAPES]};
+               c[MH_TRAIL], c[MH_DEPTH], c[MH_ASCII_ESCAPES], NULL, 0, 0};
 }
 
-/* The state's bytes from a working state: the original frames kept, then the local ones. */
+/* The state's bytes from a working state: the original frames kept, then the local ones, then the item
+   words of a uniqueItems array on top (its frame's seen_hi made 0: they start right there). */
 static PyObject *state_bytes(const Ctx *x, const WHead *w, const MFrame *local) {
-    Py_ssize_t frames = depth_of(w);
-    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)sizeof(MState) + frames * (Py_ssize_t)sizeof(MFrame));
+    Py_ssize_t frames = depth_of(w), words = 0;
+    const MFrame *top = w->local > 0 ? &local[w->local - 1] : &x->orig[w->base - 1];
+    int unique = frame_unique(x, top) != U_NONE;
+    if (unique) words = (Py_ssize_t)top->seen_lo + (w->h.lex == L_STRING ? w->h.n : 0);
+    Py_ssize_t head = (Py_ssize_t)sizeof(MState) + frames * (Py_ssize_t)sizeof(MFrame);
+    PyObject *out = PyBytes_FromStringAndSize(NULL, head + 4 * words);
     if (out == NULL) return NULL;
     uint8_t *p = (uint8_t *)PyBytes_AS_STRING(out);
     MState h = w->h;
@@ -1429,7 +1635,34 @@ static PyObject *state_bytes(const Ctx *x, const WHead *w, const MFrame *local) 
     memcpy(p, &h, sizeof h);
     memcpy(p + sizeof h, x->orig, sizeof(MFrame) * (size_t)w->base);
     memcpy(p + sizeof h + sizeof(MFrame) * (size_t)w->base, local, sizeof(MFrame) * (size_t)w->local);
+    if (unique) {
+        MFrame last = *top;
+        last.seen_hi = 0;
+        memcpy(p + head - sizeof(MFrame), &last, sizeof last);
+        memcpy(p + head, x->u + top->seen_hi, 4 * (size_t)words);
+    }
     return out;
+}
+
+/* Checks the state and sets up the working state, with a buffer for the item words: the state's own, then
+   room for ``extra`` more (a step or walk appends at most one word a byte). The caller frees x->u. */
+static int load_state(const MachineObject *self, Py_buffer *state, Ctx *x, WHead *w, Py_ssize_t extra) {
+    Py_ssize_t words;
+    Py_ssize_t frames = check_state(self, state->buf, state->len, &words);
+    if (frames < 0) return 0;
+    ctx_of(x, self, state->buf);
+    x->u_own = words;
+    x->u_cap = words + extra + 8;
+    x->u = malloc(sizeof(int32_t) * (size_t)x->u_cap);
+    if (x->u == NULL) {
+        PyErr_NoMemory();
+        return 0;
+    }
+    memcpy(x->u, (const uint8_t *)state->buf + (state->len - 4 * words), 4 * (size_t)words);
+    memcpy(&w->h, state->buf, sizeof(MState));
+    w->base = (int32_t)frames;
+    w->local = 0;
+    return 1;
 }
 
 static PyObject *Machine_start(MachineObject *self, PyObject *Py_UNUSED(ignored)) {
@@ -1448,8 +1681,10 @@ static PyObject *Machine_step(MachineObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "y*y*", &state, &text)) return NULL;
     PyObject *result = NULL;
     MFrame *local = NULL;
-    Py_ssize_t frames = check_state(self, state.buf, state.len);
-    if (frames < 0) goto done;
+    Ctx x;
+    WHead w;
+    x.u = NULL;
+    if (!load_state(self, &state, &x, &w, text.len)) goto done;
     const uint8_t *p = text.buf;
     int32_t *cps = PyMem_Malloc(sizeof(int32_t) * (size_t)(text.len + 1));
     if (cps == NULL) {
@@ -1468,12 +1703,6 @@ static PyObject *Machine_step(MachineObject *self, PyObject *args) {
         PyErr_NoMemory();
         goto done;
     }
-    Ctx x;
-    ctx_of(&x, self, state.buf);
-    WHead w;
-    memcpy(&w.h, state.buf, sizeof(MState));
-    w.base = (int32_t)frames;
-    w.local = 0;
     int ok = 1;
     for (Py_ssize_t k = 0; k < n && ok; k++) ok = mstep(&x, &w, local, cps[k]);
     PyMem_Free(cps);
@@ -1485,19 +1714,10 @@ static PyObject *Machine_step(MachineObject *self, PyObject *args) {
     }
 done:
     free(local);
+    free(x.u);
     PyBuffer_Release(&state);
     PyBuffer_Release(&text);
     return result;
-}
-
-static int load_state(const MachineObject *self, Py_buffer *state, Ctx *x, WHead *w) {
-    Py_ssize_t frames = check_state(self, state->buf, state->len);
-    if (frames < 0) return 0;
-    ctx_of(x, self, state->buf);
-    memcpy(&w->h, state->buf, sizeof(MState));
-    w->base = (int32_t)frames;
-    w->local = 0;
-    return 1;
 }
 
 static PyObject *Machine_can_end(MachineObject *self, PyObject *arg) {
@@ -1506,7 +1726,9 @@ static PyObject *Machine_can_end(MachineObject *self, PyObject *arg) {
     Ctx x;
     WHead w;
     PyObject *result = NULL;
-    if (load_state(self, &state, &x, &w)) result = PyBool_FromLong(mcan_end(&x, &w, NULL));
+    x.u = NULL;
+    if (load_state(self, &state, &x, &w, 0)) result = PyBool_FromLong(mcan_end(&x, &w, NULL));
+    free(x.u);
     PyBuffer_Release(&state);
     return result;
 }
@@ -1518,7 +1740,8 @@ static PyObject *Machine_allowed(MachineObject *self, PyObject *arg) {
     Ctx x;
     WHead w;
     PyObject *result = NULL, *list = NULL;
-    if (!load_state(self, &state, &x, &w)) goto done;
+    x.u = NULL;
+    if (!load_state(self, &state, &x, &w, 8)) goto done;
     list = PyList_New(0);
     if (list == NULL) goto done;
     MFrame local[2];
@@ -1557,6 +1780,25 @@ static PyObject *Machine_allowed(MachineObject *self, PyObject *arg) {
                 }
                 Py_DECREF(pair);
             }
+        } else if (r[0] == K_STRING && r[1] == C_AUTOMATON && frame_unique(&x, f) == U_WORDS) {
+            /* each allowed interval less the characters after which only seen words are left */
+            const AutomatonObject *a = (const AutomatonObject *)x.automata[r[2]];
+            const int32_t *alo = i32(a->allow_lo), *ahi = i32(a->allow_hi), *as = i32(a->allow_start);
+            for (int32_t k = as[w.h.cstate]; k < as[w.h.cstate + 1]; k++) {
+                for (int64_t at = alo[k] < 0x80 ? 0x80 : alo[k]; at <= ahi[k];) {
+                    int64_t stop = next_blocked(&x, &w.h, f, at, ahi[k]), end = stop < 0 ? ahi[k] : stop - 1;
+                    if (end >= at) {
+                        PyObject *pair = Py_BuildValue("(ii)", (int)at, (int)end);
+                        if (pair == NULL || PyList_Append(list, pair) < 0) {
+                            Py_XDECREF(pair);
+                            goto done;
+                        }
+                        Py_DECREF(pair);
+                    }
+                    if (stop < 0) break;
+                    at = stop + 1;
+                }
+            }
         } else if (r[0] == K_STRING && r[1] == C_AUTOMATON) {
             const AutomatonObject *a = (const AutomatonObject *)x.automata[r[2]];
             lo = i32(a->allow_lo), hi = i32(a->allow_hi);
@@ -1591,6 +1833,7 @@ static PyObject *Machine_allowed(MachineObject *self, PyObject *arg) {
     list = NULL;
 done:
     Py_XDECREF(list);
+    free(x.u);
     PyBuffer_Release(&state);
     return result;
 }
@@ -1651,10 +1894,11 @@ static int plain_below(const MWalk *k, const WHead *w, const MFrame *local, int3
    only characters of that class a body reads as themselves, no more of them than the run; or, where the
    run ends in a state that accepts none of them, the tokens below of at most that many characters. Emits
    them and returns 1; 0 when the subtree must be walked. */
-static int automaton_covers(const MWalk *k, const WHead *w, int32_t node) {
+static int automaton_covers(const MWalk *k, const WHead *w, const MFrame *local, int32_t node) {
     if (w->h.lex != L_STRING || w->h.phase != S_BODY) return 0;
     const int32_t *r = rec(&k->x, w->h.node);
     if (r[0] != K_STRING || (r[1] != C_AUTOMATON && r[1] != C_CAPPED)) return 0;
+    if (frame_unique(&k->x, w->local > 0 ? &local[w->local - 1] : &k->x.orig[w->base - 1]) != U_NONE) return 0;
     const AutomatonObject *a = (const AutomatonObject *)k->x.automata[r[2]];
     int32_t state = w->h.cstate, limit = a->run_length[state];
     const TrieObject *t = k->trie;
@@ -1729,7 +1973,7 @@ static void mwalk(MWalk *k, int32_t node, const WHead *start, const uint8_t *pen
             count = 1;
             if (utf8_length(byte) < 2 || !mprefix_allowed(&k->x, &g->w, gl, data, 1)) continue;
         }
-        if (count == 0 && automaton_covers(k, &g->w, child)) continue;
+        if (count == 0 && automaton_covers(k, &g->w, gl, child)) continue;
         if (count == 0 && plain_below(k, &g->w, gl, child)) { /* every token below stays in a string's body */
             for (int32_t t = k->ts[child], end = k->ts[k->se[child]]; t < end; t++) {
                 uint32_t id = (uint32_t)k->ti[t];
@@ -1864,6 +2108,7 @@ static int32_t body_room(const Ctx *x, const WHead *w) {
     if (s->lex != L_STRING || s->phase != S_BODY) return -2;
     const int32_t *r = rec(x, s->node);
     if (r[0] == K_OBJECT) return takes_extras(r, &x->orig[w->base - 1]) ? -1 : -2; /* (no local frames yet) */
+    if (frame_unique(x, &x->orig[w->base - 1]) != U_NONE) return -2; /* (an item's close reads its words) */
     if (r[1] == C_ANY) return -1;
     if (r[1] == C_LENGTH) return r[3] < 0 ? -1 : r[3] - s->cstate;
     return -2;
@@ -1970,7 +2215,7 @@ static PyObject *Machine_mask(MachineObject *self, PyObject *args) {
         goto done;
     }
     WHead w;
-    if (!load_state(self, &state, &k.x, &w)) goto done;
+    if (!load_state(self, &state, &k.x, &w, (Py_ssize_t)trie->max_depth + 8)) goto done;
     int32_t room = body_room(&k.x, &w);
     const struct BodyExits *exits = NULL;
     if (row_arg != Py_None) {
@@ -2016,6 +2261,7 @@ static PyObject *Machine_mask(MachineObject *self, PyObject *args) {
 done:
     free(k.levels);
     free(k.locals);
+    free(k.x.u);
     if (row.buf != NULL) PyBuffer_Release(&row);
     PyBuffer_Release(&state);
     PyBuffer_Release(&pending);
@@ -2031,7 +2277,8 @@ static PyObject *Machine_body_room(MachineObject *self, PyObject *arg) {
     Ctx x;
     WHead w;
     PyObject *result = NULL;
-    if (load_state(self, &state, &x, &w)) {
+    x.u = NULL;
+    if (load_state(self, &state, &x, &w, 0)) {
         int32_t room = body_room(&x, &w);
         if (room < -1) {
             Py_INCREF(Py_None);
@@ -2040,6 +2287,7 @@ static PyObject *Machine_body_room(MachineObject *self, PyObject *arg) {
             result = PyLong_FromLong(room);
         }
     }
+    free(x.u);
     PyBuffer_Release(&state);
     return result;
 }

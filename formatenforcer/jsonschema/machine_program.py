@@ -8,7 +8,8 @@ item nodes and count limits; a string's content (any text, a length range, an au
 characters: an enum, a pattern, a format, under a maximum length or not); a number's integer bounds; and
 each node's fewest levels, which decide near ``max_depth`` what may still open. Covered: any value, objects
 of one rule set without ``patternProperties``, ``propertyNames``, property counts or dependencies (at most
-63 names), arrays without ``uniqueItems`` or ``contains``, numbers and integers without ``multipleOf``
+63 names), arrays without ``contains`` (with ``uniqueItems`` only over strings of any text or an enum's
+words), numbers and integers without ``multipleOf``
 whose bounds are integers, booleans, null, unions of numbers, unions whose other options start with
 different characters, and references that loop through an array or an object. Layout and escapes follow
 ``JsonConfig`` (``property_order="schema"`` and ``whitespace_pattern`` are not covered).
@@ -44,6 +45,8 @@ MAGIC = 0x4A534D31
 HEADER = 16
 K_ANY, K_OBJECT, K_ARRAY, K_STRING, K_NUMBER, K_BOOL, K_NULL, K_UNION, K_NUMSET = range(9)
 C_ANY, C_LENGTH, C_AUTOMATON, C_CAPPED = range(4)
+U_NONE, U_ANY, U_WORDS = range(3)
+WORDS_CAP = 1 << 30
 MAX_NAMES = 63
 ROOM_GUARD = 128
 """The fewest levels a node's values need must stay below this (core/_machine.c): the Python parsers narrow
@@ -57,7 +60,8 @@ this many states; more, and the schema stays on the Python parsers."""
 _END = 0x110000
 
 _AUTOMATA: dict[Hashable, Any] = {}
-"""A content's identity by value -> its ``_native.Automaton`` (False: not explorable), shared by schemas."""
+"""A content's identity by value -> (its ``_native.Automaton``, the words each state accepts or None where
+they are not counted) (False: not explorable), shared by schemas."""
 register_memo(_AUTOMATA.clear)  # emptied when a burst of enforcers ends (core/cache_release.py)
 
 _FIRST = {K_OBJECT: "{", K_ARRAY: "[", K_STRING: '"', K_NUMBER: "-0123456789", K_NUMSET: "-0123456789", K_NULL: "n"}
@@ -95,7 +99,9 @@ class _Builder:
         self.any_string = self._new([K_STRING, C_ANY, 0, -1], 0)
         self.any_number = self._new([K_NUMBER, 0, 0, 0, 0], 0)
         self.any_object = self._new([K_OBJECT, self.any, 0, 0, -1, 0], 1)  # (its trie: the empty key trie)
-        self.any_array = self._new([K_ARRAY, self.any, 0, -1, 0], 1)
+        self.any_array = self._new([K_ARRAY, self.any, 0, -1, 0, U_NONE, 0], 1)
+        self.words: dict[int, list[int]] = {}
+        """uniqueItems array node -> the words each state of its items' automaton accepts (U_WORDS)."""
         self.tries: list[tuple[int, list[tuple[str, ...]]]] = [(self.any_object, [])]
 
     def _new(self, record: list[int] | None, min_depth: int) -> int:
@@ -153,7 +159,7 @@ class _Builder:
                 if kind == K_OBJECT:
                     children = list(record[6:]) + ([record[1]] if record[1] >= 0 else [])  # type: ignore[index]
                 elif kind == K_ARRAY:
-                    children = [record[1], *record[5:]]  # type: ignore[index]
+                    children = [record[1], *record[5 : 5 + record[4]]]  # type: ignore[index]
                 elif kind == K_UNION:
                     children = list(record[2:])  # type: ignore[index]
                 else:
@@ -227,7 +233,7 @@ class _Builder:
             distances = content.dfa.distances()
             self.distances.setdefault(index, distances)
             return self._leaf([K_STRING, C_CAPPED, index, content.high, -1, max(distances)])
-        automaton, state = _content_automaton(content)
+        automaton, state, _ = _content_automaton(content)
         return self._leaf([K_STRING, C_AUTOMATON, self._automaton(automaton), state])
 
     def _automaton(self, automaton: Any) -> int:
@@ -241,8 +247,8 @@ class _Builder:
         return self._new(record, 0)
 
     def _array(self, node: Array) -> int:
-        if node.unique or node.contains is not None or node.also_contains or node.evaluated_by:
-            raise NotCovered("uniqueItems or contains")
+        if node.contains is not None or node.also_contains or node.evaluated_by:
+            raise NotCovered("contains")
         if isinstance(deref(node.items), Never) or any(isinstance(deref(p), Never) for p in node.prefix):
             raise NotCovered("an item with no value")
         ident = self._container(node, K_ARRAY)
@@ -251,8 +257,29 @@ class _Builder:
         high = -1 if node.max_items is None else node.max_items
         if node.min_items >= _BOUND or high >= _BOUND:
             raise NotCovered("an item count of 2^30 or more")
-        self.records[ident] = [K_ARRAY, items, node.min_items, high, len(prefix), *prefix]
+        unique = U_NONE
+        if node.unique and (node.max_items is None or node.max_items > 1):  # (one item is always unique)
+            unique = self._unique(node, ident)
+        self.records[ident] = [K_ARRAY, items, node.min_items, high, len(prefix), *prefix, unique, 0]
         return ident
+
+    def _unique(self, node: Array, ident: int) -> int:
+        """The uniqueItems kind of an array the machine reads: strings of any text (the Python parsers exclude
+        the values seen: ``ExcludeContent``), or an enum's words (a smaller enum each item), whose automaton's
+        word counts go with the program."""
+        items = deref(node.items)
+        if node.prefix or not isinstance(items, String):
+            raise NotCovered("uniqueItems over items other than strings")
+        start = self.compiler.start(items)
+        content = start._content if isinstance(start, StringParser) else None
+        if type(content) is LengthContent and content.high is None:
+            return U_ANY
+        if isinstance(content, TrieContent):
+            _, _, words = _content_automaton(content)
+            if words is not None:
+                self.words[ident] = words
+                return U_WORDS
+        raise NotCovered("uniqueItems over strings with a pattern, format or maximum length")
 
     def _object(self, node: Object) -> int:
         if len(node.sides) != 1 or node.sides[0].patterns:
@@ -343,6 +370,9 @@ class _Builder:
         for ident, record in enumerate(records):
             if record[0] == K_STRING and record[1] == C_CAPPED:
                 code[offsets[ident] + 4] = placed[record[2]]
+        for ident, words in self.words.items():
+            code[offsets[ident] + 6 + records[ident][4]] = len(code)  # type: ignore[index]
+            code.extend(words)
         return struct.pack(f"<{len(code)}i", *code)
 
 
@@ -381,15 +411,16 @@ def _integer_bounds(node: Number) -> list[int]:
     return [flags, low, high]
 
 
-def _content_automaton(content: Content) -> tuple[Any, int]:
-    """(``_native.Automaton``, start state) of a string content over decoded characters: a pattern or format
-    without length limits is its pruned DFA as exported for the compiled walk; an enum's words and a pattern
-    under length limits are explored state by state. Shared by value across schemas."""
+def _content_automaton(content: Content) -> tuple[Any, int, list[int] | None]:
+    """(``_native.Automaton``, start state, words) of a string content over decoded characters: a pattern or
+    format without length limits is its pruned DFA as exported for the compiled walk; an enum's words and a
+    pattern under length limits are explored state by state, with the words each state accepts where they
+    are finitely many (else None). Shared by value across schemas."""
     if isinstance(content, RegexContent) and content.low == 0 and content.high is None:
         automaton = native_automaton(content.dfa)
         if automaton is None:
             raise NotCovered("an automaton too big to export")
-        return automaton, 0
+        return automaton, 0, None
     if isinstance(content, TrieContent):
         ident: Hashable = ("words", content._words)
     elif isinstance(content, RegexContent):
@@ -403,13 +434,28 @@ def _content_automaton(content: Content) -> tuple[Any, int]:
         hit = _AUTOMATA[ident] = _explore(content) or False
     if hit is False:
         raise NotCovered("a string content with too many states")
-    return hit, 0
+    return hit[0], 0, hit[1]
 
 
-def _explore(content: Content) -> Any:
-    """The content's reachable states as a ``_native.Automaton`` (state 0 its start), or None when there are
-    more than ``MAX_CONTENT_STATES`` or its characters cannot be grouped: every allowed interval between the
-    content's class points (or every allowed character, where it has none) leads to one state."""
+def _word_counts(pieces: list[list[tuple[int, int, int]]], accepting: list[bool]) -> list[int] | None:
+    """The words each state of an explored automaton accepts (capped at ``WORDS_CAP``), where every edge
+    leads to a later state (an enum's trie, explored breadth first); None otherwise."""
+    words = [0] * len(pieces)
+    for state in range(len(pieces) - 1, -1, -1):
+        total = 1 if accepting[state] else 0
+        for a, b, target in pieces[state]:
+            if target <= state:
+                return None
+            total += (b - a + 1) * words[target]
+        words[state] = min(total, WORDS_CAP)
+    return words
+
+
+def _explore(content: Content) -> tuple[Any, list[int] | None] | None:
+    """The content's reachable states as a ``_native.Automaton`` (state 0 its start) and the words each state
+    accepts (``_word_counts``), or None when there are more than ``MAX_CONTENT_STATES`` or its characters
+    cannot be grouped: every allowed interval between the content's class points (or every allowed
+    character, where it has none) leads to one state."""
     points = content.class_points()
     edges = None if points is None else sorted({0, _END, *(p for p in points if 0 <= p <= _END)})
     states = [content.start()]
@@ -454,17 +500,19 @@ def _explore(content: Content) -> Any:
             allow_lo.append(lo)
             allow_hi.append(hi)
         allow_start.append(len(allow_lo))
-    return backend.native.Automaton(  # type: ignore[union-attr]
+    accepting = [content.accepting(state) for state in states]
+    automaton = backend.native.Automaton(  # type: ignore[union-attr]
         class_lo=np.array(lows, dtype=np.int32),
         class_hi=np.array([b - 1 for b in bounds[1:]], dtype=np.int32),
         class_id=np.arange(len(lows), dtype=np.int32),
         transitions=table.reshape(-1),
-        accepting=np.array([content.accepting(state) for state in states], dtype=np.uint8),
+        accepting=np.array(accepting, dtype=np.uint8),
         allow_start=np.array(allow_start, dtype=np.int32),
         allow_lo=np.array(allow_lo, dtype=np.int32),
         allow_hi=np.array(allow_hi, dtype=np.int32),
         classes=max(len(lows), 1),
     )
+    return automaton, _word_counts(pieces, accepting)
 
 
 def machine(root: Node, compiler: Compiler) -> Any:

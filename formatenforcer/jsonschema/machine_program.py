@@ -7,12 +7,12 @@ their value nodes, which are required, whether other keys may come and what thei
 item nodes and count limits; a string's content (any text, a length range, an automaton over decoded
 characters: an enum, a pattern, a format, under a maximum length or not); a number's integer bounds; and
 each node's fewest levels, which decide near ``max_depth`` what may still open. Covered: any value, objects
-of one rule set without ``patternProperties``, ``propertyNames``, property counts or dependencies (at most
-63 names), arrays without ``contains`` (with ``uniqueItems`` only over strings of any text or an enum's
-words), numbers and integers without ``multipleOf``
-whose bounds are integers, booleans, null, unions of numbers, unions whose other options start with
-different characters, and references that loop through an array or an object. Layout and escapes follow
-``JsonConfig`` (``property_order="schema"`` and ``whitespace_pattern`` are not covered).
+(of one rule set or several, as ``allOf`` leaves them) without ``patternProperties``, ``propertyNames``,
+property counts or dependencies (at most 63 names), arrays without ``contains`` (with ``uniqueItems`` only
+over strings of any text or an enum's words), numbers and integers without ``multipleOf`` whose bounds are
+integers, booleans, null, unions of numbers, unions whose other options start with different characters,
+and references that loop through an array or an object. Layout and escapes follow ``JsonConfig``
+(``property_order="schema"`` and ``whitespace_pattern`` are not covered).
 
 The program is exact by construction for what it covers: each answer is the one the Python parsers give
 (tests/test_machine.py compares masks and steps with them).
@@ -282,8 +282,8 @@ class _Builder:
         raise NotCovered("uniqueItems over strings with a pattern, format or maximum length")
 
     def _object(self, node: Object) -> int:
-        if len(node.sides) != 1 or node.sides[0].patterns:
-            raise NotCovered("several rule sets or patternProperties")
+        if any(side.patterns for side in node.sides):
+            raise NotCovered("patternProperties")
         if node.property_names is not None or node.min_properties or node.max_properties is not None:
             raise NotCovered("propertyNames or a property count")
         if node.dependent_required or node.exists:
@@ -294,7 +294,10 @@ class _Builder:
             raise NotCovered("more than 63 names")
         if facts.usable != (1 << len(names)) - 1:
             raise NotCovered("a name that cannot be written")
-        additional = deref(node.sides[0].additional)
+        additional: Node = AnyValue()  # (an extra key's value meets every rule set's additionalProperties)
+        for side in node.sides:
+            additional = self.merger.lazy_and(additional, side.additional)
+        additional = deref(additional)
         ident = self._container(node, K_OBJECT)
         values = [self.node(v) for v in facts.values]
         extra = -1 if isinstance(additional, Never) else self.node(additional)

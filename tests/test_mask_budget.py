@@ -36,7 +36,9 @@ INSTANCE = {"title": "Ode to a nightingale", "year": 1819, "lines": ["My heart a
 
 
 def _schema(name: str) -> dict:
-    """A schema with a property name no other test uses, so its first walks are not in a shared cache."""
+    """A schema with a property name no other test uses, so its first walks are not in a shared cache. Its
+    ``contains`` keeps it on the Python parsers, whose walks these budgets bound (the compiled JSON machine's
+    walk is bounded by the vocabulary and takes no budget: ``test_the_schema_runs_on_the_python_walk``)."""
     return {
         "type": "object",
         "properties": {
@@ -48,7 +50,7 @@ def _schema(name: str) -> dict:
                 "properties": {
                     "author": {"type": "string"},
                     "rating": {"type": "number"},
-                    "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
+                    "tags": {"type": "array", "items": {"type": "string"}, "contains": {"const": "ode"}},
                 },
             },  # fmt: skip
             name: {"type": "boolean"},
@@ -60,6 +62,10 @@ def _schema(name: str) -> dict:
 
 def _fresh_name() -> str:
     return f"budget_probe_{next(_NAMES)}_{id(object())}"
+
+
+def test_the_schema_runs_on_the_python_walk() -> None:
+    assert JsonSchemaParser(_schema(_fresh_name())).compiled_twin() is None
 
 
 def test_a_mask_past_its_budget_leaves_end_of_sequence_alone(llama3_tokenizer, llama3_vocabulary, caplog) -> None:

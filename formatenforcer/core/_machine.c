@@ -1844,6 +1844,7 @@ typedef struct {
     WHead w;
     int32_t edge, end, pending_count;
     uint8_t pending[4];
+    uint64_t first[4]; /* the bytes an edge may hold (next_bytes): the others are passed over unstepped */
 } MLevel;
 
 typedef struct {
@@ -1928,6 +1929,93 @@ static int automaton_covers(const MWalk *k, const WHead *w, const MFrame *local,
     return 1;
 }
 
+static inline void add_byte(uint64_t *set, int byte) { set[byte >> 6] |= (uint64_t)1 << (byte & 63); }
+static inline void set_ascii(uint64_t *set, uint64_t low, uint64_t high) { set[0] = low, set[1] = high, set[2] = set[3] = 0; }
+
+/* ASCII byte sets (bits of bytes 0-63, then 64-127); WS: whitespace, in every set between values */
+#define B_WS 0x0000000100002600ULL, 0x0000000000000000ULL
+#define B_NUMBER 0x03ff780100002600ULL, 0x2000002020000020ULL /* digits . e E + - and what may follow */
+#define B_ESCAPE 0x0000800400000000ULL, 0x0034404410000000ULL /* " \ / b f n r t u */
+#define B_HEX 0x03ff000000000000ULL, 0x0000007e0000007eULL
+#define B_OBJ_OPEN 0x0000000500002600ULL, 0x2000000000000000ULL /* " } */
+#define B_OBJ_COMMA 0x0000000500002600ULL, 0x0000000000000000ULL /* " */
+#define B_KEY_DONE 0x0400000100002600ULL, 0x0000000000000000ULL /* : */
+#define B_VALUE 0x03ff200500002600ULL, 0x0810404008000000ULL /* { [ " - digits t f n */
+#define B_OBJ_AFTER 0x0000100100002600ULL, 0x2000000000000000ULL /* , } */
+#define B_ARR_OPEN 0x03ff200500002600ULL, 0x0810404028000000ULL /* ] and a value's */
+#define B_ARR_AFTER 0x0000100100002600ULL, 0x0000000020000000ULL /* , ] */
+
+
+/* A superset of the bytes that may start the state's next character (after the ``pending`` bytes of a
+   split one: a continuation byte), read from its phase alone: a walk passes over the other edges without
+   copying the state to step it. */
+static void next_bytes(const Ctx *x, const WHead *w, const MFrame *local, int pending, uint64_t *set) {
+    if (pending) {
+        set[0] = set[1] = set[3] = 0;
+        set[2] = ~(uint64_t)0; /* 0x80-0xBF */
+        return;
+    }
+    const MState *s = &w->h;
+    switch (s->lex) {
+    case L_LITERAL:
+        set[0] = set[1] = set[2] = set[3] = 0;
+        add_byte(set, (unsigned char)LITERALS[s->node][s->phase]);
+        return;
+    case L_NUMBER: set_ascii(set, B_NUMBER); return;
+    case L_STRING: {
+        switch (s->phase) {
+        case S_ESCAPE: set_ascii(set, B_ESCAPE); return;
+        case S_HEX:
+        case S_LOW_HEX: set_ascii(set, B_HEX); return;
+        case S_LOW_BACKSLASH: set_ascii(set, 0, (uint64_t)1 << ('\\' - 64)); return;
+        case S_LOW_U: set_ascii(set, 0, (uint64_t)1 << ('u' - 64)); return;
+        }
+        const int32_t *r = rec(x, s->node);
+        const MFrame *f = w->local > 0 ? &local[w->local - 1] : &x->orig[w->base - 1];
+        if (r[0] == K_OBJECT && !takes_extras(r, f)) { /* a key on its names' trie: their next characters */
+            set_ascii(set, (uint64_t)1 << '"', (uint64_t)1 << ('\\' - 64));
+            if (s->cstate < 0) return;
+            const int32_t *t = x->c + s->cstate;
+            for (int32_t k = 0; k < t[3]; k++)
+                if (t[4 + 2 * k] >= 0x20) add_byte(set, utf8_lead(t[4 + 2 * k]));
+            return;
+        }
+        if (r[0] == K_STRING && (r[1] == C_AUTOMATON || r[1] == C_CAPPED)) { /* the state's allowed characters */
+            const AutomatonObject *a = (const AutomatonObject *)x->automata[r[2]];
+            memcpy(set, a->first_bytes + 4 * (size_t)s->cstate, 4 * sizeof(uint64_t));
+            set[0] |= (uint64_t)1 << '"';
+            set[1] |= (uint64_t)1 << ('\\' - 64);
+            return;
+        }
+        set[0] = 0xffffffff00000000ULL; /* any character a body holds as itself, and the escapes */
+        set[1] = set[2] = set[3] = ~(uint64_t)0;
+        return;
+    }
+    }
+    /* between values: whitespace, punctuation and the first bytes of values (of any kind) */
+    const MFrame *f = w->local > 0 ? &local[w->local - 1] : &x->orig[w->base - 1];
+    if (f->node < 0) {
+        if (f->phase == P_BEFORE) set_ascii(set, B_VALUE);
+        else set_ascii(set, B_WS);
+    } else if (rec(x, f->node)[0] == K_OBJECT) {
+        switch (f->phase) {
+        case P_OPEN: set_ascii(set, B_OBJ_OPEN); break;
+        case P_COMMA: set_ascii(set, B_OBJ_COMMA); break;
+        case P_KEY_DONE: set_ascii(set, B_KEY_DONE); break;
+        case P_COLON: set_ascii(set, B_VALUE); break;
+        case P_AFTER: set_ascii(set, B_OBJ_AFTER); break;
+        default: set_ascii(set, B_WS);
+        }
+    } else {
+        switch (f->phase) {
+        case P_OPEN: set_ascii(set, B_ARR_OPEN); break;
+        case P_COMMA: set_ascii(set, B_VALUE); break;
+        case P_AFTER: set_ascii(set, B_ARR_AFTER); break;
+        default: set_ascii(set, B_WS);
+        }
+    }
+}
+
 static void mwalk(MWalk *k, int32_t node, const WHead *start, const uint8_t *pending, int pending_count) {
     int top = 0;
     MLevel *L = k->levels;
@@ -1937,6 +2025,7 @@ static void mwalk(MWalk *k, int32_t node, const WHead *start, const uint8_t *pen
     L[0].pending_count = pending_count;
     if (pending_count) memcpy(L[0].pending, pending, (size_t)pending_count);
     /* (level 0's local frames are the caller's: k->locals) */
+    next_bytes(&k->x, &L[0].w, k->locals, pending_count, L[0].first);
     while (top >= 0) {
         MLevel *f = &L[top];
         if (f->edge == f->end) {
@@ -1945,6 +2034,7 @@ static void mwalk(MWalk *k, int32_t node, const WHead *start, const uint8_t *pen
         }
         int32_t e = f->edge++;
         uint8_t byte = k->eb[e];
+        if (!((f->first[byte >> 6] >> (byte & 63)) & 1)) continue;
         if (top == 0 && k->root_only != NULL && !k->root_only[byte]) continue;
         int32_t child = k->ec[e];
         MLevel *g = &L[top + 1];
@@ -1987,6 +2077,7 @@ static void mwalk(MWalk *k, int32_t node, const WHead *start, const uint8_t *pen
             g->end = k->es[child + 1];
             g->pending_count = count;
             memcpy(g->pending, data, (size_t)count);
+            next_bytes(&k->x, &g->w, gl, count, g->first);
             top++;
         }
     }

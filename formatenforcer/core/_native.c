@@ -669,6 +669,7 @@ typedef struct {
     uint8_t *run_terminal; /* 1: past run_length characters of the class, none is accepted */
     int32_t *run_last;     /* where run_terminal: the state the run ends in */
     uint64_t *class_ascii; /* per class, its ASCII characters (two 64-bit halves) */
+    uint64_t *first_bytes; /* per state, the lead bytes of its allowed characters' UTF-8 (four 64-bit words) */
 } AutomatonObject;
 
 #define RUN_CAP 1024 /* runs are followed this far at most: longer than any token */
@@ -688,6 +689,7 @@ static void Automaton_dealloc(AutomatonObject *self) {
     free(self->run_terminal);
     free(self->run_last);
     free(self->class_ascii);
+    free(self->first_bytes);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -869,6 +871,33 @@ oom:
     return -1;
 }
 
+/* The lead byte of the UTF-8 encoding of ``cp`` (increasing with ``cp``). */
+static inline int utf8_lead(int64_t cp) {
+    return cp < 0x80 ? (int)cp : cp < 0x800 ? 0xC0 | (int)(cp >> 6) : cp < 0x10000 ? 0xE0 | (int)(cp >> 12) : 0xF0 | (int)(cp >> 18);
+}
+
+/* Per state, the lead bytes of the UTF-8 encodings of its allowed characters (first_bytes; a superset where
+   an interval spans several lengths): a trie walk passes over the edges of other bytes without stepping. */
+static int Automaton_first_bytes(AutomatonObject *a) {
+    a->first_bytes = calloc(4 * (size_t)a->states, sizeof(uint64_t));
+    if (a->first_bytes == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    const int32_t *as = i32(a->allow_start), *lo = i32(a->allow_lo), *hi = i32(a->allow_hi);
+    for (Py_ssize_t state = 0; state < a->states; state++) {
+        uint64_t *set = a->first_bytes + 4 * state;
+        for (int32_t k = as[state]; k < as[state + 1]; k++) {
+            int first = utf8_lead(lo[k]), last = utf8_lead(hi[k]);
+            for (int word = first >> 6; word <= last >> 6; word++) {
+                int x = word == first >> 6 ? first & 63 : 0, y = word == last >> 6 ? last & 63 : 63;
+                set[word] |= (y == 63 ? ~(uint64_t)0 : ((uint64_t)1 << (y + 1)) - 1) & ~(((uint64_t)1 << x) - 1);
+            }
+        }
+    }
+    return 0;
+}
+
 static PyObject *Automaton_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"class_lo", "class_hi", "class_id", "transitions", "accepting", "allow_start",
                              "allow_lo", "allow_hi", "classes", NULL};
@@ -944,7 +973,7 @@ static PyObject *Automaton_new(PyTypeObject *type, PyObject *args, PyObject *kwd
         for (Py_ssize_t i = 0; i < self->intervals && lo[i] <= cp; i++)
             if (cp <= hi[i]) self->ascii_class[cp] = i32(self->class_id)[i];
     }
-    if (Automaton_runs(self) < 0) goto fail;
+    if (Automaton_runs(self) < 0 || Automaton_first_bytes(self) < 0) goto fail;
     return (PyObject *)self;
 fail:
     Py_DECREF(self);

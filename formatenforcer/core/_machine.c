@@ -1645,12 +1645,17 @@ static PyObject *state_bytes(const Ctx *x, const WHead *w, const MFrame *local) 
 }
 
 /* Checks the state and sets up the working state, with a buffer for the item words: the state's own, then
-   room for ``extra`` more (a step or walk appends at most one word a byte). The caller frees x->u. */
+   room for ``extra`` more (a step or walk appends at most one word a byte). The caller frees x->u. With
+   ``extra`` < 0 (a question that steps nothing) there is no buffer. */
 static int load_state(const MachineObject *self, Py_buffer *state, Ctx *x, WHead *w, Py_ssize_t extra) {
     Py_ssize_t words;
     Py_ssize_t frames = check_state(self, state->buf, state->len, &words);
     if (frames < 0) return 0;
     ctx_of(x, self, state->buf);
+    memcpy(&w->h, state->buf, sizeof(MState));
+    w->base = (int32_t)frames;
+    w->local = 0;
+    if (extra < 0) return 1;
     x->u_own = words;
     x->u_cap = words + extra + 8;
     x->u = malloc(sizeof(int32_t) * (size_t)x->u_cap);
@@ -1659,9 +1664,6 @@ static int load_state(const MachineObject *self, Py_buffer *state, Ctx *x, WHead
         return 0;
     }
     memcpy(x->u, (const uint8_t *)state->buf + (state->len - 4 * words), 4 * (size_t)words);
-    memcpy(&w->h, state->buf, sizeof(MState));
-    w->base = (int32_t)frames;
-    w->local = 0;
     return 1;
 }
 
@@ -1727,7 +1729,7 @@ static PyObject *Machine_can_end(MachineObject *self, PyObject *arg) {
     WHead w;
     PyObject *result = NULL;
     x.u = NULL;
-    if (load_state(self, &state, &x, &w, 0)) result = PyBool_FromLong(mcan_end(&x, &w, NULL));
+    if (load_state(self, &state, &x, &w, -1)) result = PyBool_FromLong(mcan_end(&x, &w, NULL));
     free(x.u);
     PyBuffer_Release(&state);
     return result;
@@ -1855,6 +1857,11 @@ typedef struct {
     Ctx x;
     int32_t room; /* local frames per level */
     const uint8_t *root_only; /* when set, only the root's edges whose byte is flagged */
+    /* an inside walk (Machine.inside): a string's quotes and backslashes are not stepped but recorded as
+       exits (node past them, content state, the byte), ``exits_len`` int32 words of ``exits_cap`` */
+    int inside, failed;
+    int32_t *exits;
+    Py_ssize_t exits_len, exits_cap;
     MLevel *levels;
     MFrame *locals; /* room frames per level */
 } MWalk;
@@ -2016,6 +2023,12 @@ static void next_bytes(const Ctx *x, const WHead *w, const MFrame *local, int pe
     }
 }
 
+/* Whether the automaton of the string being read (C_AUTOMATON) accepts its content as read. */
+static inline int automaton_accepts(const Ctx *x, const MState *s) {
+    const AutomatonObject *a = (const AutomatonObject *)x->automata[rec(x, s->node)[2]];
+    return ((const uint8_t *)PyBytes_AS_STRING(a->accepting))[s->cstate];
+}
+
 static void mwalk(MWalk *k, int32_t node, const WHead *start, const uint8_t *pending, int pending_count) {
     int top = 0;
     MLevel *L = k->levels;
@@ -2037,6 +2050,22 @@ static void mwalk(MWalk *k, int32_t node, const WHead *start, const uint8_t *pen
         if (!((f->first[byte >> 6] >> (byte & 63)) & 1)) continue;
         if (top == 0 && k->root_only != NULL && !k->root_only[byte]) continue;
         int32_t child = k->ec[e];
+        if (k->inside && (byte == '"' || byte == '\\') && !f->pending_count) { /* a string's end or an escape */
+            if (byte == '"' && !automaton_accepts(&k->x, &f->w.h)) continue;
+            if (k->exits_len + 3 > k->exits_cap) {
+                Py_ssize_t cap = 2 * k->exits_cap + 48;
+                int32_t *grown = realloc(k->exits, sizeof(int32_t) * (size_t)cap);
+                if (grown == NULL) {
+                    k->failed = 1;
+                    return;
+                }
+                k->exits = grown, k->exits_cap = cap;
+            }
+            k->exits[k->exits_len++] = child;
+            k->exits[k->exits_len++] = f->w.h.cstate;
+            k->exits[k->exits_len++] = byte;
+            continue;
+        }
         MLevel *g = &L[top + 1];
         MFrame *gl = k->locals + (size_t)(top + 1) * (size_t)k->room;
         const MFrame *fl = k->locals + (size_t)top * (size_t)k->room;
@@ -2284,18 +2313,81 @@ static void mask_body(MWalk *k, const WHead *start, const uint32_t *row, Py_ssiz
     }
 }
 
-/* mask(trie, state, pending, out): writes into ``out`` (int32 words) the packed mask of the tokens the
-   machine accepts from ``state`` after the ``pending`` bytes of an incomplete character (end-of-sequence is
-   the caller's). The GIL is released while walking. */
+/* ---- string bodies over an automaton: the tokens inside, shared by every state of the same content state ----
+
+   In the body of a string whose content is an automaton (C_AUTOMATON, no uniqueItems array's item), the
+   tokens that stay in the body depend only on the automaton, its state and whether escapes may spell
+   printable ASCII; so do the places where tokens leave it (a closing quote reached in an accepting state,
+   a backslash in some state). ``inside`` computes both once (core/compiled_walk.py keeps them per automaton
+   state), and ``mask`` with them takes the row and walks only below those exits, with the state past the
+   quote (the same for every exit) or past the backslash. */
+
+/* Whether the state reads such a body, from its first byte (no pending bytes). */
+static int inside_ready(const Ctx *x, const WHead *w) {
+    const MState *s = &w->h;
+    if (s->lex != L_STRING || s->phase != S_BODY) return 0;
+    const int32_t *r = rec(x, s->node);
+    return r[0] == K_STRING && r[1] == C_AUTOMATON && frame_unique(x, &x->orig[w->base - 1]) == U_NONE;
+}
+
+/* The walk's arrays, from the trie. */
+static int walk_setup(MWalk *k, TrieObject *trie) {
+    k->trie = trie;
+    k->es = i32(trie->edge_start);
+    k->ec = i32(trie->edge_child);
+    k->ts = i32(trie->tok_start);
+    k->ti = i32(trie->tok_ids);
+    k->se = i32(trie->subtree_end);
+    k->eb = (const uint8_t *)PyBytes_AS_STRING(trie->edge_byte);
+    k->room = (int32_t)trie->max_depth + 2;
+    k->levels = malloc(sizeof(MLevel) * (size_t)(trie->max_depth + 2));
+    k->locals = malloc(sizeof(MFrame) * (size_t)k->room * (size_t)(trie->max_depth + 2));
+    if (k->levels == NULL || k->locals == NULL) {
+        PyErr_NoMemory();
+        return 0;
+    }
+    return 1;
+}
+
+/* The mask from an inside row and its exits (int32 triples: node, content state, byte). */
+static void mask_inside(MWalk *k, const WHead *start, const uint32_t *row, Py_ssize_t words, const int32_t *exits,
+                        Py_ssize_t count) {
+    memcpy(k->out, row, (size_t)words * 4);
+    Stepped quote, escape;
+    quote.known = 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        int32_t node = exits[3 * i], state = exits[3 * i + 1], byte = exits[3 * i + 2];
+        Stepped *past = byte == '"' ? &quote : &escape;
+        if (byte != '"' || !quote.known) { /* (past a quote the state is the same for every exit) */
+            past->w = *start;
+            past->w.h.cstate = state;
+            past->ok = mstep(&k->x, &past->w, past->local, byte);
+            past->known = 1;
+        }
+        if (!past->ok) continue;
+        memit(k, node);
+        if (k->es[node] < k->es[node + 1]) {
+            memcpy(k->locals, past->local, sizeof(MFrame) * (size_t)past->w.local);
+            mwalk(k, node, &past->w, NULL, 0);
+        }
+    }
+}
+
+/* mask(trie, state, pending, out, row=None, exits=None): writes into ``out`` (int32 words) the packed mask of
+   the tokens the machine accepts from ``state`` after the ``pending`` bytes of an incomplete character
+   (end-of-sequence is the caller's). ``row``: in a plain string's body (body_room), the vocabulary's run
+   row; with ``exits``, in an automaton's (inside_key), the row and exits ``inside`` gave for its state. The
+   GIL is released while walking. */
 static PyObject *Machine_mask(MachineObject *self, PyObject *args) {
     TrieObject *trie;
     Py_buffer state, pending, out;
-    PyObject *row_arg = Py_None;
-    if (!PyArg_ParseTuple(args, "O!y*y*w*|O", &TrieType, &trie, &state, &pending, &out, &row_arg)) return NULL;
+    PyObject *row_arg = Py_None, *exits_arg = Py_None;
+    if (!PyArg_ParseTuple(args, "O!y*y*w*|OO", &TrieType, &trie, &state, &pending, &out, &row_arg, &exits_arg))
+        return NULL;
     PyObject *result = NULL;
     MWalk k = {0};
-    Py_buffer row = {0};
-    Py_ssize_t words = (trie->vocab_size + 31) / 32;
+    Py_buffer row = {0}, ex = {0};
+    Py_ssize_t words = (trie->vocab_size + 31) / 32, exit_count = 0;
     const uint8_t *p = (const uint8_t *)pending.buf;
     if (pending.len > 3 || (pending.len > 0 && utf8_length(p[0]) <= pending.len)) {
         PyErr_SetString(PyExc_ValueError, "machine mask: pending must be the first bytes of one UTF-8 character");
@@ -2310,8 +2402,9 @@ static PyObject *Machine_mask(MachineObject *self, PyObject *args) {
     int32_t room = body_room(&k.x, &w);
     const struct BodyExits *exits = NULL;
     if (row_arg != Py_None) {
-        if (pending.len > 0 || room < -1) {
-            PyErr_SetString(PyExc_ValueError, "machine mask: a row is taken only in a string's body (body_room)");
+        if (pending.len > 0 || (exits_arg == Py_None ? room < -1 : !inside_ready(&k.x, &w))) {
+            PyErr_SetString(PyExc_ValueError,
+                            "machine mask: a row is taken only in a string's body (body_room, or inside_key with exits)");
             goto done;
         }
         if (PyObject_GetBuffer(row_arg, &row, PyBUF_C_CONTIGUOUS) < 0) goto done;
@@ -2319,28 +2412,38 @@ static PyObject *Machine_mask(MachineObject *self, PyObject *args) {
             PyErr_Format(PyExc_ValueError, "machine mask: the row needs %zd aligned int32 words", words);
             goto done;
         }
-        exits = body_exits(trie);
-        if (exits == NULL) goto done;
-    }
-    k.trie = trie;
-    k.es = i32(trie->edge_start);
-    k.ec = i32(trie->edge_child);
-    k.ts = i32(trie->tok_start);
-    k.ti = i32(trie->tok_ids);
-    k.se = i32(trie->subtree_end);
-    k.eb = (const uint8_t *)PyBytes_AS_STRING(trie->edge_byte);
-    k.out = (uint32_t *)out.buf;
-    k.room = (int32_t)trie->max_depth + 2;
-    k.levels = malloc(sizeof(MLevel) * (size_t)(trie->max_depth + 2));
-    k.locals = malloc(sizeof(MFrame) * (size_t)k.room * (size_t)(trie->max_depth + 2));
-    if (k.levels == NULL || k.locals == NULL) {
-        PyErr_NoMemory();
+        if (exits_arg == Py_None) {
+            exits = body_exits(trie);
+            if (exits == NULL) goto done;
+        } else { /* the exits of ``inside``: each in the trie, in the automaton, at a quote or a backslash */
+            if (PyObject_GetBuffer(exits_arg, &ex, PyBUF_C_CONTIGUOUS) < 0) goto done;
+            const AutomatonObject *a = (const AutomatonObject *)k.x.automata[rec(&k.x, w.h.node)[2]];
+            const int32_t *e = (const int32_t *)ex.buf;
+            exit_count = ex.len / 12;
+            if (ex.len % 12 || ((uintptr_t)ex.buf % 4) != 0) {
+                PyErr_SetString(PyExc_ValueError, "machine mask: exits must be aligned int32 triples");
+                goto done;
+            }
+            for (Py_ssize_t i = 0; i < exit_count; i++) {
+                if (e[3 * i] < 0 || e[3 * i] >= trie->nodes || e[3 * i + 1] < 0 || e[3 * i + 1] >= a->states ||
+                    (e[3 * i + 2] != '"' && e[3 * i + 2] != '\\')) {
+                    PyErr_Format(PyExc_ValueError, "machine mask: exit %zd is not in the trie or the automaton", i);
+                    goto done;
+                }
+            }
+        }
+    } else if (exits_arg != Py_None) {
+        PyErr_SetString(PyExc_ValueError, "machine mask: exits come with their row");
         goto done;
     }
+    if (!walk_setup(&k, trie)) goto done;
+    k.out = (uint32_t *)out.buf;
     uint8_t pending_bytes[4];
     memcpy(pending_bytes, p, (size_t)pending.len);
     Py_BEGIN_ALLOW_THREADS
-    if (exits != NULL) {
+    if (ex.buf != NULL) {
+        mask_inside(&k, &w, (const uint32_t *)row.buf, words, (const int32_t *)ex.buf, exit_count);
+    } else if (exits != NULL) {
         mask_body(&k, &w, (const uint32_t *)row.buf, words, exits, room);
     } else {
         memset(k.out, 0, (size_t)words * 4);
@@ -2354,9 +2457,73 @@ done:
     free(k.locals);
     free(k.x.u);
     if (row.buf != NULL) PyBuffer_Release(&row);
+    if (ex.buf != NULL) PyBuffer_Release(&ex);
     PyBuffer_Release(&state);
     PyBuffer_Release(&pending);
     PyBuffer_Release(&out);
+    return result;
+}
+
+/* inside(trie, state): for a state inside_key answers, (row, exits): the packed tokens that stay in the
+   string's body (bytes of int32 words) and where tokens leave it (bytes of int32 triples: the node past the
+   quote or backslash, the content state there, the byte), for ``mask``. */
+static PyObject *Machine_inside(MachineObject *self, PyObject *args) {
+    TrieObject *trie;
+    Py_buffer state;
+    if (!PyArg_ParseTuple(args, "O!y*", &TrieType, &trie, &state)) return NULL;
+    PyObject *result = NULL, *row = NULL;
+    MWalk k = {0};
+    Py_ssize_t words = (trie->vocab_size + 31) / 32;
+    WHead w;
+    if (!load_state(self, &state, &k.x, &w, (Py_ssize_t)trie->max_depth + 8)) goto done;
+    if (!inside_ready(&k.x, &w)) {
+        PyErr_SetString(PyExc_ValueError, "machine inside: not the body of a string over an automaton (inside_key)");
+        goto done;
+    }
+    if (!walk_setup(&k, trie)) goto done;
+    row = PyBytes_FromStringAndSize(NULL, words * 4);
+    if (row == NULL) goto done;
+    k.out = (uint32_t *)PyBytes_AS_STRING(row);
+    k.inside = 1;
+    Py_BEGIN_ALLOW_THREADS
+    memset(k.out, 0, (size_t)words * 4);
+    mwalk(&k, 0, &w, NULL, 0);
+    Py_END_ALLOW_THREADS
+    if (k.failed) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    result = Py_BuildValue("(Oy#)", row, k.exits != NULL ? (const char *)k.exits : "",
+                           (Py_ssize_t)(sizeof(int32_t) * (size_t)k.exits_len)); /* (bytes, never None) */
+done:
+    Py_XDECREF(row);
+    free(k.exits);
+    free(k.levels);
+    free(k.locals);
+    free(k.x.u);
+    PyBuffer_Release(&state);
+    return result;
+}
+
+/* inside_key(state): (automaton index, content state, whether escapes may spell printable ASCII) when the
+   state reads the body of a string over an automaton (see ``inside``); None otherwise. */
+static PyObject *Machine_inside_key(MachineObject *self, PyObject *arg) {
+    Py_buffer state;
+    if (PyObject_GetBuffer(arg, &state, PyBUF_SIMPLE) < 0) return NULL;
+    Ctx x;
+    WHead w;
+    PyObject *result = NULL;
+    x.u = NULL;
+    if (load_state(self, &state, &x, &w, -1)) {
+        if (inside_ready(&x, &w)) {
+            result = Py_BuildValue("(iii)", rec(&x, w.h.node)[2], w.h.cstate, x.ascii_escapes);
+        } else {
+            Py_INCREF(Py_None);
+            result = Py_None;
+        }
+    }
+    free(x.u);
+    PyBuffer_Release(&state);
     return result;
 }
 
@@ -2369,7 +2536,7 @@ static PyObject *Machine_body_room(MachineObject *self, PyObject *arg) {
     WHead w;
     PyObject *result = NULL;
     x.u = NULL;
-    if (load_state(self, &state, &x, &w, 0)) {
+    if (load_state(self, &state, &x, &w, -1)) {
         int32_t room = body_room(&x, &w);
         if (room < -1) {
             Py_INCREF(Py_None);
@@ -2397,8 +2564,13 @@ static PyMethodDef Machine_methods[] = {
     {"allowed", (PyCFunction)Machine_allowed, METH_O,
      "allowed(state): the characters that may come next, as sorted (lo, hi) code-point intervals"},
     {"mask", (PyCFunction)Machine_mask, METH_VARARGS,
-     "mask(trie, state, pending, out, row=None): the packed mask of the tokens allowed from ``state`` into "
-     "``out``; ``row``: in a string's body (see body_room), the tokens of at most that many body characters"},
+     "mask(trie, state, pending, out, row=None, exits=None): the packed mask of the tokens allowed from ``state`` "
+     "into ``out``; ``row``: in a string's body (see body_room), the tokens of at most that many body characters; "
+     "with ``exits``, in an automaton's body (see inside_key), what ``inside`` gave"},
+    {"inside", (PyCFunction)Machine_inside, METH_VARARGS,
+     "inside(trie, state): (row, exits) of an automaton string's body: the tokens that stay in it, where others leave"},
+    {"inside_key", (PyCFunction)Machine_inside_key, METH_O,
+     "inside_key(state): (automaton index, content state, ascii escapes) in an automaton string's body; else None"},
     {"body_room", (PyCFunction)Machine_body_room, METH_O,
      "body_room(state): in a string's body the run row answers, the characters it may hold (-1: any); else None"},
     {NULL, NULL, 0, NULL},

@@ -28,6 +28,15 @@ _CLASS_BYTES: dict[CharSet, bytes | None] = {}
 non-ASCII character (no run is handed over for it)."""
 register_memo(_CLASS_BYTES.clear)  # emptied when a burst of enforcers ends (core/cache_release.py)
 
+INSIDE_CAP = 512
+"""Automaton states whose inside row and exits are kept (``_inside``): 16 KB each on a 128k vocabulary."""
+_INSIDE: dict[tuple, tuple] = {}
+"""(trie, automaton, content state, ascii escapes) by identity -> (trie, automaton, row, exits): the tokens that
+stay in the body of a string over that automaton from that state, and where the others leave it
+(``Machine.inside``). The automata are shared by language across schemas, so every schema's date-time reads
+the same entries."""
+register_memo(_INSIDE.clear)
+
 
 def _class_bytes(chars: CharSet) -> bytes | None:
     hit = _CLASS_BYTES.get(chars, b"")
@@ -83,14 +92,33 @@ def compiled_mask(vocabulary: Any, state: Any, pending: bytes, at_start: bool) -
 
 def _machine_tokens(vocabulary: Any, program: Any, state: bytes, pending: bytes) -> np.ndarray:
     """The tokens a JSON machine state accepts (end-of-sequence aside), from one call into C."""
-    row = None
+    trie = flat_trie(vocabulary)
+    row = exits = None
     if not pending:
         room = program.body_room(state)
         if room is not None:  # a string's body: the row of the tokens that stay in it, then its exits
             row = vocabulary.free_run_table(STRING_BODY_CHARS).runs_upto(None if room < 0 else room)
+        else:
+            key = program.inside_key(state)
+            if key is not None:  # an automaton string's body: its state's inside row, then its exits
+                row, exits = _inside(trie, program, state, key)
     mask = np.empty((vocabulary.size + 31) // 32, dtype=np.int32)
-    program.mask(flat_trie(vocabulary), state, pending, mask, row)
+    program.mask(trie, state, pending, mask, row, exits)
     return mask
+
+
+def _inside(trie: Any, program: Any, state: bytes, key: tuple[int, int, int]) -> tuple[np.ndarray, bytes]:
+    """The inside row and exits of an automaton string's body (``Machine.inside``), kept per automaton state."""
+    index, content, ascii_escapes = key
+    automaton = program.automata[index]
+    ident = (id(trie), id(automaton), content, ascii_escapes)
+    hit = _INSIDE.get(ident)
+    if hit is None or hit[0] is not trie or hit[1] is not automaton:
+        if len(_INSIDE) >= INSIDE_CAP:
+            _INSIDE.clear()
+        row, exits = program.inside(trie, state)
+        hit = _INSIDE[ident] = (trie, automaton, np.frombuffer(row, dtype=np.int32), exits)
+    return hit[2], hit[3]
 
 
 def machine_mask(vocabulary: Any, state: Any, pending: bytes, at_start: bool) -> np.ndarray | None:

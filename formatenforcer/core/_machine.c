@@ -1847,6 +1847,7 @@ typedef struct {
     int32_t edge, end, pending_count;
     uint8_t pending[4];
     uint64_t first[4]; /* the bytes an edge may hold (next_bytes): the others are passed over unstepped */
+    uint8_t start_body; /* still in the body of the string the walk started in (key_walk) */
 } MLevel;
 
 typedef struct {
@@ -1856,7 +1857,12 @@ typedef struct {
     uint32_t *out;
     Ctx x;
     int32_t room; /* local frames per level */
-    const uint8_t *root_only; /* when set, only the root's edges whose byte is flagged */
+    /* a walk along an open object's names (mask_body): below the start, in the key's body, only the paths
+       that spell a name's beginning are walked; the nodes past their quotes and backslashes are ``handled``
+       (the shared exits pass over them) */
+    int key_walk;
+    int32_t *handled;
+    Py_ssize_t handled_len, handled_cap;
     /* an inside walk (Machine.inside): a string's quotes and backslashes are not stepped but recorded as
        exits (node past them, content state, the byte), ``exits_len`` int32 words of ``exits_cap`` */
     int inside, failed;
@@ -1955,8 +1961,9 @@ static inline void set_ascii(uint64_t *set, uint64_t low, uint64_t high) { set[0
 
 /* A superset of the bytes that may start the state's next character (after the ``pending`` bytes of a
    split one: a continuation byte), read from its phase alone: a walk passes over the other edges without
-   copying the state to step it. */
-static void next_bytes(const Ctx *x, const WHead *w, const MFrame *local, int pending, uint64_t *set) {
+   copying the state to step it. With ``names``, a key's body offers only its names' next characters (the
+   key walk leaves an extra key's text to the row). */
+static void next_bytes(const Ctx *x, const WHead *w, const MFrame *local, int pending, uint64_t *set, int names) {
     if (pending) {
         set[0] = set[1] = set[3] = 0;
         set[2] = ~(uint64_t)0; /* 0x80-0xBF */
@@ -1979,7 +1986,7 @@ static void next_bytes(const Ctx *x, const WHead *w, const MFrame *local, int pe
         }
         const int32_t *r = rec(x, s->node);
         const MFrame *f = w->local > 0 ? &local[w->local - 1] : &x->orig[w->base - 1];
-        if (r[0] == K_OBJECT && !takes_extras(r, f)) { /* a key on its names' trie: their next characters */
+        if (r[0] == K_OBJECT && (names || !takes_extras(r, f))) { /* a key on its names' trie: their next characters */
             set_ascii(set, (uint64_t)1 << '"', (uint64_t)1 << ('\\' - 64));
             if (s->cstate < 0) return;
             const int32_t *t = x->c + s->cstate;
@@ -2023,6 +2030,27 @@ static void next_bytes(const Ctx *x, const WHead *w, const MFrame *local, int pe
     }
 }
 
+/* Whether some name goes on from key trie node ``at`` with a character whose UTF-8 starts with ``bytes``. */
+static int name_char_starts(const Ctx *x, int32_t at, const uint8_t *bytes, int count) {
+    if (at < 0) return 0;
+    const int32_t *t = x->c + at;
+    for (int32_t k = 0; k < t[3]; k++) {
+        int32_t cp = t[4 + 2 * k];
+        uint8_t utf8[4];
+        int n = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+        if (n <= count) continue;
+        if (n == 2) utf8[0] = (uint8_t)(0xC0 | (cp >> 6)), utf8[1] = (uint8_t)(0x80 | (cp & 0x3F));
+        else if (n == 3)
+            utf8[0] = (uint8_t)(0xE0 | (cp >> 12)), utf8[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F)),
+            utf8[2] = (uint8_t)(0x80 | (cp & 0x3F));
+        else
+            utf8[0] = (uint8_t)(0xF0 | (cp >> 18)), utf8[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F)),
+            utf8[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F)), utf8[3] = (uint8_t)(0x80 | (cp & 0x3F));
+        if (memcmp(utf8, bytes, (size_t)count) == 0) return 1;
+    }
+    return 0;
+}
+
 /* Whether the automaton of the string being read (C_AUTOMATON) accepts its content as read. */
 static inline int automaton_accepts(const Ctx *x, const MState *s) {
     const AutomatonObject *a = (const AutomatonObject *)x->automata[rec(x, s->node)[2]];
@@ -2038,7 +2066,8 @@ static void mwalk(MWalk *k, int32_t node, const WHead *start, const uint8_t *pen
     L[0].pending_count = pending_count;
     if (pending_count) memcpy(L[0].pending, pending, (size_t)pending_count);
     /* (level 0's local frames are the caller's: k->locals) */
-    next_bytes(&k->x, &L[0].w, k->locals, pending_count, L[0].first);
+    next_bytes(&k->x, &L[0].w, k->locals, pending_count, L[0].first, k->key_walk);
+    L[0].start_body = 1;
     while (top >= 0) {
         MLevel *f = &L[top];
         if (f->edge == f->end) {
@@ -2048,7 +2077,6 @@ static void mwalk(MWalk *k, int32_t node, const WHead *start, const uint8_t *pen
         int32_t e = f->edge++;
         uint8_t byte = k->eb[e];
         if (!((f->first[byte >> 6] >> (byte & 63)) & 1)) continue;
-        if (top == 0 && k->root_only != NULL && !k->root_only[byte]) continue;
         int32_t child = k->ec[e];
         if (k->inside && (byte == '"' || byte == '\\') && !f->pending_count) { /* a string's end or an escape */
             if (byte == '"' && !automaton_accepts(&k->x, &f->w.h)) continue;
@@ -2092,6 +2120,24 @@ static void mwalk(MWalk *k, int32_t node, const WHead *start, const uint8_t *pen
             count = 1;
             if (utf8_length(byte) < 2 || !mprefix_allowed(&k->x, &g->w, gl, data, 1)) continue;
         }
+        uint8_t body = f->start_body;
+        if (body && k->key_walk) {
+            if (!f->pending_count && (byte == '"' || byte == '\\')) { /* past the key's end or an escape */
+                if (k->handled_len == k->handled_cap) {
+                    Py_ssize_t cap = 2 * k->handled_cap + 64;
+                    int32_t *grown = realloc(k->handled, sizeof(int32_t) * (size_t)cap);
+                    if (grown == NULL) {
+                        k->failed = 1;
+                        return;
+                    }
+                    k->handled = grown, k->handled_cap = cap;
+                }
+                k->handled[k->handled_len++] = child;
+                body = 0;
+            } else if (count == 0 ? g->w.h.cstate < 0 : !name_char_starts(&k->x, g->w.h.cstate, data, count)) {
+                continue; /* off the names: an extra key's text, which the row and the shared exits answer */
+            }
+        }
         if (count == 0 && automaton_covers(k, &g->w, gl, child)) continue;
         if (count == 0 && plain_below(k, &g->w, gl, child)) { /* every token below stays in a string's body */
             for (int32_t t = k->ts[child], end = k->ts[k->se[child]]; t < end; t++) {
@@ -2106,7 +2152,8 @@ static void mwalk(MWalk *k, int32_t node, const WHead *start, const uint8_t *pen
             g->end = k->es[child + 1];
             g->pending_count = count;
             memcpy(g->pending, data, (size_t)count);
-            next_bytes(&k->x, &g->w, gl, count, g->first);
+            next_bytes(&k->x, &g->w, gl, count, g->first, k->key_walk && body);
+            g->start_body = body;
             top++;
         }
     }
@@ -2236,8 +2283,9 @@ static int32_t body_room(const Ctx *x, const WHead *w) {
 
 /* The mask of a string body at the root: the row (tokens of body characters only, as many as the room
    allows), then each exit walked with the state after its characters and its quote or backslash. An open
-   object's key on the trie of its names walks the tokens starting with a byte that may spell a name's next
-   character directly (they may stay on the trie), and the others as off the trie (an extra key's text). */
+   object's key on the trie of its names takes every token of body characters too (any text is a key), walks
+   the paths that spell a name's beginning (key_walk: past their quotes and backslashes the state depends on
+   the name), and walks the other exits as off the names (an extra key's text). */
 /* A state past an exit's quote or backslash (mask_body): one step from the body, so at most two local
    frames (the top made local, and one a step could open; a quote or backslash opens none). */
 typedef struct {
@@ -2246,38 +2294,30 @@ typedef struct {
     int known, ok;
 } Stepped;
 
+static int compare_int32(const void *a, const void *b) {
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
 static void mask_body(MWalk *k, const WHead *start, const uint32_t *row, Py_ssize_t words,
                       const struct BodyExits *exits, int32_t room) {
     memcpy(k->out, row, (size_t)words * 4);
-    uint8_t direct[256] = {0};
-    int any_direct = 0;
     const int32_t *r = rec(&k->x, start->h.node);
     int key_on_trie = r[0] == K_OBJECT && start->h.cstate >= 0;
     if (key_on_trie) {
-        const int32_t *t = k->x.c + start->h.cstate;
-        direct['"'] = direct['\\'] = 1;
-        for (int32_t e = 0; e < t[3]; e++) {
-            int32_t cp = t[4 + 2 * e];
-            uint8_t lead = cp < 0x80 ? (uint8_t)cp : cp < 0x800 ? (uint8_t)(0xC0 | (cp >> 6))
-                         : cp < 0x10000 ? (uint8_t)(0xE0 | (cp >> 12)) : (uint8_t)(0xF0 | (cp >> 18));
-            direct[lead] = 1;
-        }
-        any_direct = 1;
-        /* the row's tokens that start with such a byte are the direct walk's to decide */
-        for (int32_t e = k->es[0]; e < k->es[1]; e++) {
-            if (!direct[k->eb[e]]) continue;
-            int32_t child = k->ec[e];
-            for (int32_t t2 = k->ts[child], end = k->ts[k->se[child]]; t2 < end; t2++) {
-                uint32_t id = (uint32_t)k->ti[t2];
-                k->out[id >> 5] &= ~((uint32_t)1 << (id & 31));
-            }
-        }
+        k->key_walk = 1;
+        k->handled_len = 0;
+        mwalk(k, 0, start, NULL, 0);
+        k->key_walk = 0;
+        if (k->failed) return;
+        qsort(k->handled, (size_t)k->handled_len, sizeof(int32_t), compare_int32);
     }
     Stepped stepped[2][2];
     memset(stepped, 0, sizeof stepped);
     for (Py_ssize_t i = 0; i < exits->n; i++) {
         int32_t chars = exits->k[i];
-        if (any_direct && direct[exits->first[i]]) continue;
+        if (key_on_trie && bsearch(&exits->node[i], k->handled, (size_t)k->handled_len, sizeof(int32_t), compare_int32))
+            continue; /* (a name's beginning before it: the key walk's) */
         if (room >= 0 && chars > room) continue;
         /* the state past the quote or backslash: the same for every exit of a byte where the characters
            before it leave the state as it is (any text, or an open key off its names), so stepped once */
@@ -2305,11 +2345,6 @@ static void mask_body(MWalk *k, const WHead *start, const uint32_t *row, Py_ssiz
             mwalk(k, node, &past->w, NULL, 0);
         }
         if (!shared) past->known = 0;
-    }
-    if (any_direct) {
-        k->root_only = direct;
-        mwalk(k, 0, start, NULL, 0);
-        k->root_only = NULL;
     }
 }
 
@@ -2450,11 +2485,16 @@ static PyObject *Machine_mask(MachineObject *self, PyObject *args) {
         mwalk(&k, 0, &w, pending_bytes, (int)pending.len);
     }
     Py_END_ALLOW_THREADS
+    if (k.failed) {
+        PyErr_NoMemory();
+        goto done;
+    }
     Py_INCREF(Py_None);
     result = Py_None;
 done:
     free(k.levels);
     free(k.locals);
+    free(k.handled);
     free(k.x.u);
     if (row.buf != NULL) PyBuffer_Release(&row);
     if (ex.buf != NULL) PyBuffer_Release(&ex);

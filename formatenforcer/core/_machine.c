@@ -1902,6 +1902,20 @@ static int plain_below(const MWalk *k, const WHead *w, const MFrame *local, int3
     return 1;
 }
 
+/* Whether every token below ``node`` (reached on a whole character) is accepted because the state reads the
+   digits of a number without bounds (its integer part past a first nonzero digit, its fraction or its
+   exponent, where any more digits are taken) and the paths below hold digits only. */
+static int digits_below(const MWalk *k, const WHead *w, int32_t node) {
+    const MState *s = &w->h;
+    if (s->lex != L_NUMBER || (s->phase != N_INT && s->phase != N_FRAC && s->phase != N_EXP)) return 0;
+    const int32_t *r = rec(&k->x, s->node);
+    for (int i = 0; i < number_options(r); i++)
+        if (number_option(r, i)[2] != 0) return 0;
+    const TrieObject *t = k->trie;
+    return (t->below_flags[node] & (NODE_BOUNDARY | BELOW_INVALID | BELOW_NON_ASCII)) == NODE_BOUNDARY &&
+           !(t->below_ascii[2 * node] & ~0x03ff000000000000ULL) && !t->below_ascii[2 * node + 1];
+}
+
 /* Whether every token below ``node`` (reached on a whole character) is in the mask, from the summaries: the
    state reads a string's body over an automaton state with a uniform run (any string of at most
    run_length characters of its class is accepted, _native.c's Automaton_runs), and the paths below hold
@@ -2139,7 +2153,8 @@ static void mwalk(MWalk *k, int32_t node, const WHead *start, const uint8_t *pen
             }
         }
         if (count == 0 && automaton_covers(k, &g->w, gl, child)) continue;
-        if (count == 0 && plain_below(k, &g->w, gl, child)) { /* every token below stays in a string's body */
+        if (count == 0 && (plain_below(k, &g->w, gl, child) || digits_below(k, &g->w, child))) {
+            /* every token below stays in a string's body, or in a number's digits */
             for (int32_t t = k->ts[child], end = k->ts[k->se[child]]; t < end; t++) {
                 uint32_t id = (uint32_t)k->ti[t];
                 k->out[id >> 5] |= (uint32_t)1 << (id & 31);

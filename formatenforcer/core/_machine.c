@@ -83,6 +83,9 @@ static const char *LITERALS[3] = {"true", "false", "null"};
 typedef struct {
     MState h;
     int32_t base, local;
+    /* a union of objects read as several ways at once (see fork_objects): the way this step takes, and the
+       number of ways its character opened (1 where it opened no such union) */
+    int32_t pick, forks;
 } WHead;
 
 typedef struct {
@@ -712,6 +715,30 @@ static int push_frame(const Ctx *x, WHead *w, MFrame *local, int32_t node) {
     return 1;
 }
 
+/* The object options of a union record. */
+static int32_t union_objects(const Ctx *x, const int32_t *r) {
+    int32_t count = 0;
+    for (int32_t k = 0; k < r[1]; k++) count += rec(x, r[2 + k])[0] == K_OBJECT;
+    return count;
+}
+
+/* A union with several object options opened by '{': each option that fits in the levels left is a way of
+   reading the value (the Python parsers' UnionParser keeps one branch per option, and its language is the
+   union of theirs). The step takes way ``w->pick`` and records in ``w->forks`` how many there are; the
+   caller steps the state again for each other way (Machine.step keeps every way, the mask walk walks each).
+   0 when no option fits or the pick is past the last way. */
+static int fork_objects(const Ctx *x, WHead *w, MFrame *local, const int32_t *r) {
+    int64_t room = (int64_t)x->max_depth - (depth_of(w) - 1);
+    int32_t ways = 0, chosen = -1;
+    for (int32_t k = 0; k < r[1]; k++) {
+        if (rec(x, r[2 + k])[0] != K_OBJECT || !fits(x, r[2 + k], room)) continue;
+        if (ways == w->pick) chosen = r[2 + k];
+        ways++;
+    }
+    w->forks = ways;
+    return chosen >= 0 && push_frame(x, w, local, chosen);
+}
+
 /* Starts a value of ``node`` with its first character; 0 if refused. The frame on top is the container (or
    the root) whose value this is, already in phase P_VALUE. */
 static int start_value(const Ctx *x, WHead *w, MFrame *local, int32_t node, int32_t cp) {
@@ -752,6 +779,7 @@ static int start_value(const Ctx *x, WHead *w, MFrame *local, int32_t node, int3
         *s = (MState){L_LITERAL, 2, 1, 0, 0, 0, 0};
         return 1;
     case K_UNION:
+        if (cp == '{' && union_objects(x, r) > 1) return fork_objects(x, w, local, r);
         for (int32_t k = 0; k < r[1]; k++)
             if (start_value(x, w, local, r[2 + k], cp)) return 1;
         return 0;
@@ -1412,6 +1440,32 @@ bad:
     return -1;
 }
 
+/* A state's ways: one single state (header and frames), or, after a '{' that opened a union of objects
+   several ways (fork_objects), several single states one after another, each read on its own (a character
+   is allowed where some way takes it; the Python parsers' UnionParser keeps its branches so). Fills
+   ``at``/``lens`` (MAX_WAYS entries) with each way's offset and length and returns how many, or -1 with
+   ValueError set. */
+#define MAX_WAYS 64
+static Py_ssize_t state_ways(const MachineObject *m, const uint8_t *data, Py_ssize_t len, Py_ssize_t *at,
+                             Py_ssize_t *lens) {
+    Py_ssize_t ways = 0, off = 0;
+    while (off < len) {
+        MState s;
+        if (ways == MAX_WAYS || len - off < (Py_ssize_t)sizeof(MState)) goto bad;
+        memcpy(&s, data + off, sizeof s);
+        if (s.frames < 1 || s.frames > (len - off - (Py_ssize_t)sizeof(MState)) / (Py_ssize_t)sizeof(MFrame)) goto bad;
+        Py_ssize_t size = (Py_ssize_t)sizeof(MState) + (Py_ssize_t)s.frames * (Py_ssize_t)sizeof(MFrame);
+        if (check_state(m, data + off, size) < 0) return -1;
+        at[ways] = off;
+        lens[ways++] = size;
+        off += size;
+    }
+    if (ways > 0) return ways;
+bad:
+    PyErr_SetString(PyExc_ValueError, "machine: not a state of this program");
+    return -1;
+}
+
 static void ctx_of(Ctx *x, const MachineObject *m, const uint8_t *data) {
     const int32_t *c = m->c;
     *x = (Ctx){c, &PyTuple_GET_ITEM(m->automata, 0), (const MFrame *)(data + sizeof(MState)), c[MH_WS], c[MH_LEAD],
@@ -1442,14 +1496,135 @@ static PyObject *Machine_start(MachineObject *self, PyObject *Py_UNUSED(ignored)
     return out;
 }
 
+typedef struct {
+    uint8_t *buf;
+    Py_ssize_t len;
+} Way;
+
+static int way_order(const void *a, const void *b) {
+    const Way *u = a, *v = b;
+    if (u->len != v->len) return u->len < v->len ? -1 : 1;
+    return memcmp(u->buf, v->buf, (size_t)u->len);
+}
+
+static void free_ways(Way *ways, Py_ssize_t count) {
+    for (Py_ssize_t i = 0; i < count; i++) free(ways[i].buf);
+}
+
+/* Adds the single state (x, w, local) to ``ways`` unless it is there already; 0 (ValueError set) past
+   MAX_WAYS or out of memory. */
+static int add_way(const Ctx *x, const WHead *w, const MFrame *local, Way *ways, Py_ssize_t *count) {
+    Py_ssize_t frames = depth_of(w), len = (Py_ssize_t)sizeof(MState) + frames * (Py_ssize_t)sizeof(MFrame);
+    uint8_t *buf = malloc((size_t)len);
+    if (buf == NULL) {
+        PyErr_NoMemory();
+        return 0;
+    }
+    MState h = w->h;
+    h.frames = (int32_t)frames;
+    memcpy(buf, &h, sizeof h);
+    memcpy(buf + sizeof h, x->orig, sizeof(MFrame) * (size_t)w->base);
+    memcpy(buf + sizeof h + sizeof(MFrame) * (size_t)w->base, local, sizeof(MFrame) * (size_t)w->local);
+    for (Py_ssize_t i = 0; i < *count; i++) {
+        if (ways[i].len == len && !memcmp(ways[i].buf, buf, (size_t)len)) {
+            free(buf);
+            return 1;
+        }
+    }
+    if (*count == MAX_WAYS) {
+        free(buf);
+        PyErr_SetString(PyExc_ValueError, "machine: a state of more ways than the machine keeps");
+        return 0;
+    }
+    ways[(*count)++] = (Way){buf, len};
+    return 1;
+}
+
+/* The step of a state of several ways, or of one that a character forks: each character steps every way
+   (each of its own ways where it opens a union of objects), equal ways kept once, in a fixed order so that
+   equal sets give equal bytes. None when no way takes the text. */
+static PyObject *step_ways(const MachineObject *m, const uint8_t *data, Py_ssize_t len, const int32_t *cps,
+                           Py_ssize_t n) {
+    Way *cur = calloc(MAX_WAYS, sizeof(Way)), *next = calloc(MAX_WAYS, sizeof(Way));
+    Py_ssize_t count = 0, at[MAX_WAYS], lens[MAX_WAYS];
+    PyObject *result = NULL;
+    if (cur == NULL || next == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t ways = state_ways(m, data, len, at, lens);
+    if (ways < 0) goto done;
+    for (Py_ssize_t i = 0; i < ways; i++) {
+        cur[i].buf = malloc((size_t)lens[i]);
+        if (cur[i].buf == NULL) {
+            PyErr_NoMemory();
+            free_ways(cur, i);
+            goto done;
+        }
+        memcpy(cur[i].buf, data + at[i], (size_t)lens[i]);
+        cur[i].len = lens[i];
+    }
+    count = ways;
+    for (Py_ssize_t k = 0; k < n && count > 0; k++) {
+        Py_ssize_t made = 0;
+        for (Py_ssize_t i = 0; i < count; i++) {
+            for (int32_t pick = 0;; pick++) {
+                Ctx x;
+                ctx_of(&x, m, cur[i].buf);
+                WHead w;
+                MFrame local[2];
+                memcpy(&w.h, cur[i].buf, sizeof(MState));
+                w.base = w.h.frames;
+                w.local = 0;
+                w.pick = pick;
+                w.forks = 1;
+                if (mstep(&x, &w, local, cps[k]) && !add_way(&x, &w, local, next, &made)) {
+                    free_ways(next, made);
+                    free_ways(cur, count);
+                    goto done;
+                }
+                if (w.forks <= pick + 1) break;
+            }
+        }
+        free_ways(cur, count);
+        Way *swap = cur;
+        cur = next;
+        next = swap;
+        count = made;
+    }
+    if (count == 0) {
+        Py_INCREF(Py_None);
+        result = Py_None;
+        goto done;
+    }
+    qsort(cur, (size_t)count, sizeof(Way), way_order);
+    Py_ssize_t total = 0;
+    for (Py_ssize_t i = 0; i < count; i++) total += cur[i].len;
+    result = PyBytes_FromStringAndSize(NULL, total);
+    if (result != NULL) {
+        uint8_t *out = (uint8_t *)PyBytes_AS_STRING(result);
+        for (Py_ssize_t i = 0; i < count; i++) {
+            memcpy(out, cur[i].buf, (size_t)cur[i].len);
+            out += cur[i].len;
+        }
+    }
+    free_ways(cur, count);
+done:
+    free(cur);
+    free(next);
+    return result;
+}
+
 /* step(state, text): the state after the UTF-8 text ``text`` (whole characters), or None if refused. */
 static PyObject *Machine_step(MachineObject *self, PyObject *args) {
     Py_buffer state, text;
     if (!PyArg_ParseTuple(args, "y*y*", &state, &text)) return NULL;
     PyObject *result = NULL;
     MFrame *local = NULL;
-    Py_ssize_t frames = check_state(self, state.buf, state.len);
-    if (frames < 0) goto done;
+    Py_ssize_t at[MAX_WAYS], lens[MAX_WAYS];
+    Py_ssize_t ways = state_ways(self, state.buf, state.len, at, lens);
+    if (ways < 0) goto done;
+    Py_ssize_t frames = ways == 1 ? (lens[0] - (Py_ssize_t)sizeof(MState)) / (Py_ssize_t)sizeof(MFrame) : 0;
     const uint8_t *p = text.buf;
     int32_t *cps = PyMem_Malloc(sizeof(int32_t) * (size_t)(text.len + 1));
     if (cps == NULL) {
@@ -1474,15 +1649,22 @@ static PyObject *Machine_step(MachineObject *self, PyObject *args) {
     memcpy(&w.h, state.buf, sizeof(MState));
     w.base = (int32_t)frames;
     w.local = 0;
-    int ok = 1;
-    for (Py_ssize_t k = 0; k < n && ok; k++) ok = mstep(&x, &w, local, cps[k]);
-    PyMem_Free(cps);
-    if (!ok) {
+    int ok = 1, forked = frames == 0;
+    for (Py_ssize_t k = 0; k < n && ok && !forked; k++) {
+        w.pick = 0;
+        w.forks = 1;
+        ok = mstep(&x, &w, local, cps[k]);
+        forked = w.forks > 1;
+    }
+    if (forked) { /* several ways (or already several): each character steps each way */
+        result = step_ways(self, state.buf, state.len, cps, n);
+    } else if (!ok) {
         Py_INCREF(Py_None);
         result = Py_None;
     } else {
         result = state_bytes(&x, &w, local);
     }
+    PyMem_Free(cps);
 done:
     free(local);
     PyBuffer_Release(&state);
@@ -1490,14 +1672,23 @@ done:
     return result;
 }
 
-static int load_state(const MachineObject *self, Py_buffer *state, Ctx *x, WHead *w) {
-    Py_ssize_t frames = check_state(self, state->buf, state->len);
-    if (frames < 0) return 0;
-    ctx_of(x, self, state->buf);
-    memcpy(&w->h, state->buf, sizeof(MState));
-    w->base = (int32_t)frames;
+/* The working state of the way at ``off`` of a checked state (state_ways). */
+static void load_way(const MachineObject *self, const uint8_t *data, Py_ssize_t off, Ctx *x, WHead *w) {
+    ctx_of(x, self, data + off);
+    memcpy(&w->h, data + off, sizeof(MState));
+    w->base = w->h.frames;
     w->local = 0;
-    return 1;
+    w->pick = 0;
+    w->forks = 1;
+}
+
+/* Checks the state and loads its first way; returns how many ways it has (offsets in ``at``), 0 on error. */
+static Py_ssize_t load_state(const MachineObject *self, Py_buffer *state, Ctx *x, WHead *w, Py_ssize_t *at) {
+    Py_ssize_t lens[MAX_WAYS];
+    Py_ssize_t ways = state_ways(self, state->buf, state->len, at, lens);
+    if (ways < 0) return 0;
+    load_way(self, state->buf, 0, x, w);
+    return ways;
 }
 
 static PyObject *Machine_can_end(MachineObject *self, PyObject *arg) {
@@ -1505,10 +1696,54 @@ static PyObject *Machine_can_end(MachineObject *self, PyObject *arg) {
     if (PyObject_GetBuffer(arg, &state, PyBUF_SIMPLE) < 0) return NULL;
     Ctx x;
     WHead w;
+    Py_ssize_t at[MAX_WAYS];
     PyObject *result = NULL;
-    if (load_state(self, &state, &x, &w)) result = PyBool_FromLong(mcan_end(&x, &w, NULL));
+    Py_ssize_t ways = load_state(self, &state, &x, &w, at);
+    if (ways > 0) {
+        int end = 0;
+        for (Py_ssize_t i = 0; i < ways && !end; i++) {
+            load_way(self, state.buf, at[i], &x, &w);
+            end = mcan_end(&x, &w, NULL);
+        }
+        result = PyBool_FromLong(end);
+    }
     PyBuffer_Release(&state);
     return result;
+}
+
+/* Sorts a list of (lo, hi) intervals and merges those that overlap or touch; 0 with an error set. */
+static int merge_intervals(PyObject **list) {
+    if (PyList_Sort(*list) < 0) return 0;
+    PyObject *out = PyList_New(0);
+    if (out == NULL) return 0;
+    long lo = -1, hi = -2;
+    Py_ssize_t n = PyList_GET_SIZE(*list);
+    for (Py_ssize_t i = 0; i <= n; i++) {
+        long a = 0, b = 0;
+        if (i < n) {
+            PyObject *pair = PyList_GET_ITEM(*list, i);
+            a = PyLong_AsLong(PyTuple_GET_ITEM(pair, 0));
+            b = PyLong_AsLong(PyTuple_GET_ITEM(pair, 1));
+            if (i > 0 && a <= hi + 1) {
+                if (b > hi) hi = b;
+                continue;
+            }
+        }
+        if (i > 0) {
+            PyObject *pair = Py_BuildValue("(ll)", lo, hi);
+            if (pair == NULL || PyList_Append(out, pair) < 0) {
+                Py_XDECREF(pair);
+                Py_DECREF(out);
+                return 0;
+            }
+            Py_DECREF(pair);
+        }
+        lo = a;
+        hi = b;
+    }
+    Py_DECREF(*list);
+    *list = out;
+    return 1;
 }
 
 /* allowed(state): the characters that may come next, as a list of (lo, hi) code-point intervals. */
@@ -1517,17 +1752,19 @@ static PyObject *Machine_allowed(MachineObject *self, PyObject *arg) {
     if (PyObject_GetBuffer(arg, &state, PyBUF_SIMPLE) < 0) return NULL;
     Ctx x;
     WHead w;
+    Py_ssize_t at[MAX_WAYS];
     PyObject *result = NULL, *list = NULL;
-    if (!load_state(self, &state, &x, &w)) goto done;
+    Py_ssize_t ways = load_state(self, &state, &x, &w, at);
+    if (ways == 0) goto done;
     list = PyList_New(0);
     if (list == NULL) goto done;
     MFrame local[2];
     int32_t run = -1;
     for (int32_t cp = 0; cp <= 0x80; cp++) {
         int ok = 0;
-        if (cp < 0x80) {
-            WHead v = w;
-            ok = mstep(&x, &v, local, cp);
+        for (Py_ssize_t i = 0; i < ways && !ok && cp < 0x80; i++) {
+            load_way(self, state.buf, at[i], &x, &w);
+            ok = mstep(&x, &w, local, cp);
         }
         if (ok && run < 0) run = cp;
         if (!ok && run >= 0) {
@@ -1540,53 +1777,57 @@ static PyObject *Machine_allowed(MachineObject *self, PyObject *arg) {
             run = -1;
         }
     }
-    if (w.h.lex == L_STRING && w.h.phase == S_BODY) { /* characters beyond ASCII: a string's body */
-        const MFrame *f = &x.orig[w.base - 1];
-        const int32_t *r = rec(&x, w.h.node);
-        const int32_t *lo = NULL, *hi = NULL;
-        int32_t from = 0, to = 0, one[2] = {0x80, 0x10FFFF};
-        if (r[0] == K_STRING && r[1] == C_CAPPED) {
-            const AutomatonObject *a = (const AutomatonObject *)x.automata[r[2]];
-            const int32_t *clo = i32(a->class_lo), *chi = i32(a->class_hi);
-            for (Py_ssize_t i = 0; i < a->intervals; i++) {
-                if (chi[i] < 0x80 || !capped_meets(&x, r, &w.h, clo[i], chi[i], 0)) continue;
-                PyObject *pair = Py_BuildValue("(ii)", clo[i] < 0x80 ? 0x80 : clo[i], chi[i]);
+    for (Py_ssize_t way = 0; way < ways; way++) { /* characters beyond ASCII: a string's body, per way */
+        load_way(self, state.buf, at[way], &x, &w);
+        if (w.h.lex == L_STRING && w.h.phase == S_BODY) {
+            const MFrame *f = &x.orig[w.base - 1];
+            const int32_t *r = rec(&x, w.h.node);
+            const int32_t *lo = NULL, *hi = NULL;
+            int32_t from = 0, to = 0, one[2] = {0x80, 0x10FFFF};
+            if (r[0] == K_STRING && r[1] == C_CAPPED) {
+                const AutomatonObject *a = (const AutomatonObject *)x.automata[r[2]];
+                const int32_t *clo = i32(a->class_lo), *chi = i32(a->class_hi);
+                for (Py_ssize_t i = 0; i < a->intervals; i++) {
+                    if (chi[i] < 0x80 || !capped_meets(&x, r, &w.h, clo[i], chi[i], 0)) continue;
+                    PyObject *pair = Py_BuildValue("(ii)", clo[i] < 0x80 ? 0x80 : clo[i], chi[i]);
+                    if (pair == NULL || PyList_Append(list, pair) < 0) {
+                        Py_XDECREF(pair);
+                        goto done;
+                    }
+                    Py_DECREF(pair);
+                }
+            } else if (r[0] == K_STRING && r[1] == C_AUTOMATON) {
+                const AutomatonObject *a = (const AutomatonObject *)x.automata[r[2]];
+                lo = i32(a->allow_lo), hi = i32(a->allow_hi);
+                from = i32(a->allow_start)[w.h.cstate], to = i32(a->allow_start)[w.h.cstate + 1];
+            } else if (r[0] == K_STRING || takes_extras(r, f)) {
+                if (raw_meets(&x, &w.h, f, 0x80, 0x10FFFF)) lo = &one[0], hi = &one[1], to = 1;
+            }
+            for (int32_t k = from; k < to; k++) {
+                if (hi[k] < 0x80) continue;
+                PyObject *pair = Py_BuildValue("(ii)", lo[k] < 0x80 ? 0x80 : lo[k], hi[k]);
                 if (pair == NULL || PyList_Append(list, pair) < 0) {
                     Py_XDECREF(pair);
                     goto done;
                 }
                 Py_DECREF(pair);
             }
-        } else if (r[0] == K_STRING && r[1] == C_AUTOMATON) {
-            const AutomatonObject *a = (const AutomatonObject *)x.automata[r[2]];
-            lo = i32(a->allow_lo), hi = i32(a->allow_hi);
-            from = i32(a->allow_start)[w.h.cstate], to = i32(a->allow_start)[w.h.cstate + 1];
-        } else if (r[0] == K_STRING || takes_extras(r, f)) {
-            if (raw_meets(&x, &w.h, f, 0x80, 0x10FFFF)) lo = &one[0], hi = &one[1], to = 1;
-        }
-        for (int32_t k = from; k < to; k++) {
-            if (hi[k] < 0x80) continue;
-            PyObject *pair = Py_BuildValue("(ii)", lo[k] < 0x80 ? 0x80 : lo[k], hi[k]);
-            if (pair == NULL || PyList_Append(list, pair) < 0) {
-                Py_XDECREF(pair);
-                goto done;
-            }
-            Py_DECREF(pair);
-        }
-        if (r[0] == K_OBJECT && !takes_extras(r, f) && w.h.cstate >= 0) {
-            const int32_t *t = x.c + w.h.cstate;
-            for (int32_t k = 0; k < t[3]; k++) {
-                int32_t cp = t[4 + 2 * k];
-                if (cp < 0x80 || !key_viable(x.c + t[5 + 2 * k], f)) continue;
-                PyObject *pair = Py_BuildValue("(ii)", cp, cp);
-                if (pair == NULL || PyList_Append(list, pair) < 0) {
-                    Py_XDECREF(pair);
-                    goto done;
+            if (r[0] == K_OBJECT && !takes_extras(r, f) && w.h.cstate >= 0) {
+                const int32_t *t = x.c + w.h.cstate;
+                for (int32_t k = 0; k < t[3]; k++) {
+                    int32_t cp = t[4 + 2 * k];
+                    if (cp < 0x80 || !key_viable(x.c + t[5 + 2 * k], f)) continue;
+                    PyObject *pair = Py_BuildValue("(ii)", cp, cp);
+                    if (pair == NULL || PyList_Append(list, pair) < 0) {
+                        Py_XDECREF(pair);
+                        goto done;
+                    }
+                    Py_DECREF(pair);
                 }
-                Py_DECREF(pair);
             }
         }
     }
+    if (ways > 1 && !merge_intervals(&list)) goto done; /* (each way's intervals, sorted and merged) */
     result = list;
     list = NULL;
 done:
@@ -1600,6 +1841,7 @@ done:
 typedef struct {
     WHead w;
     int32_t edge, end, pending_count;
+    int32_t pick; /* the way the next step of this level's current edge takes (fork_objects) */
     uint8_t pending[4];
 } MLevel;
 
@@ -1691,6 +1933,7 @@ static void mwalk(MWalk *k, int32_t node, const WHead *start, const uint8_t *pen
     L[0].edge = k->es[node];
     L[0].end = k->es[node + 1];
     L[0].pending_count = pending_count;
+    L[0].pick = 0;
     if (pending_count) memcpy(L[0].pending, pending, (size_t)pending_count);
     /* (level 0's local frames are the caller's: k->locals) */
     while (top >= 0) {
@@ -1723,7 +1966,17 @@ static void mwalk(MWalk *k, int32_t node, const WHead *start, const uint8_t *pen
                 continue;
             }
         } else if (byte < 0x80) {
-            if (!mstep(&k->x, &g->w, gl, byte)) continue;
+            /* (a '{' that opens a union of objects several ways: this edge is walked again for each) */
+            g->w.pick = f->pick;
+            g->w.forks = 1;
+            int ok = mstep(&k->x, &g->w, gl, byte);
+            if (g->w.forks > f->pick + 1) {
+                f->edge--;
+                f->pick++;
+            } else {
+                f->pick = 0;
+            }
+            if (!ok) continue;
         } else {
             data[0] = byte;
             count = 1;
@@ -1742,6 +1995,7 @@ static void mwalk(MWalk *k, int32_t node, const WHead *start, const uint8_t *pen
             g->edge = k->es[child];
             g->end = k->es[child + 1];
             g->pending_count = count;
+            g->pick = 0;
             memcpy(g->pending, data, (size_t)count);
             top++;
         }
@@ -1970,8 +2224,10 @@ static PyObject *Machine_mask(MachineObject *self, PyObject *args) {
         goto done;
     }
     WHead w;
-    if (!load_state(self, &state, &k.x, &w)) goto done;
-    int32_t room = body_room(&k.x, &w);
+    Py_ssize_t at[MAX_WAYS];
+    Py_ssize_t ways = load_state(self, &state, &k.x, &w, at);
+    if (ways == 0) goto done;
+    int32_t room = ways == 1 ? body_room(&k.x, &w) : -2;
     const struct BodyExits *exits = NULL;
     if (row_arg != Py_None) {
         if (pending.len > 0 || room < -1) {
@@ -2008,7 +2264,10 @@ static PyObject *Machine_mask(MachineObject *self, PyObject *args) {
         mask_body(&k, &w, (const uint32_t *)row.buf, words, exits, room);
     } else {
         memset(k.out, 0, (size_t)words * 4);
-        mwalk(&k, 0, &w, pending_bytes, (int)pending.len);
+        for (Py_ssize_t way = 0; way < ways; way++) { /* (a token is allowed where some way takes it) */
+            load_way(self, state.buf, at[way], &k.x, &w);
+            mwalk(&k, 0, &w, pending_bytes, (int)pending.len);
+        }
     }
     Py_END_ALLOW_THREADS
     Py_INCREF(Py_None);
@@ -2030,9 +2289,11 @@ static PyObject *Machine_body_room(MachineObject *self, PyObject *arg) {
     if (PyObject_GetBuffer(arg, &state, PyBUF_SIMPLE) < 0) return NULL;
     Ctx x;
     WHead w;
+    Py_ssize_t at[MAX_WAYS];
     PyObject *result = NULL;
-    if (load_state(self, &state, &x, &w)) {
-        int32_t room = body_room(&x, &w);
+    Py_ssize_t ways = load_state(self, &state, &x, &w, at);
+    if (ways > 0) {
+        int32_t room = ways == 1 ? body_room(&x, &w) : -2; /* (several ways: no row) */
         if (room < -1) {
             Py_INCREF(Py_None);
             result = Py_None;

@@ -48,6 +48,10 @@ MAX_NAMES = 63
 ROOM_GUARD = 128
 """The fewest levels a node's values need must stay below this (core/_machine.c): the Python parsers narrow
 a container to the levels left within this many levels of ``max_depth`` (jsonschema/depth.py)."""
+MAX_WAYS = 16
+"""A union of objects is read as several whole states at once (one per option still possible): a schema whose
+states could hold more of them is left to the Python parsers (``_Builder._check_ways``; the machine keeps up
+to 64, core/_machine.c)."""
 MAX_NESTING = 200
 """Schemas whose nodes nest deeper are left to the Python parsers (which build any depth without recursion):
 the program is built by recursion over the nodes."""
@@ -130,6 +134,7 @@ class _Builder:
         loops, or one nested within ``ROOM_GUARD`` levels of ``max_depth``. Elsewhere the machine never reads
         them (a typed container's values always have more room than any of them needs), so the finiteness
         pass is not made (the time to first mask)."""
+        self._check_ways()
         if not self.loops and self._height(root) < self.config.max_depth - ROOM_GUARD:
             return
         for ident, node in self.containers.items():
@@ -140,6 +145,58 @@ class _Builder:
         for ident, record in enumerate(self.records):
             if record is not None and record[0] == K_UNION:
                 self.min_depths[ident] = min(self.min_depths[o] for o in record[2:])
+
+    def _check_ways(self) -> None:
+        """NotCovered where a state could hold more than ``MAX_WAYS`` ways. A union of several objects is read
+        all its options' ways at once (core/_machine.c, ``fork_objects``), each way a whole state, until
+        the text rules options out; inside the value of a key, every option that takes the key reads it its
+        own way, so a value of a union of objects may be read, at once, the sum over the options taking a
+        key of the ways of their values of it (at least one way per option while between values). The
+        least fixed point of these sums over the program (nested values, loops included) bounds every
+        state's ways."""
+        records = self.records
+        names = dict(self.tries)
+        ways = [1] * len(records)
+        changed = True
+        while changed:
+            changed = False
+            for ident, record in enumerate(records):
+                kind = record[0]  # type: ignore[index]
+                if kind == K_OBJECT:
+                    inner = [v for v in record[6:] if v >= 0] + ([record[1]] if record[1] >= 0 else [])  # type: ignore
+                    value = max((ways[v] for v in inner), default=1)
+                elif kind == K_ARRAY:
+                    value = max(ways[v] for v in [record[1], *record[5:]])  # type: ignore[index, misc]
+                elif kind == K_UNION:
+                    value = self._union_ways(record[2:], names, ways)  # type: ignore[index]
+                else:
+                    continue
+                if value > ways[ident]:
+                    if value > MAX_WAYS:
+                        raise NotCovered(f"a union of objects read more than {MAX_WAYS} ways at once")
+                    ways[ident] = value
+                    changed = True
+
+    def _union_ways(self, options: list[int], names: dict[int, list[str]], ways: list[int]) -> int:
+        """The ways a value of a union with these options may be read at once, from the ways of its parts."""
+        records = self.records
+        objects = [o for o in options if records[o][0] == K_OBJECT]  # type: ignore[index]
+        value = max(ways[o] for o in options)
+        if len(objects) < 2:
+            return value
+        keys = {name for o in objects for name in names[o]}
+        sums = []
+        for key in [*keys, None]:  # (None: a key no option names, an extra key of the open ones)
+            total = 0
+            for o in objects:
+                record = records[o]
+                own = names[o]
+                if key is not None and key in own:
+                    total += ways[record[6 + own.index(key)]]  # type: ignore[index]
+                elif record[1] >= 0:  # type: ignore[index]
+                    total += ways[record[1]]  # type: ignore[index]
+            sums.append(total)
+        return max(value, len(objects), *sums)
 
     def _height(self, root: int) -> int:
         """The most typed arrays and objects nested in a value of the (loop-free) program."""
@@ -278,6 +335,15 @@ class _Builder:
         return ident
 
     def _union(self, node: Union) -> int:
+        if len(node.options) > 1 and all(isinstance(deref(o), Object) for o in node.options):
+            # a union of objects gets its id first, as a container does: a reference that loops through it
+            # (a recursive oneOf of objects) meets that id
+            ident = self._new(None, 0)
+            self.ids[id(node)] = ident
+            self.kinds[ident] = K_UNION
+            options = [self.node(o) for o in node.options]
+            self.records[ident] = [K_UNION, len(options), *options]
+            return ident
         options = [self.node(o) for o in node.options]
         numbers = [o for o in options if self._kind(o) == K_NUMBER]
         if len(numbers) > 1:  # several numbers (a number enum, integer or number): one text, any of them
@@ -286,6 +352,7 @@ class _Builder:
         if len(options) == 1:
             return options[0]
         taken: set[str] = set()
+        objects = 0
         for option in options:
             kind = self._kind(option)
             if kind in (K_ANY, K_UNION):
@@ -295,7 +362,8 @@ class _Builder:
                 first = ("t" if record[1] & 1 else "") + ("f" if record[1] & 2 else "")  # type: ignore[index]
             else:
                 first = _FIRST[kind]
-            if taken & set(first):
+            objects += kind == K_OBJECT
+            if taken & set(first) and not (kind == K_OBJECT and objects > 1):  # (objects: read several ways)
                 raise NotCovered("union options that start alike")
             taken |= set(first)
         return self._new([K_UNION, len(options), *options], min(self.min_depths[o] for o in options))

@@ -1139,8 +1139,10 @@ static int Machine_validate(MachineObject *m) {
         }
         if (kind == K_UNION) {
             if (r[1] < 1 || at + 2 + r[1] > size) return bad_program("bad union record", at);
-            for (int32_t k = 0; k < r[1]; k++)
-                if (r[2 + k] < 0 || r[2 + k] >= nodes || c[c[MH_SIZE + r[2 + k]]] == K_UNION ||
+            for (int32_t k = 0; k < r[1]; k++) /* (an option's offset checked before it is read: nodes are
+                                                   checked in order, and an option may come later) */
+                if (r[2 + k] < 0 || r[2 + k] >= nodes || c[MH_SIZE + r[2 + k]] < MH_SIZE + nodes ||
+                    c[MH_SIZE + r[2 + k]] >= size || c[c[MH_SIZE + r[2 + k]]] == K_UNION ||
                     c[c[MH_SIZE + r[2 + k]]] == K_ANY)
                     return bad_program("bad union option", at + 2 + k);
         }

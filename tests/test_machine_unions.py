@@ -1,0 +1,348 @@
+"""Unions of objects on the compiled JSON machine give the Python parsers' answers exactly.
+
+A union (``anyOf``, or a ``oneOf`` whose options are disjoint) of several objects starts alike (``{``), so
+the machine reads it all its options' ways at once, each way a whole state, until the text rules options
+out (core/_machine.c, ``fork_objects``; jsonschema/machine_program.py bounds the ways a schema may need).
+The Python parsers' ``UnionParser`` is the reference: every mask and step must equal its own, at every
+token of the benchmark cases that hold such unions, on random unions of objects character by character
+with keys in any order, on recursive unions near ``max_depth``, and the C side must refuse a wrong state of
+several ways with a ValueError, never a crash (the sanitizer build runs this module, .ci/sanitize.sh).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+import struct
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from formatenforcer import JsonSchemaParser
+from formatenforcer.core import backend
+from formatenforcer.core.flat_trie import flat_trie
+from formatenforcer.jsonschema import machine_program
+from formatenforcer.jsonschema.config import JsonConfig
+
+from .test_machine import _cases, _force, _same_masks, _twin, _walk_characters
+
+pytestmark = pytest.mark.skipif(backend.native is None, reason="the compiled core is not built or is switched off")
+
+PAYMENT = {
+    "type": "object",
+    "properties": {
+        "amount": {"type": "integer", "minimum": 1},
+        "method": {
+            "oneOf": [
+                {"type": "object", "properties": {"type": {"const": "card"},
+                                                  "last4": {"type": "string", "pattern": "^[0-9]{4}$"}},
+                 "required": ["type", "last4"], "additionalProperties": False},
+                {"type": "object", "properties": {"type": {"const": "iban"}, "iban": {"type": "string"},
+                                                  "holder": {"type": "string"}},
+                 "required": ["type", "iban", "holder"], "additionalProperties": False},
+                {"type": "object", "properties": {"type": {"const": "wallet"},
+                                                  "provider": {"enum": ["applepay", "paypal"]}},
+                 "required": ["type", "provider"], "additionalProperties": False},
+            ]
+        },
+    },
+    "required": ["amount", "method"],
+}  # fmt: skip
+
+EXPR = {
+    "$defs": {"expr": {"oneOf": [
+        {"type": "object", "properties": {"op": {"enum": ["+", "-"]}, "left": {"$ref": "#/$defs/expr"},
+                                          "right": {"$ref": "#/$defs/expr"}},
+         "required": ["op", "left", "right"], "additionalProperties": False},
+        {"type": "object", "properties": {"num": {"type": "number"}}, "required": ["num"],
+         "additionalProperties": False},
+        {"type": "object", "properties": {"var": {"type": "string", "pattern": "^[a-z]+$"}}, "required": ["var"],
+         "additionalProperties": False},
+    ]}},
+    "$ref": "#/$defs/expr",
+}  # fmt: skip
+
+OPEN_CHANNELS = {
+    "type": "array",
+    "items": {"anyOf": [
+        {"type": "object", "properties": {"channel": {"const": "email"}, "subject": {"type": "string"}},
+         "required": ["channel", "subject"]},
+        {"type": "object", "properties": {"channel": {"const": "sms"},
+                                          "phone": {"type": "string", "pattern": "^\\+[0-9]{3,6}$"}},
+         "required": ["channel", "phone"]},
+        {"type": "object", "properties": {"channel": {"const": "push"}, "badge": {"type": "integer", "minimum": 0}},
+         "required": ["channel"], "additionalProperties": {"type": "boolean"}},
+    ]},
+}  # fmt: skip
+
+
+def _union_cases():
+    """The benchmark cases whose schema holds a union of objects."""
+    out = [case for case in _cases() if "anyOf" in json.dumps(case["schema"]) or "oneOf" in json.dumps(case["schema"])]
+    return [case for case in out if _objects_union(JsonSchemaParser(case["schema"]))]
+
+
+def _objects_union(parser) -> bool:
+    """Whether the parser's machine program reads a union of several objects."""
+    twin = parser.compiled_twin()
+    if twin is None:
+        return False
+    code = struct.unpack(f"<{len(twin._machine.code) // 4}i", twin._machine.code)
+    nodes = code[1]  # (the header's node count)
+    for node in range(nodes):
+        at = code[machine_program.HEADER + node]
+        if code[at] == machine_program.K_UNION:
+            kinds = [code[code[machine_program.HEADER + o]] for o in code[at + 2 : at + 2 + code[at + 1]]]
+            if kinds.count(machine_program.K_OBJECT) > 1:
+                return True
+    return False
+
+
+@pytest.mark.parametrize("indent", [None, 2])
+def test_every_position_of_the_benchmark_unions_of_objects(llama3_vocabulary, llama3_tokenizer, indent):
+    """The discriminated unions (closed and open objects), the union of objects with different key sets and
+    the recursive ``oneOf`` of MaskBench: every mask and step of their instances, in both layouts."""
+    cases = _union_cases()
+    names = {case["name"] for case in cases}
+    assert {"payment_method_oneof", "notification_anyof_channels", "calendar_event_union_time",
+            "shapes_anyof_array", "json_expression_ast"} <= names  # fmt: skip
+    for case in cases:
+        separators = (",", ":") if indent is None else None
+        text = json.dumps(case["instance"], ensure_ascii=False, indent=indent, separators=separators)
+        _force(llama3_vocabulary, llama3_tokenizer, JsonSchemaParser(case["schema"]), text)
+
+
+def _documents():
+    """Documents of PAYMENT, OPEN_CHANNELS and EXPR with their keys in every order (the discriminator first,
+    last or between), values that tell the options apart late, and extra keys of open objects."""
+    methods = [
+        {"type": "card", "last4": "4242"},
+        {"type": "iban", "iban": "PT50 0002", "holder": "Ana"},
+        {"type": "wallet", "provider": "paypal"},
+    ]
+    for method in methods:
+        for order in itertools.permutations(method):
+            yield PAYMENT, {"method": {k: method[k] for k in order}, "amount": 3}
+    items = [
+        {"channel": "email", "subject": "hi", "phone": "+1"},
+        {"channel": "sms", "phone": "+12345"},
+        {"channel": "push", "badge": 2, "phone": True},
+    ]
+    for item in items:
+        for order in itertools.permutations(item):
+            yield OPEN_CHANNELS, [{k: item[k] for k in order}, items[0]]
+    tree = {"op": "+", "left": {"num": 2.5}, "right": {"op": "-", "left": {"var": "x"}, "right": {"num": -1}}}
+    yield EXPR, tree
+    yield EXPR, {"right": tree, "left": {"var": "y"}, "op": "-"}
+
+
+def test_keys_in_every_order_mask_by_mask(llama3_vocabulary, llama3_tokenizer):
+    for schema, document in _documents():
+        parser = JsonSchemaParser(schema)
+        for indent in (None, 2):
+            separators = (",", ":") if indent is None else None
+            _force(
+                llama3_vocabulary, llama3_tokenizer, parser, json.dumps(document, indent=indent, separators=separators)
+            )
+
+
+def test_a_union_of_objects_is_read_several_ways_until_the_text_tells_them_apart(llama3_vocabulary):
+    """After ``{`` the state holds one way per option; a value only some options take leaves those; the
+    discriminator's value leaves one. Masks from a state of several ways are the union's."""
+    parser = JsonSchemaParser(OPEN_CHANNELS)
+    twin = _twin(parser)
+    one = len(twin.add_text('[{"channel":"sms"').key())  # (one way, as deep as the others below)
+    reference, machine = parser, twin
+    for ch in '[{"channel":"s':
+        reference, machine = reference.add_character(ch), machine.add_character(ch)
+        _same_masks(llama3_vocabulary, reference, machine)
+    assert len(machine.key()) == one
+    # email and sms are open (any extra value), push takes extra booleans and an integer badge
+    for text, ways in (("[{", 3), ('[{"phone":"+1', 2), ('[{"badge":1', 3), ('[{"badge":true', 2), ('[{"x":1', 2)):
+        assert len(twin.add_text(text).key()) == ways * one, text
+
+
+OBJECT_VALUES = [
+    {"const": "x"},
+    {"const": "y"},
+    {"enum": ["x", "z"]},
+    {"type": "integer", "minimum": 0},
+    {"type": "string", "maxLength": 3},
+    {"type": "boolean"},
+    {"type": "null"},
+    {"type": "array", "items": {"type": "integer"}, "maxItems": 2},
+    {"type": "object", "properties": {"q": {"type": "integer"}}, "additionalProperties": False},
+]
+
+
+@st.composite
+def _object_options(draw):
+    names = draw(st.lists(st.sampled_from(["k", "a", "ab", "b", "type"]), min_size=1, max_size=3, unique=True))
+    properties = {name: draw(st.sampled_from(OBJECT_VALUES)) for name in names}
+    required = draw(st.lists(st.sampled_from(names), unique=True))
+    option = {"type": "object", "properties": properties, "required": required}
+    extra = draw(st.sampled_from(["absent", "false", "integer"]))
+    if extra == "false":
+        option["additionalProperties"] = False
+    elif extra == "integer":
+        option["additionalProperties"] = {"type": "integer"}
+    return option
+
+
+@st.composite
+def _unions_of_objects(draw):
+    options = draw(st.lists(_object_options(), min_size=2, max_size=4))
+    union = {draw(st.sampled_from(["anyOf", "oneOf"])): options}
+    where = draw(st.sampled_from(["root", "item", "property"]))
+    if where == "item":
+        return {"type": "array", "items": union, "maxItems": 3}
+    if where == "property":
+        return {"type": "object", "properties": {"u": union, "n": {"type": "integer"}}, "required": ["u"]}
+    return union
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schema=_unions_of_objects(), seed=st.integers(0, 2**16), flexible=st.booleans())
+def test_random_unions_of_objects_character_by_character(schema, seed, flexible):
+    """Random unions of 2-4 objects (shared and distinct names, consts, closed and open objects, at the root,
+    as items and as a property): the same allowed characters, ends and refusals at every character of
+    random walks, which read keys in whatever order they happen to take."""
+    config = JsonConfig(whitespace="flexible" if flexible else "compact", max_whitespace=2)
+    try:
+        parser = JsonSchemaParser(schema, config=config)
+    except Exception:  # noqa: BLE001 - refused schemas are not the machine's
+        return
+    machine = parser.compiled_twin()
+    if machine is None:
+        return
+    rng = random.Random(seed)
+    for _ in range(3):
+        _walk_characters(parser, machine, rng, 60)
+
+
+def test_random_unions_of_objects_are_mostly_covered():
+    """The random unions above run on the machine (else the test before would compare nothing)."""
+    covered = 0
+    for seed in range(40):
+        rng = random.Random(seed)
+        options = []
+        for _ in range(rng.randint(2, 4)):
+            names = rng.sample(["k", "a", "ab", "b", "type"], rng.randint(1, 3))
+            options.append({"type": "object", "properties": {n: rng.choice(OBJECT_VALUES) for n in names},
+                            "required": names[:1], "additionalProperties": rng.random() < 0.5})  # fmt: skip
+        schema = {"anyOf": options}
+        covered += JsonSchemaParser(schema).compiled_twin() is not None
+    assert covered >= 35
+
+
+@pytest.mark.parametrize("max_depth", [2, 3, 4, 6])
+def test_a_recursive_union_of_objects_near_the_depth_limit(llama3_vocabulary, max_depth):
+    """The recursive ``oneOf`` of objects near ``max_depth``: an option is opened only where its value fits
+    in the levels left, so near the limit ``{`` may be read fewer ways (walks that prefer opening brackets),
+    and the masks at each step of an instance as deep as the limit allows."""
+    parser = JsonSchemaParser(EXPR, config=JsonConfig(max_depth=max_depth, whitespace="compact"))
+    machine = _twin(parser)
+    rng = random.Random(max_depth)
+    for _ in range(20):
+        reference, twin = parser, machine
+        for _ in range(60):
+            allowed = reference.allowed_characters()
+            assert twin.allowed_characters() == allowed and twin.can_end() == reference.can_end()
+            if not allowed.intervals:
+                break
+            opening = [c for c in '{"' if c in allowed]
+            if opening and rng.random() < 0.5:
+                ch = rng.choice(opening)
+            else:
+                lo, hi = rng.choice(allowed.intervals)
+                ch = chr(rng.randint(lo, min(hi, lo + 30)))
+            reference, twin = reference.add_character(ch), twin.add_character(ch)
+    text = '{"num":1}'
+    for _ in range(max_depth - 1):
+        text = '{"op":"+","left":' + text + ',"right":{"var":"x"}}'
+    reference, twin = parser, machine
+    for ch in text:
+        _same_masks(llama3_vocabulary, reference, twin)
+        reference, twin = reference.add_character(ch), twin.add_character(ch)
+        assert reference is not None and twin is not None
+    assert reference.can_end() and twin.can_end()
+    deeper = '{"op":"+","left":' + text
+    assert JsonSchemaParser(EXPR, config=JsonConfig(max_depth=max_depth)).add_text(deeper) is None
+    assert machine.add_text(deeper) is None
+
+
+def test_unions_that_could_need_too_many_ways_stay_on_the_python_parsers():
+    """Options that share a key whose value is the union again: each level could double the ways."""
+    options = [
+        {"type": "object", "properties": {"k": {"$ref": "#/$defs/x"}, name: {"type": "integer"}}} for name in ("a", "b")
+    ]
+    schema = {"$defs": {"x": {"anyOf": options}}, "$ref": "#/$defs/x"}
+    parser = JsonSchemaParser(schema)
+    with pytest.raises(machine_program.NotCovered, match="more than 16 ways"):
+        builder = machine_program._Builder(parser.compiler, parser._root)  # noqa: SLF001
+        builder.finish(builder.node(parser._root))  # noqa: SLF001
+    assert parser.compiled_twin() is None
+    assert parser.accepts('{"k":{"k":{"a":1},"b":2}}')
+
+
+def test_wrong_states_of_several_ways_are_value_errors(llama3_vocabulary):
+    """A state of several ways is checked way by way: cut, padded, mixed or changed bytes are refused or run
+    without a fault (the sanitizer build turns a bad read into a failure), through every entry point."""
+    machine = _twin(JsonSchemaParser(PAYMENT))
+    program = machine._machine
+    several = machine.add_text('{"method":{').key()
+    single = machine.add_text('{"method":{"type":"c').key()
+    assert len(several) == 3 * len(single)
+    trie = flat_trie(llama3_vocabulary)
+    out = np.zeros((llama3_vocabulary.size + 31) // 32, dtype=np.int32)
+    for bad in (several[:-4], several + b"\0" * 8, several + several[:20], several * 30):
+        with pytest.raises(ValueError):
+            program.step(bad, b'"')
+        with pytest.raises(ValueError):
+            program.mask(trie, bad, b"", out)
+    rng = random.Random(5)
+    for _ in range(300):
+        data = bytearray(rng.choice([several, several + single, single + several]))
+        for _ in range(rng.randint(1, 3)):
+            data[rng.randrange(len(data))] = rng.choice([0, 1, 2, 0xFF, rng.randrange(256)])
+        try:
+            program.step(bytes(data), b'"type"')
+            program.allowed(bytes(data))
+            program.can_end(bytes(data))
+            program.body_room(bytes(data))
+            program.mask(trie, bytes(data), b"", out)
+        except ValueError:
+            pass
+
+
+def test_random_union_programs_never_crash():
+    """Random changes to the program of a recursive union of objects: refused, or run without a fault."""
+    good = _twin(JsonSchemaParser(EXPR))._machine
+    code = bytearray(good.code)
+    rng = random.Random(11)
+    words = len(code) // 4
+    for _ in range(400):
+        mutated = bytearray(code)
+        for _ in range(rng.randint(1, 4)):
+            at = rng.randrange(words)
+            value = rng.choice([-1, 0, 1, 2, 3, 7, 63, 1 << 30, -(1 << 31), rng.randint(-100, 1000)])
+            mutated[4 * at : 4 * at + 4] = struct.pack("<i", value)
+        try:
+            machine = backend.native.Machine(bytes(mutated), good.automata)
+        except ValueError:
+            continue
+        state = machine.start()
+        for text in ('{"op":"+","left":{"num":1},"right":{"var":"x"}}', '{{{{"var":"a"}', '[{"num":2}]'):
+            for ch in text:
+                try:
+                    after = machine.step(state, ch.encode())
+                except ValueError:  # (more ways than the machine keeps)
+                    break
+                if after is None:
+                    break
+                state = after
+            machine.can_end(state)
+            machine.allowed(state)

@@ -29,12 +29,15 @@
                         integer's are inclusive (4 and 8 only for other numbers)
        K_BOOL           [K_BOOL, 1: true allowed | 2: false allowed]
        K_NULL           [K_NULL]
-       K_UNION          [K_UNION, options, option nodes...] (options start with distinct characters)
+       K_UNION          [K_UNION, options, option nodes...] (options start with distinct characters, but for
+                        objects: several object options are read all their ways at once, fork_objects)
        K_NUMSET         [K_NUMSET, options, a K_NUMBER record per option...]: a number of any of them
      key trie nodes     [name index or -1, names at or below: bits lo, hi, edges, (code point, node)...]
                         (edges sorted by code point; a node is an offset into code)
 
-   State: bytes, the header MState then ``frames`` MFrame, the root's frame first. */
+   State: bytes, the header MState then ``frames`` MFrame, the root's frame first: one way. After a '{' that
+   opens a union of several objects, a state holds one way per option still possible (state_ways): the ways'
+   bytes one after another, each a whole state, equal ways kept once, sorted. */
 
 #define MH_SIZE 16
 enum { MH_MAGIC, MH_NODES, MH_ROOT, MH_ANY, MH_ANY_OBJECT, MH_ANY_ARRAY, MH_ANY_STRING, MH_ANY_NUMBER, MH_WS,

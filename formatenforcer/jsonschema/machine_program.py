@@ -9,9 +9,11 @@ characters: an enum, a pattern, a format, under a maximum length or not); a numb
 each node's fewest levels, which decide near ``max_depth`` what may still open. Covered: any value, objects
 of one rule set without ``patternProperties``, ``propertyNames``, property counts or dependencies (at most
 63 names), arrays without ``uniqueItems`` or ``contains``, numbers and integers without ``multipleOf``
-whose bounds are integers, booleans, null, unions of numbers, unions whose other options start with
-different characters, and references that loop through an array or an object. Layout and escapes follow
-``JsonConfig`` (``property_order="schema"`` and ``whitespace_pattern`` are not covered).
+whose bounds are integers, booleans, null, unions of numbers, unions of objects (read all their options'
+ways at once until the text tells them apart, at most ``MAX_WAYS`` ways in any state), unions whose other
+options start with different characters, and references that loop through an array, an object or a union of
+objects. Layout and escapes follow ``JsonConfig`` (``property_order="schema"`` and ``whitespace_pattern`` are
+not covered).
 
 The program is exact by construction for what it covers: each answer is the one the Python parsers give
 (tests/test_machine.py compares masks and steps with them).

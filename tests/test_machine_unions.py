@@ -162,7 +162,25 @@ def test_a_union_of_objects_is_read_several_ways_until_the_text_tells_them_apart
     assert len(machine.key()) == one
     # email and sms are open (any extra value), push takes extra booleans and an integer badge
     for text, ways in (("[{", 3), ('[{"phone":"+1', 2), ('[{"badge":1', 3), ('[{"badge":true', 2), ('[{"x":1', 2)):
-        assert len(twin.add_text(text).key()) == ways * one, text
+        state = twin.add_text(text).key()
+        assert len(state) == ways * one and len(twin._machine.ways(state)) == ways, text
+    assert twin._machine.ways(machine.key()) is None
+
+
+def test_a_mask_of_several_ways_in_one_call_is_the_union_of_their_masks(llama3_vocabulary):
+    """``Machine.mask`` walks each way of a state into the same bits (the Python side asks way by way, so
+    that each string body takes its run row): both give the same tokens."""
+    twin = _twin(JsonSchemaParser(OPEN_CHANNELS))
+    program, trie = twin._machine, flat_trie(llama3_vocabulary)
+    words = (llama3_vocabulary.size + 31) // 32
+    for text in ("[{", '[{"', '[{"subject":"a', '[{"x":', '[{"badge":1'):
+        state = twin.add_text(text).key()
+        whole, part, union = (np.zeros(words, dtype=np.int32) for _ in range(3))
+        program.mask(trie, state, b"", whole)
+        for way in program.ways(state):
+            program.mask(trie, way, b"", part)
+            union |= part
+        assert np.array_equal(whole, union) and np.count_nonzero(whole), text
 
 
 OBJECT_VALUES = [
@@ -303,6 +321,8 @@ def test_wrong_states_of_several_ways_are_value_errors(llama3_vocabulary):
             program.step(bad, b'"')
         with pytest.raises(ValueError):
             program.mask(trie, bad, b"", out)
+        with pytest.raises(ValueError):
+            program.ways(bad)
     rng = random.Random(5)
     for _ in range(300):
         data = bytearray(rng.choice([several, several + single, single + several]))
@@ -313,6 +333,7 @@ def test_wrong_states_of_several_ways_are_value_errors(llama3_vocabulary):
             program.allowed(bytes(data))
             program.can_end(bytes(data))
             program.body_room(bytes(data))
+            program.ways(bytes(data))
             program.mask(trie, bytes(data), b"", out)
         except ValueError:
             pass

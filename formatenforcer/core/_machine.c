@@ -2310,6 +2310,31 @@ static PyObject *Machine_body_room(MachineObject *self, PyObject *arg) {
     return result;
 }
 
+/* ways(state): a state of several ways (state_ways) as a tuple of its ways' bytes, each a state of one way;
+   None for a state of one way. */
+static PyObject *Machine_ways(MachineObject *self, PyObject *arg) {
+    Py_buffer state;
+    if (PyObject_GetBuffer(arg, &state, PyBUF_SIMPLE) < 0) return NULL;
+    Py_ssize_t at[MAX_WAYS], lens[MAX_WAYS];
+    PyObject *result = NULL;
+    Py_ssize_t ways = state_ways(self, state.buf, state.len, at, lens);
+    if (ways == 1) {
+        Py_INCREF(Py_None);
+        result = Py_None;
+    } else if (ways > 1 && (result = PyTuple_New(ways)) != NULL) {
+        for (Py_ssize_t i = 0; i < ways; i++) {
+            PyObject *way = PyBytes_FromStringAndSize((const char *)state.buf + at[i], lens[i]);
+            if (way == NULL) {
+                Py_CLEAR(result);
+                break;
+            }
+            PyTuple_SET_ITEM(result, i, way);
+        }
+    }
+    PyBuffer_Release(&state);
+    return result;
+}
+
 static PyMemberDef Machine_members[] = {
     {"code", T_OBJECT_EX, offsetof(MachineObject, code), READONLY, "the program's int32 words (bytes)"},
     {"automata", T_OBJECT_EX, offsetof(MachineObject, automata), READONLY, "the program's Automaton objects"},
@@ -2326,6 +2351,8 @@ static PyMethodDef Machine_methods[] = {
     {"mask", (PyCFunction)Machine_mask, METH_VARARGS,
      "mask(trie, state, pending, out, row=None): the packed mask of the tokens allowed from ``state`` into "
      "``out``; ``row``: in a string's body (see body_room), the tokens of at most that many body characters"},
+    {"ways", (PyCFunction)Machine_ways, METH_O,
+     "ways(state): a state of several ways (a union of objects being read) as a tuple of one-way states; else None"},
     {"body_room", (PyCFunction)Machine_body_room, METH_O,
      "body_room(state): in a string's body the run row answers, the characters it may hold (-1: any); else None"},
     {NULL, NULL, 0, NULL},

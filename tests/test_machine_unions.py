@@ -1,8 +1,10 @@
-"""Unions of objects on the compiled JSON machine give the Python parsers' answers exactly.
+"""Unions of objects (and of arrays, and of strings) on the compiled JSON machine give the Python parsers'
+answers exactly.
 
 A union (``anyOf``, or a ``oneOf`` whose options are disjoint) of several objects starts alike (``{``), so
 the machine reads it all its options' ways at once, each way a whole state, until the text rules options
-out (core/_machine.c, ``fork_objects``; jsonschema/machine_program.py bounds the ways a schema may need).
+out (core/_machine.c, ``fork_options``; jsonschema/machine_program.py bounds the ways a schema may need);
+several arrays (``[``) or strings (``"``) are read the same way.
 The Python parsers' ``UnionParser`` is the reference: every mask and step must equal its own, at every
 token of the benchmark cases that hold such unions, on random unions of objects character by character
 with keys in any order, on recursive unions near ``max_depth``, and the C side must refuse a wrong state of
@@ -241,6 +243,48 @@ def test_random_unions_of_objects_character_by_character(schema, seed, flexible)
         _walk_characters(parser, machine, rng, 60)
 
 
+STRING_OPTIONS = [
+    {"type": "string"},
+    {"type": "string", "maxLength": 2},
+    {"type": "string", "minLength": 3},
+    {"type": "string", "format": "date"},
+    {"type": "string", "pattern": "^[a-c]+$"},
+    {"enum": ["ab", "abc", "x"]},
+    {"const": "é"},
+]
+ARRAY_OPTIONS = [
+    {"type": "array", "items": {"type": "integer"}},
+    {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 2},
+    {"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}], "items": {"type": "boolean"}},
+    {"type": "array", "items": {"type": "array", "items": {"type": "null"}}},
+    {"type": "array", "items": {"type": "object", "properties": {"a": {"type": "integer"}}}, "maxItems": 1},
+]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    strings=st.lists(st.sampled_from(STRING_OPTIONS), max_size=3, unique_by=json.dumps),
+    arrays=st.lists(st.sampled_from(ARRAY_OPTIONS), max_size=3, unique_by=json.dumps),
+    objects=st.lists(_object_options(), max_size=2),
+    seed=st.integers(0, 2**16),
+    flexible=st.booleans(),
+)
+def test_random_unions_of_strings_arrays_and_objects_character_by_character(strings, arrays, objects, seed, flexible):
+    """Unions of several strings (contents that overlap: a date, a pattern, an enum, lengths), several arrays
+    (items and prefixes that differ) and objects, each kind read all its options' ways at once: the same
+    allowed characters, ends and refusals at every character of random walks."""
+    options = strings + arrays + objects
+    if len(options) < 2:
+        return
+    config = JsonConfig(whitespace="flexible" if flexible else "compact", max_whitespace=2)
+    parser = JsonSchemaParser({"anyOf": options}, config=config)
+    machine = parser.compiled_twin()
+    assert machine is not None
+    rng = random.Random(seed)
+    for _ in range(3):
+        _walk_characters(parser, machine, rng, 60)
+
+
 def test_random_unions_of_objects_are_mostly_covered():
     """The random unions above run on the machine (else the test before would compare nothing)."""
     covered = 0
@@ -299,7 +343,7 @@ def test_unions_that_could_need_too_many_ways_stay_on_the_python_parsers():
     ]
     schema = {"$defs": {"x": {"anyOf": options}}, "$ref": "#/$defs/x"}
     parser = JsonSchemaParser(schema)
-    with pytest.raises(machine_program.NotCovered, match="more than 16 ways"):
+    with pytest.raises(machine_program.NotCovered, match="a union read more than 16 ways"):
         builder = machine_program._Builder(parser.compiler, parser._root)  # noqa: SLF001
         builder.finish(builder.node(parser._root))  # noqa: SLF001
     assert parser.compiled_twin() is None

@@ -29,14 +29,15 @@
                         integer's are inclusive (4 and 8 only for other numbers)
        K_BOOL           [K_BOOL, 1: true allowed | 2: false allowed]
        K_NULL           [K_NULL]
-       K_UNION          [K_UNION, options, option nodes...] (options start with distinct characters, but for
-                        objects: several object options are read all their ways at once, fork_objects)
+       K_UNION          [K_UNION, options, option nodes...] (options of different kinds start with distinct
+                        characters; several objects, arrays or strings are read all their ways at once,
+                        fork_options)
        K_NUMSET         [K_NUMSET, options, a K_NUMBER record per option...]: a number of any of them
      key trie nodes     [name index or -1, names at or below: bits lo, hi, edges, (code point, node)...]
                         (edges sorted by code point; a node is an offset into code)
 
-   State: bytes, the header MState then ``frames`` MFrame, the root's frame first: one way. After a '{' that
-   opens a union of several objects, a state holds one way per option still possible (state_ways): the ways'
+   State: bytes, the header MState then ``frames`` MFrame, the root's frame first: one way. After a character
+   that opens a union of several objects, arrays or strings, a state holds one way per option still possible (state_ways): the ways'
    bytes one after another, each a whole state, equal ways kept once, sorted. */
 
 #define MH_SIZE 16
@@ -86,8 +87,8 @@ static const char *LITERALS[3] = {"true", "false", "null"};
 typedef struct {
     MState h;
     int32_t base, local;
-    /* a union of objects read as several ways at once (see fork_objects): the way this step takes, and the
-       number of ways its character opened (1 where it opened no such union) */
+    /* a union read as several ways at once (see fork_options): the way this step takes, and the number of
+       ways its character opened (1 where it opened no such union) */
     int32_t pick, forks;
 } WHead;
 
@@ -718,28 +719,31 @@ static int push_frame(const Ctx *x, WHead *w, MFrame *local, int32_t node) {
     return 1;
 }
 
-/* The object options of a union record. */
-static int32_t union_objects(const Ctx *x, const int32_t *r) {
+static int start_value(const Ctx *x, WHead *w, MFrame *local, int32_t node, int32_t cp);
+
+/* The options of a union record of one kind. */
+static int32_t union_count(const Ctx *x, const int32_t *r, int32_t kind) {
     int32_t count = 0;
-    for (int32_t k = 0; k < r[1]; k++) count += rec(x, r[2 + k])[0] == K_OBJECT;
+    for (int32_t k = 0; k < r[1]; k++) count += rec(x, r[2 + k])[0] == kind;
     return count;
 }
 
-/* A union with several object options opened by '{': each option that fits in the levels left is a way of
-   reading the value (the Python parsers' UnionParser keeps one branch per option, and its language is the
-   union of theirs). The step takes way ``w->pick`` and records in ``w->forks`` how many there are; the
-   caller steps the state again for each other way (Machine.step keeps every way, the mask walk walks each).
-   0 when no option fits or the pick is past the last way. */
-static int fork_objects(const Ctx *x, WHead *w, MFrame *local, const int32_t *r) {
+/* A union with several options of one kind (objects, arrays or strings) opened by their first character:
+   each such option (a container only where it fits in the levels left) is a way of reading the value (the
+   Python parsers' UnionParser keeps one branch per option, and its language is the union of theirs). The
+   step takes way ``w->pick`` and records in ``w->forks`` how many there are; the caller steps the state
+   again for each other way (Machine.step keeps every way, the mask walk walks each). 0 when no option fits
+   or the pick is past the last way. */
+static int fork_options(const Ctx *x, WHead *w, MFrame *local, const int32_t *r, int32_t kind, int32_t cp) {
     int64_t room = (int64_t)x->max_depth - (depth_of(w) - 1);
     int32_t ways = 0, chosen = -1;
     for (int32_t k = 0; k < r[1]; k++) {
-        if (rec(x, r[2 + k])[0] != K_OBJECT || !fits(x, r[2 + k], room)) continue;
+        if (rec(x, r[2 + k])[0] != kind || (kind != K_STRING && !fits(x, r[2 + k], room))) continue;
         if (ways == w->pick) chosen = r[2 + k];
         ways++;
     }
     w->forks = ways;
-    return chosen >= 0 && push_frame(x, w, local, chosen);
+    return chosen >= 0 && start_value(x, w, local, chosen, cp);
 }
 
 /* Starts a value of ``node`` with its first character; 0 if refused. The frame on top is the container (or
@@ -781,11 +785,13 @@ static int start_value(const Ctx *x, WHead *w, MFrame *local, int32_t node, int3
         if (cp != 'n') return 0;
         *s = (MState){L_LITERAL, 2, 1, 0, 0, 0, 0};
         return 1;
-    case K_UNION:
-        if (cp == '{' && union_objects(x, r) > 1) return fork_objects(x, w, local, r);
+    case K_UNION: {
+        int32_t kind = cp == '{' ? K_OBJECT : cp == '[' ? K_ARRAY : cp == '"' ? K_STRING : -1;
+        if (kind >= 0 && union_count(x, r, kind) > 1) return fork_options(x, w, local, r, kind, cp);
         for (int32_t k = 0; k < r[1]; k++)
             if (start_value(x, w, local, r[2 + k], cp)) return 1;
         return 0;
+    }
     }
     return 0;
 }
@@ -1445,8 +1451,8 @@ bad:
     return -1;
 }
 
-/* A state's ways: one single state (header and frames), or, after a '{' that opened a union of objects
-   several ways (fork_objects), several single states one after another, each read on its own (a character
+/* A state's ways: one single state (header and frames), or, after a character that opened a union several
+   ways (fork_options), several single states one after another, each read on its own (a character
    is allowed where some way takes it; the Python parsers' UnionParser keeps its branches so). Fills
    ``at``/``lens`` (MAX_WAYS entries) with each way's offset and length and returns how many, or -1 with
    ValueError set. */
@@ -1546,7 +1552,7 @@ static int add_way(const Ctx *x, const WHead *w, const MFrame *local, Way *ways,
 }
 
 /* The step of a state of several ways, or of one that a character forks: each character steps every way
-   (each of its own ways where it opens a union of objects), equal ways kept once, in a fixed order so that
+   (each of its own ways where it opens a union several ways), equal ways kept once, in a fixed order so that
    equal sets give equal bytes. None when no way takes the text. */
 static PyObject *step_ways(const MachineObject *m, const uint8_t *data, Py_ssize_t len, const int32_t *cps,
                            Py_ssize_t n) {
@@ -1846,7 +1852,7 @@ done:
 typedef struct {
     WHead w;
     int32_t edge, end, pending_count;
-    int32_t pick; /* the way the next step of this level's current edge takes (fork_objects) */
+    int32_t pick; /* the way the next step of this level's current edge takes (fork_options) */
     uint8_t pending[4];
 } MLevel;
 
@@ -1971,7 +1977,7 @@ static void mwalk(MWalk *k, int32_t node, const WHead *start, const uint8_t *pen
                 continue;
             }
         } else if (byte < 0x80) {
-            /* (a '{' that opens a union of objects several ways: this edge is walked again for each) */
+            /* (a character that opens a union several ways: this edge is walked again for each) */
             g->w.pick = f->pick;
             g->w.forks = 1;
             int ok = mstep(&k->x, &g->w, gl, byte);
@@ -2352,7 +2358,7 @@ static PyMethodDef Machine_methods[] = {
      "mask(trie, state, pending, out, row=None): the packed mask of the tokens allowed from ``state`` into "
      "``out``; ``row``: in a string's body (see body_room), the tokens of at most that many body characters"},
     {"ways", (PyCFunction)Machine_ways, METH_O,
-     "ways(state): a state of several ways (a union of objects being read) as a tuple of one-way states; else None"},
+     "ways(state): a state of several ways (a union being read) as a tuple of one-way states; else None"},
     {"body_room", (PyCFunction)Machine_body_room, METH_O,
      "body_room(state): in a string's body the run row answers, the characters it may hold (-1: any); else None"},
     {NULL, NULL, 0, NULL},

@@ -9,11 +9,11 @@ characters: an enum, a pattern, a format, under a maximum length or not); a numb
 each node's fewest levels, which decide near ``max_depth`` what may still open. Covered: any value, objects
 of one rule set without ``patternProperties``, ``propertyNames``, property counts or dependencies (at most
 63 names), arrays without ``uniqueItems`` or ``contains``, numbers and integers without ``multipleOf``
-whose bounds are integers, booleans, null, unions of numbers, unions of objects (read all their options'
-ways at once until the text tells them apart, at most ``MAX_WAYS`` ways in any state), unions whose other
-options start with different characters, and references that loop through an array, an object or a union of
-objects. Layout and escapes follow ``JsonConfig`` (``property_order="schema"`` and ``whitespace_pattern`` are
-not covered).
+whose bounds are integers, booleans, null, unions of numbers, unions of several objects, arrays or strings
+(read all their options' ways at once until the text tells them apart, at most ``MAX_WAYS`` ways in any
+state), unions whose other options start with different characters, and references that loop through an
+array, an object or a union of them. Layout and escapes follow ``JsonConfig`` (``property_order="schema"``
+and ``whitespace_pattern`` are not covered).
 
 The program is exact by construction for what it covers: each answer is the one the Python parsers give
 (tests/test_machine.py compares masks and steps with them).
@@ -51,9 +51,9 @@ ROOM_GUARD = 128
 """The fewest levels a node's values need must stay below this (core/_machine.c): the Python parsers narrow
 a container to the levels left within this many levels of ``max_depth`` (jsonschema/depth.py)."""
 MAX_WAYS = 16
-"""A union of objects is read as several whole states at once (one per option still possible): a schema whose
-states could hold more of them is left to the Python parsers (``_Builder._check_ways``; the machine keeps up
-to 64, core/_machine.c)."""
+"""A union of several objects, arrays or strings is read as several whole states at once (one per option still
+possible): a schema whose states could hold more of them is left to the Python parsers
+(``_Builder._check_ways``; the machine keeps up to 64, core/_machine.c)."""
 MAX_NESTING = 200
 """Schemas whose nodes nest deeper are left to the Python parsers (which build any depth without recursion):
 the program is built by recursion over the nodes."""
@@ -66,6 +66,9 @@ _AUTOMATA: dict[Hashable, Any] = {}
 """A content's identity by value -> its ``_native.Automaton`` (False: not explorable), shared by schemas."""
 register_memo(_AUTOMATA.clear)  # emptied when a burst of enforcers ends (core/cache_release.py)
 
+_FORKED = (K_OBJECT, K_ARRAY, K_STRING)
+"""The kinds of which a union may hold several options: the machine reads them all their ways at once
+(core/_machine.c, ``fork_options``). Each starts with its own character, which no other kind starts with."""
 _FIRST = {K_OBJECT: "{", K_ARRAY: "[", K_STRING: '"', K_NUMBER: "-0123456789", K_NUMSET: "-0123456789", K_NULL: "n"}
 
 
@@ -149,13 +152,13 @@ class _Builder:
                 self.min_depths[ident] = min(self.min_depths[o] for o in record[2:])
 
     def _check_ways(self) -> None:
-        """NotCovered where a state could hold more than ``MAX_WAYS`` ways. A union of several objects is read
-        all its options' ways at once (core/_machine.c, ``fork_objects``), each way a whole state, until
-        the text rules options out; inside the value of a key, every option that takes the key reads it its
-        own way, so a value of a union of objects may be read, at once, the sum over the options taking a
-        key of the ways of their values of it (at least one way per option while between values). The
-        least fixed point of these sums over the program (nested values, loops included) bounds every
-        state's ways."""
+        """NotCovered where a state could hold more than ``MAX_WAYS`` ways. A union of several objects, arrays
+        or strings is read all those options' ways at once (core/_machine.c, ``fork_options``), each way a
+        whole state, until the text rules options out; inside the value of a key, every object option that
+        takes the key reads it its own way (inside an item, every array option), so a value of such a union
+        may be read, at once, the sum over those options of the ways of their values there (at least one
+        way per option between values). The least fixed point of these sums over the program (nested
+        values, loops included) bounds every state's ways."""
         records = self.records
         names = dict(self.tries)
         ways = [1] * len(records)
@@ -175,30 +178,33 @@ class _Builder:
                     continue
                 if value > ways[ident]:
                     if value > MAX_WAYS:
-                        raise NotCovered(f"a union of objects read more than {MAX_WAYS} ways at once")
+                        raise NotCovered(f"a union read more than {MAX_WAYS} ways at once")
                     ways[ident] = value
                     changed = True
 
     def _union_ways(self, options: list[int], names: dict[int, list[str]], ways: list[int]) -> int:
         """The ways a value of a union with these options may be read at once, from the ways of its parts."""
         records = self.records
-        objects = [o for o in options if records[o][0] == K_OBJECT]  # type: ignore[index]
         value = max(ways[o] for o in options)
-        if len(objects) < 2:
-            return value
-        keys = {name for o in objects for name in names[o]}
-        sums = []
-        for key in [*keys, None]:  # (None: a key no option names, an extra key of the open ones)
-            total = 0
-            for o in objects:
-                record = records[o]
-                own = names[o]
-                if key is not None and key in own:
-                    total += ways[record[6 + own.index(key)]]  # type: ignore[index]
-                elif record[1] >= 0:  # type: ignore[index]
-                    total += ways[record[1]]  # type: ignore[index]
-            sums.append(total)
-        return max(value, len(objects), *sums)
+        objects = [o for o in options if records[o][0] == K_OBJECT]  # type: ignore[index]
+        arrays = [o for o in options if records[o][0] == K_ARRAY]  # type: ignore[index]
+        strings = [o for o in options if records[o][0] == K_STRING]  # type: ignore[index]
+        sums = [len(objects), len(arrays), len(strings)]
+        if len(arrays) > 1:  # (an item of each array option, whichever it is)
+            sums.append(sum(max(ways[v] for v in [records[o][1], *records[o][5:]]) for o in arrays))  # type: ignore
+        if len(objects) > 1:
+            keys = {name for o in objects for name in names[o]}
+            for key in [*keys, None]:  # (None: a key no option names, an extra key of the open ones)
+                total = 0
+                for o in objects:
+                    record = records[o]
+                    own = names[o]
+                    if key is not None and key in own:
+                        total += ways[record[6 + own.index(key)]]  # type: ignore[index]
+                    elif record[1] >= 0:  # type: ignore[index]
+                        total += ways[record[1]]  # type: ignore[index]
+                sums.append(total)
+        return max(value, *sums)
 
     def _height(self, root: int) -> int:
         """The most typed arrays and objects nested in a value of the (loop-free) program."""
@@ -337,8 +343,8 @@ class _Builder:
         return ident
 
     def _union(self, node: Union) -> int:
-        if len(node.options) > 1 and all(isinstance(deref(o), Object) for o in node.options):
-            # a union of objects gets its id first, as a container does: a reference that loops through it
+        if len(node.options) > 1 and all(isinstance(deref(o), (Object, Array)) for o in node.options):
+            # a union of containers gets its id first, as a container does: a reference that loops through it
             # (a recursive oneOf of objects) meets that id
             ident = self._new(None, 0)
             self.ids[id(node)] = ident
@@ -354,7 +360,6 @@ class _Builder:
         if len(options) == 1:
             return options[0]
         taken: set[str] = set()
-        objects = 0
         for option in options:
             kind = self._kind(option)
             if kind in (K_ANY, K_UNION):
@@ -364,8 +369,7 @@ class _Builder:
                 first = ("t" if record[1] & 1 else "") + ("f" if record[1] & 2 else "")  # type: ignore[index]
             else:
                 first = _FIRST[kind]
-            objects += kind == K_OBJECT
-            if taken & set(first) and not (kind == K_OBJECT and objects > 1):  # (objects: read several ways)
+            if taken & set(first) and kind not in _FORKED:  # (those are read several ways at once)
                 raise NotCovered("union options that start alike")
             taken |= set(first)
         return self._new([K_UNION, len(options), *options], min(self.min_depths[o] for o in options))

@@ -169,6 +169,24 @@ def test_a_union_of_objects_is_read_several_ways_until_the_text_tells_them_apart
     assert twin._machine.ways(machine.key()) is None
 
 
+def test_ways_that_reach_the_same_state_are_one_again(llama3_vocabulary):
+    """Two open objects both take ``{"c":1}``: read two ways, they close into one state (kept once), and an
+    array of them stays one way between its items however many items it reads."""
+    options = [{"type": "object", "properties": {name: {"type": "integer"}}} for name in ("a", "b")]
+    parser = JsonSchemaParser({"type": "array", "items": {"anyOf": options}})
+    twin = _twin(parser)
+    program = twin._machine
+    assert len(program.ways(twin.add_text('[{"c":1').key())) == 2
+    reference, machine = parser, twin
+    text = '[{"c":1},{"a":2},{"b":3,"a":4},{"c":{}}'
+    for at, ch in enumerate(text):
+        reference, machine = reference.add_character(ch), machine.add_character(ch)
+        _same_masks(llama3_vocabulary, reference, machine)
+        if ch == "}" and text[at + 1 : at + 2] in (",", ""):  # (an item just closed)
+            assert program.ways(machine.key()) is None, text[: at + 1]
+    assert machine.add_text("]").can_end()
+
+
 def test_a_mask_of_several_ways_in_one_call_is_the_union_of_their_masks(llama3_vocabulary):
     """``Machine.mask`` walks each way of a state into the same bits (the Python side asks way by way, so
     that each string body takes its run row): both give the same tokens."""

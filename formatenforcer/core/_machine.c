@@ -37,8 +37,8 @@
                         (edges sorted by code point; a node is an offset into code)
 
    State: bytes, the header MState then ``frames`` MFrame, the root's frame first: one way. After a character
-   that opens a union of several objects, arrays or strings, a state holds one way per option still possible (state_ways): the ways'
-   bytes one after another, each a whole state, equal ways kept once, sorted. */
+   that opens a union of several objects, arrays or strings, a state holds one way per option still possible
+   (state_ways): the ways' bytes one after another, each a whole state, equal ways kept once, sorted. */
 
 #define MH_SIZE 16
 enum { MH_MAGIC, MH_NODES, MH_ROOT, MH_ANY, MH_ANY_OBJECT, MH_ANY_ARRAY, MH_ANY_STRING, MH_ANY_NUMBER, MH_WS,

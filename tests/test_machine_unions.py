@@ -23,9 +23,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from formatenforcer import JsonSchemaParser
+from formatenforcer import JsonSchemaParser, TokenEnforcer
 from formatenforcer.core import backend
 from formatenforcer.core.flat_trie import flat_trie
+from formatenforcer.core.machine import MachineState
+from formatenforcer.core.walk import advance, allowed_mask
 from formatenforcer.jsonschema import machine_program
 from formatenforcer.jsonschema.config import JsonConfig
 
@@ -185,6 +187,54 @@ def test_ways_that_reach_the_same_state_are_one_again(llama3_vocabulary):
         if ch == "}" and text[at + 1 : at + 2] in (",", ""):  # (an item just closed)
             assert program.ways(machine.key()) is None, text[: at + 1]
     assert machine.add_text("]").can_end()
+
+
+STRINGS = {"anyOf": [{"type": "string", "format": "date"}, {"type": "string", "maxLength": 4}, {"enum": ["ok", "no"]}]}
+
+
+@pytest.mark.parametrize("name", ["llama3", "smollm2", "sentencepiece"])
+def test_random_token_walks_on_three_tokenizers(vocabularies, name):
+    """Random tokens of the allowed ones, from the first token (SentencePiece's, whose leading space is
+    dropped, is the Python walk's over the machine's state) on: the same masks and the same steps."""
+    vocabulary = vocabularies[name]
+    rng = random.Random(17)
+    for schema in (PAYMENT, OPEN_CHANNELS, EXPR, STRINGS):
+        parser = JsonSchemaParser(schema)
+        for _ in range(2):
+            reference, machine, pending, at_start = parser, _twin(parser), b"", True
+            for _ in range(30):
+                mask = allowed_mask(vocabulary, reference, pending, at_start, {})
+                assert np.array_equal(mask, allowed_mask(vocabulary, machine, pending, at_start, {}))
+                ids = np.flatnonzero(np.unpackbits(mask.view(np.uint8), bitorder="little"))
+                ids = [int(t) for t in ids if vocabulary.token_bytes[int(t)]]
+                if not ids:
+                    break
+                data = vocabulary.token_bytes[rng.choice(ids)]
+                if at_start and vocabulary.strip_leading_space and data[:1] == b" ":
+                    data = data[1:]
+                stepped, moved = advance(reference, pending, data), advance(machine, pending, data)
+                assert stepped is not None and moved is not None and stepped[1] == moved[1]
+                reference, pending, machine, at_start = stepped[0], stepped[1], moved[0], False
+
+
+def test_the_enforcer_runs_unions_of_objects_on_the_machine(llama3_vocabulary, llama3_tokenizer):
+    """Through ``TokenEnforcer`` (steps with ``add_bytes``, masks with ``machine_mask``): the same allowed
+    tokens at every position as an enforcer on the Python parsers."""
+    text = '{"amount":5,"method":{"provider":"paypal","type":"wallet"}}'
+    on_machine = TokenEnforcer(llama3_vocabulary, JsonSchemaParser(PAYMENT))
+    backend.use_machine(False)
+    try:
+        on_python = TokenEnforcer(llama3_vocabulary, JsonSchemaParser(PAYMENT))
+    finally:
+        backend.use_machine(True)
+    assert isinstance(on_machine.start.state, MachineState)
+    assert not isinstance(on_python.start.state, MachineState)
+    machine, python = on_machine.matcher(), on_python.matcher()
+    for token in llama3_tokenizer.encode(text, add_special_tokens=False):
+        assert machine.allowed_token_ids() == python.allowed_token_ids()
+        assert machine.accept_token(token) and python.accept_token(token)
+    assert machine.allowed_token_ids() == python.allowed_token_ids()
+    assert set(llama3_vocabulary.eos_token_ids) <= set(machine.allowed_token_ids())
 
 
 def test_a_mask_of_several_ways_in_one_call_is_the_union_of_their_masks(llama3_vocabulary):

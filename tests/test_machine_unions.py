@@ -368,12 +368,26 @@ def test_random_unions_of_objects_are_mostly_covered():
     assert covered >= 35
 
 
+RECURSIVE_UNIONS = [
+    EXPR,
+    {"$defs": {"n": {"anyOf": [  # a key both options name: a node's value, or a string
+        {"type": "object", "properties": {"t": {"const": "a"}, "val": {"$ref": "#/$defs/n"}}, "required": ["t"]},
+        {"type": "object", "properties": {"t": {"const": "b"}, "val": {"type": "string"}}, "required": ["t"]},
+    ]}}, "$ref": "#/$defs/n"},
+    {"$defs": {"t": {"anyOf": [  # arrays of trees or of strings
+        {"type": "array", "items": {"$ref": "#/$defs/t"}, "maxItems": 2},
+        {"type": "array", "items": {"type": "string", "maxLength": 2}, "minItems": 1},
+    ]}}, "$ref": "#/$defs/t"},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("schema", range(len(RECURSIVE_UNIONS)))
 @pytest.mark.parametrize("max_depth", [2, 3, 4, 6])
-def test_a_recursive_union_of_objects_near_the_depth_limit(llama3_vocabulary, max_depth):
-    """The recursive ``oneOf`` of objects near ``max_depth``: an option is opened only where its value fits
-    in the levels left, so near the limit ``{`` may be read fewer ways (walks that prefer opening brackets),
-    and the masks at each step of an instance as deep as the limit allows."""
-    parser = JsonSchemaParser(EXPR, config=JsonConfig(max_depth=max_depth, whitespace="compact"))
+def test_recursive_unions_near_the_depth_limit(schema, max_depth):
+    """Recursive unions near ``max_depth``: an option is opened only where its value fits in the levels
+    left, so near the limit ``{`` or ``[`` may be read fewer ways (walks that prefer opening brackets)."""
+    config = JsonConfig(max_depth=max_depth, whitespace="compact")
+    parser = JsonSchemaParser(RECURSIVE_UNIONS[schema], config=config)
     machine = _twin(parser)
     rng = random.Random(max_depth)
     for _ in range(20):
@@ -381,15 +395,25 @@ def test_a_recursive_union_of_objects_near_the_depth_limit(llama3_vocabulary, ma
         for _ in range(60):
             allowed = reference.allowed_characters()
             assert twin.allowed_characters() == allowed and twin.can_end() == reference.can_end()
+            ways = twin._machine.ways(twin.key())  # (never more than the program's bound)
+            assert ways is None or len(ways) <= machine_program.MAX_WAYS
             if not allowed.intervals:
                 break
-            opening = [c for c in '{"' if c in allowed]
+            opening = [c for c in '{["' if c in allowed]
             if opening and rng.random() < 0.5:
                 ch = rng.choice(opening)
             else:
                 lo, hi = rng.choice(allowed.intervals)
                 ch = chr(rng.randint(lo, min(hi, lo + 30)))
             reference, twin = reference.add_character(ch), twin.add_character(ch)
+
+
+@pytest.mark.parametrize("max_depth", [2, 3, 4, 6])
+def test_a_recursive_union_of_objects_as_deep_as_the_limit(llama3_vocabulary, max_depth):
+    """The masks at each step of an instance of the recursive ``oneOf`` as deep as the limit allows, and one
+    level deeper refused by both."""
+    parser = JsonSchemaParser(EXPR, config=JsonConfig(max_depth=max_depth, whitespace="compact"))
+    machine = _twin(parser)
     text = '{"num":1}'
     for _ in range(max_depth - 1):
         text = '{"op":"+","left":' + text + ',"right":{"var":"x"}}'
@@ -405,7 +429,8 @@ def test_a_recursive_union_of_objects_near_the_depth_limit(llama3_vocabulary, ma
 
 
 def test_unions_that_could_need_too_many_ways_stay_on_the_python_parsers():
-    """Options that share a key whose value is the union again: each level could double the ways."""
+    """Options that share a key whose values may both be the union again: each level could double the ways
+    (``{"k":{"k":{"k":`` is read under every choice of options so far)."""
     options = [
         {"type": "object", "properties": {"k": {"$ref": "#/$defs/x"}, name: {"type": "integer"}}} for name in ("a", "b")
     ]

@@ -66,6 +66,9 @@ _AUTOMATA: dict[Hashable, Any] = {}
 """A content's identity by value -> its ``_native.Automaton`` (False: not explorable), shared by schemas."""
 register_memo(_AUTOMATA.clear)  # emptied when a burst of enforcers ends (core/cache_release.py)
 
+_STARTS = ("{", "[", '"', "")
+"""Classes of a value's first character for the bound on ways: the three that a union's options of one kind
+may share, and any other (numbers, booleans and null, which a union never reads several ways)."""
 _FORKED = (K_OBJECT, K_ARRAY, K_STRING)
 """The kinds of which a union may hold several options: the machine reads them all their ways at once
 (core/_machine.c, ``fork_options``). Each starts with its own character, which no other kind starts with."""
@@ -156,12 +159,14 @@ class _Builder:
         or strings is read all those options' ways at once (core/_machine.c, ``fork_options``), each way a
         whole state, until the text rules options out; inside the value of a key, every object option that
         takes the key reads it its own way (inside an item, every array option), so a value of such a union
-        may be read, at once, the sum over those options of the ways of their values there (at least one
-        way per option between values). The least fixed point of these sums over the program (nested
-        values, loops included) bounds every state's ways."""
+        may be read, at once, the sum over those options of the ways of their values there that start with
+        the character read (at least one way per option between values). Per node and first character
+        (``_STARTS``), the least fixed point of these sums over the program (nested values, loops included)
+        bounds every state's ways."""
         records = self.records
         names = dict(self.tries)
-        ways = [1] * len(records)
+        starts = [self._starts(ident) for ident in range(len(records))]
+        ways = [[1 if c in start else 0 for c in range(len(_STARTS))] for start in starts]
         changed = True
         while changed:
             changed = False
@@ -169,42 +174,61 @@ class _Builder:
                 kind = record[0]  # type: ignore[index]
                 if kind == K_OBJECT:
                     inner = [v for v in record[6:] if v >= 0] + ([record[1]] if record[1] >= 0 else [])  # type: ignore
-                    value = max((ways[v] for v in inner), default=1)
+                    values = {_STARTS.index("{"): max((max(ways[v]) for v in inner), default=1)}
                 elif kind == K_ARRAY:
-                    value = max(ways[v] for v in [record[1], *record[5:]])  # type: ignore[index, misc]
+                    values = {_STARTS.index("["): max(max(ways[v]) for v in [record[1], *record[5:]])}  # type: ignore
                 elif kind == K_UNION:
-                    value = self._union_ways(record[2:], names, ways)  # type: ignore[index]
+                    values = self._union_ways(record[2:], names, ways, starts)  # type: ignore[index]
                 else:
                     continue
-                if value > ways[ident]:
-                    if value > MAX_WAYS:
-                        raise NotCovered(f"a union read more than {MAX_WAYS} ways at once")
-                    ways[ident] = value
-                    changed = True
+                for c, value in values.items():
+                    if value > ways[ident][c]:
+                        if value > MAX_WAYS:
+                            raise NotCovered(f"a union read more than {MAX_WAYS} ways at once")
+                        ways[ident][c] = value
+                        changed = True
 
-    def _union_ways(self, options: list[int], names: dict[int, list[str]], ways: list[int]) -> int:
-        """The ways a value of a union with these options may be read at once, from the ways of its parts."""
+    def _starts(self, ident: int) -> set[int]:
+        """The classes (``_STARTS``) of the first characters of a value of the node."""
+        record = self.records[ident]
+        kind = record[0]  # type: ignore[index]
+        if kind == K_ANY:
+            return set(range(len(_STARTS)))
+        if kind == K_UNION:
+            return {c for o in record[2:] for c in self._starts(o)}  # type: ignore[index]
+        first = {K_OBJECT: "{", K_ARRAY: "[", K_STRING: '"'}.get(kind, "")
+        return {_STARTS.index(first)}
+
+    def _union_ways(
+        self, options: list[int], names: dict[int, list[str]], ways: list[list[int]], starts: list[set[int]]
+    ) -> dict[int, int]:
+        """Per first character, the ways a value of a union with these options may be read at once, from the
+        ways of its parts."""
         records = self.records
-        value = max(ways[o] for o in options)
-        objects = [o for o in options if records[o][0] == K_OBJECT]  # type: ignore[index]
-        arrays = [o for o in options if records[o][0] == K_ARRAY]  # type: ignore[index]
-        strings = [o for o in options if records[o][0] == K_STRING]  # type: ignore[index]
-        sums = [len(objects), len(arrays), len(strings)]
-        if len(arrays) > 1:  # (an item of each array option, whichever it is)
-            sums.append(sum(max(ways[v] for v in [records[o][1], *records[o][5:]]) for o in arrays))  # type: ignore
-        if len(objects) > 1:
-            keys = {name for o in objects for name in names[o]}
-            for key in [*keys, None]:  # (None: a key no option names, an extra key of the open ones)
-                total = 0
-                for o in objects:
-                    record = records[o]
-                    own = names[o]
-                    if key is not None and key in own:
-                        total += ways[record[6 + own.index(key)]]  # type: ignore[index]
-                    elif record[1] >= 0:  # type: ignore[index]
-                        total += ways[record[1]]  # type: ignore[index]
-                sums.append(total)
-        return max(value, *sums)
+        out = {}
+        for c in range(len(_STARTS)):
+            alike = [o for o in options if c in starts[o]]
+            if len(alike) < 2 or _STARTS[c] == "":  # (one option, or kinds that never fork)
+                out[c] = max((ways[o][c] for o in alike), default=0)
+                continue
+            sums = [len(alike)]
+            if _STARTS[c] == "[":  # an item of each array option, whichever it is
+                items = [[records[o][1], *records[o][5:]] for o in alike]  # type: ignore[index, misc]
+                sums.extend(sum(max(ways[v][d] for v in nodes) for nodes in items) for d in range(len(_STARTS)))
+            elif _STARTS[c] == "{":
+                keys = {name for o in alike for name in names[o]}
+                for key in [*keys, None]:  # (None: a key no option names, an extra key of the open ones)
+                    values = []
+                    for o in alike:
+                        record = records[o]
+                        own = names[o]
+                        if key is not None and key in own:
+                            values.append(record[6 + own.index(key)])  # type: ignore[index]
+                        elif record[1] >= 0:  # type: ignore[index]
+                            values.append(record[1])  # type: ignore[index]
+                    sums.extend(sum(ways[v][d] for v in values) for d in range(len(_STARTS)))
+            out[c] = max(sums)
+        return out
 
     def _height(self, root: int) -> int:
         """The most typed arrays and objects nested in a value of the (loop-free) program."""

@@ -378,6 +378,16 @@ RECURSIVE_UNIONS = [
         {"type": "array", "items": {"$ref": "#/$defs/t"}, "maxItems": 2},
         {"type": "array", "items": {"type": "string", "maxLength": 2}, "minItems": 1},
     ]}}, "$ref": "#/$defs/t"},
+    {"$defs": {"v": {"anyOf": [  # a JSON value: a loop through a union of containers and scalars
+        {"type": "object", "additionalProperties": {"$ref": "#/$defs/v"}},
+        {"type": "array", "items": {"$ref": "#/$defs/v"}},
+        {"type": "string"}, {"type": "integer"}, {"type": "boolean"}, {"type": "null"},
+    ]}}, "$ref": "#/$defs/v"},
+    {"$defs": {"n": {"anyOf": [  # a list ended by null
+        {"type": "object", "properties": {"v": {"type": "integer"}, "next": {"$ref": "#/$defs/n"}},
+         "required": ["v", "next"], "additionalProperties": False},
+        {"type": "null"},
+    ]}}, "$ref": "#/$defs/n"},
 ]  # fmt: skip
 
 

@@ -367,21 +367,19 @@ class _Builder:
         return ident
 
     def _union(self, node: Union) -> int:
-        if len(node.options) > 1 and all(isinstance(deref(o), (Object, Array)) for o in node.options):
-            # a union of containers gets its id first, as a container does: a reference that loops through it
-            # (a recursive oneOf of objects) meets that id
+        ident = None
+        if len(node.options) > 1 and any(isinstance(deref(o), (Object, Array)) for o in node.options):
+            # a union holding a container gets its id first, as a container does: a reference that loops
+            # through it (a recursive oneOf of objects, a JSON value's object or array of values) meets that id
             ident = self._new(None, 0)
             self.ids[id(node)] = ident
             self.kinds[ident] = K_UNION
-            options = [self.node(o) for o in node.options]
-            self.records[ident] = [K_UNION, len(options), *options]
-            return ident
         options = [self.node(o) for o in node.options]
         numbers = [o for o in options if self._kind(o) == K_NUMBER]
         if len(numbers) > 1:  # several numbers (a number enum, integer or number): one text, any of them
             merged = self._leaf([K_NUMSET, len(numbers), *(v for o in numbers for v in self.records[o])])  # type: ignore[union-attr]
             options = [o for o in options if o not in numbers] + [merged]
-        if len(options) == 1:
+        if len(options) == 1 and ident is None:
             return options[0]
         taken: set[str] = set()
         for option in options:
@@ -396,7 +394,10 @@ class _Builder:
             if taken & set(first) and kind not in _FORKED:  # (those are read several ways at once)
                 raise NotCovered("union options that start alike")
             taken |= set(first)
-        return self._new([K_UNION, len(options), *options], min(self.min_depths[o] for o in options))
+        if ident is None:
+            return self._new([K_UNION, len(options), *options], min(self.min_depths[o] for o in options))
+        self.records[ident] = [K_UNION, len(options), *options]  # (its fewest levels: ``finish``)
+        return ident
 
     def _kind(self, ident: int) -> int:
         record = self.records[ident]

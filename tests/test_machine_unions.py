@@ -329,6 +329,54 @@ ARRAY_OPTIONS = [
 ]
 
 
+RECURSION = [{"$ref": "#/$defs/u"}, {"type": "array", "items": {"$ref": "#/$defs/u"}, "maxItems": 2}]
+
+
+@st.composite
+def _recursive_unions(draw):
+    """A union of 2-3 objects whose properties may hold the union again (directly or as array items), with
+    a scalar option or not, as the root: read near a small ``max_depth``."""
+    options = draw(st.lists(_object_options(), min_size=2, max_size=3))
+    for option in options:
+        for name in option["properties"]:
+            if draw(st.booleans()):
+                option["properties"][name] = draw(st.sampled_from(RECURSION))
+    options += draw(st.sampled_from([[], [{"type": "null"}], [{"type": "string", "maxLength": 2}]]))
+    return {"$defs": {"u": {"anyOf": options}}, "$ref": "#/$defs/u"}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schema=_recursive_unions(), seed=st.integers(0, 2**16), max_depth=st.sampled_from([2, 3, 5, 20]))
+def test_random_recursive_unions_near_the_depth_limit(schema, seed, max_depth):
+    """Random recursive unions of objects (a shared key may hold the union, so some need too many ways and
+    stay on the Python parsers): where covered, the same answers at every character of walks that prefer
+    opening brackets, and never more ways than the program's bound."""
+    try:
+        parser = JsonSchemaParser(schema, config=JsonConfig(max_depth=max_depth, whitespace="compact"))
+    except Exception:  # noqa: BLE001 - refused schemas are not the machine's
+        return
+    machine = parser.compiled_twin()
+    if machine is None:
+        return
+    rng = random.Random(seed)
+    for _ in range(3):
+        reference, twin = parser, machine
+        for _ in range(80):
+            allowed = reference.allowed_characters()
+            assert twin.allowed_characters() == allowed and twin.can_end() == reference.can_end()
+            ways = twin._machine.ways(twin.key())
+            assert ways is None or len(ways) <= machine_program.MAX_WAYS
+            if not allowed.intervals:
+                break
+            opening = [c for c in '{["' if c in allowed]
+            if opening and rng.random() < 0.5:
+                ch = rng.choice(opening)
+            else:
+                lo, hi = rng.choice(allowed.intervals)
+                ch = chr(rng.randint(lo, min(hi, lo + 30)))
+            reference, twin = reference.add_character(ch), twin.add_character(ch)
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     strings=st.lists(st.sampled_from(STRING_OPTIONS), max_size=3, unique_by=json.dumps),

@@ -29,7 +29,8 @@ from formatenforcer.jsonschema import machine_program  # noqa: E402
 def _reason(parser: JsonSchemaParser) -> str:
     """Why the machine does not cover the schema ("covered" when it does)."""
     try:
-        machine_program._Builder(parser.compiler, parser._root).node(parser._root)  # noqa: SLF001
+        builder = machine_program._Builder(parser.compiler, parser._root)  # noqa: SLF001
+        builder.finish(builder.node(parser._root))  # noqa: SLF001
     except machine_program.NotCovered as error:
         return str(error)
     return "covered"

@@ -34,7 +34,9 @@
                         integer's are inclusive (4 and 8 only for other numbers)
        K_BOOL           [K_BOOL, 1: true allowed | 2: false allowed]
        K_NULL           [K_NULL]
-       K_UNION          [K_UNION, options, option nodes...] (options start with distinct characters)
+       K_UNION          [K_UNION, options, option nodes...] (options of different kinds start with distinct
+                        characters; several objects, arrays or strings are read all their ways at once,
+                        fork_options)
        K_NUMSET         [K_NUMSET, options, a K_NUMBER record per option...]: a number of any of them
      key trie nodes     [name index or -1, names at or below: bits lo, hi, edges, (code point, node)...]
                         (edges sorted by code point; a node is an offset into code)
@@ -44,7 +46,11 @@
    being read as decoded code points (the "item words"): each seen item's code points then its length, in
    the order read, ``seen_lo`` words in all (the frame's), then the item being read (``n`` code points).
    Stepping and walking append to one buffer (Ctx.u) above the state's own words: a walk's levels share
-   it as they share the trie path, each writing only past the words of the state it came from. */
+   it as they share the trie path, each writing only past the words of the state it came from. That is one
+   way. After a character that opens a union of several objects, arrays or strings, a state holds one way
+   per option still possible (state_ways): the ways' bytes one after another, each a whole state, equal ways
+   kept once, sorted. (A program has uniqueItems arrays or such unions, not both: a state of several ways
+   has no item words.) */
 
 #define MH_SIZE 16
 enum { MH_MAGIC, MH_NODES, MH_ROOT, MH_ANY, MH_ANY_OBJECT, MH_ANY_ARRAY, MH_ANY_STRING, MH_ANY_NUMBER, MH_WS,
@@ -87,6 +93,7 @@ typedef struct {
     const int32_t *c;
     Py_ssize_t size, nodes;
     int32_t *trie_owner; /* per offset of code: the object node whose key trie has a node there, else -1 */
+    int has_unique;      /* some array is a uniqueItems one (then no union is read several ways) */
 } MachineObject;
 
 static const char *LITERALS[3] = {"true", "false", "null"};
@@ -96,6 +103,9 @@ static const char *LITERALS[3] = {"true", "false", "null"};
 typedef struct {
     MState h;
     int32_t base, local;
+    /* a union read as several ways at once (see fork_options): the way this step takes, and the number of
+       ways its character opened (1 where it opened no such union) */
+    int32_t pick, forks;
 } WHead;
 
 typedef struct {
@@ -842,6 +852,33 @@ static int push_frame(const Ctx *x, WHead *w, MFrame *local, int32_t node) {
     return 1;
 }
 
+static int start_value(const Ctx *x, WHead *w, MFrame *local, int32_t node, int32_t cp);
+
+/* The options of a union record of one kind. */
+static int32_t union_count(const Ctx *x, const int32_t *r, int32_t kind) {
+    int32_t count = 0;
+    for (int32_t k = 0; k < r[1]; k++) count += rec(x, r[2 + k])[0] == kind;
+    return count;
+}
+
+/* A union with several options of one kind (objects, arrays or strings) opened by their first character:
+   each such option (a container only where it fits in the levels left) is a way of reading the value (the
+   Python parsers' UnionParser keeps one branch per option, and its language is the union of theirs). The
+   step takes way ``w->pick`` and records in ``w->forks`` how many there are; the caller steps the state
+   again for each other way (Machine.step keeps every way, the mask walk walks each). 0 when no option fits
+   or the pick is past the last way. */
+static int fork_options(const Ctx *x, WHead *w, MFrame *local, const int32_t *r, int32_t kind, int32_t cp) {
+    int64_t room = (int64_t)x->max_depth - (depth_of(w) - 1);
+    int32_t ways = 0, chosen = -1;
+    for (int32_t k = 0; k < r[1]; k++) {
+        if (rec(x, r[2 + k])[0] != kind || (kind != K_STRING && !fits(x, r[2 + k], room))) continue;
+        if (ways == w->pick) chosen = r[2 + k];
+        ways++;
+    }
+    w->forks = ways;
+    return chosen >= 0 && start_value(x, w, local, chosen, cp);
+}
+
 /* Starts a value of ``node`` with its first character; 0 if refused. The frame on top is the container (or
    the root) whose value this is, already in phase P_VALUE. */
 static int start_value(const Ctx *x, WHead *w, MFrame *local, int32_t node, int32_t cp) {
@@ -881,10 +918,13 @@ static int start_value(const Ctx *x, WHead *w, MFrame *local, int32_t node, int3
         if (cp != 'n') return 0;
         *s = (MState){L_LITERAL, 2, 1, 0, 0, 0, 0};
         return 1;
-    case K_UNION:
+    case K_UNION: {
+        int32_t kind = cp == '{' ? K_OBJECT : cp == '[' ? K_ARRAY : cp == '"' ? K_STRING : -1;
+        if (kind >= 0 && union_count(x, r, kind) > 1) return fork_options(x, w, local, r, kind, cp);
         for (int32_t k = 0; k < r[1]; k++)
             if (start_value(x, w, local, r[2 + k], cp)) return 1;
         return 0;
+    }
     }
     return 0;
 }
@@ -1260,8 +1300,10 @@ static int Machine_validate(MachineObject *m) {
         }
         if (kind == K_UNION) {
             if (r[1] < 1 || at + 2 + r[1] > size) return bad_program("bad union record", at);
-            for (int32_t k = 0; k < r[1]; k++)
-                if (r[2 + k] < 0 || r[2 + k] >= nodes || c[c[MH_SIZE + r[2 + k]]] == K_UNION ||
+            for (int32_t k = 0; k < r[1]; k++) /* (an option's offset checked before it is read: nodes are
+                                                   checked in order, and an option may come later) */
+                if (r[2 + k] < 0 || r[2 + k] >= nodes || c[MH_SIZE + r[2 + k]] < MH_SIZE + nodes ||
+                    c[MH_SIZE + r[2 + k]] >= size || c[c[MH_SIZE + r[2 + k]]] == K_UNION ||
                     c[c[MH_SIZE + r[2 + k]]] == K_ANY)
                     return bad_program("bad union option", at + 2 + k);
         }
@@ -1327,6 +1369,7 @@ static int Machine_validate(MachineObject *m) {
             if (words != 0) return bad_program("bad uniqueItems words", at + 6 + r[4]);
             continue;
         }
+        m->has_unique = 1;
         if ((unique != U_ANY && unique != U_WORDS) || r[4] != 0 || item[0] != K_STRING)
             return bad_program("bad uniqueItems array", at + 5 + r[4]);
         if (unique == U_ANY) {
@@ -1339,6 +1382,16 @@ static int Machine_validate(MachineObject *m) {
         if (words < MH_SIZE + nodes || words + states > size) return bad_program("bad uniqueItems words", at + 6 + r[4]);
         for (Py_ssize_t q = 0; q < states; q++)
             if (c[words + q] < 1 || c[words + q] > (1 << 30)) return bad_program("bad uniqueItems word count", words + q);
+    }
+    for (Py_ssize_t n = 0; n < nodes && m->has_unique; n++) { /* item words and ways do not mix */
+        const int32_t *r = c + c[MH_SIZE + n];
+        if (r[0] != K_UNION) continue;
+        int kinds[K_KINDS] = {0};
+        for (int32_t k = 0; k < r[1]; k++) {
+            int32_t kind = c[c[MH_SIZE + r[2 + k]]];
+            if ((kind == K_OBJECT || kind == K_ARRAY || kind == K_STRING) && ++kinds[kind] > 1)
+                return bad_program("a union read several ways beside a uniqueItems array", c[MH_SIZE + n]);
+        }
     }
     int32_t header_kinds[5][2] = {{MH_ANY, K_ANY}, {MH_ANY_OBJECT, K_OBJECT}, {MH_ANY_ARRAY, K_ARRAY},
                                   {MH_ANY_STRING, K_STRING}, {MH_ANY_NUMBER, K_NUMBER}};
@@ -1613,6 +1666,45 @@ bad:
     return -1;
 }
 
+/* A state's ways: one single state (header and frames), or, after a character that opened a union several
+   ways (fork_options), several single states one after another, each read on its own (a character
+   is allowed where some way takes it; the Python parsers' UnionParser keeps its branches so). Fills
+   ``at``/``lens`` (MAX_WAYS entries) with each way's offset and length and returns how many, or -1 with
+   ValueError set. */
+#define MAX_WAYS 64
+static Py_ssize_t state_ways(const MachineObject *m, const uint8_t *data, Py_ssize_t len, Py_ssize_t *at,
+                             Py_ssize_t *lens) {
+    Py_ssize_t ways = 0, off = 0;
+    while (off < len) {
+        MState s;
+        if (ways == MAX_WAYS || len - off < (Py_ssize_t)sizeof(MState)) goto bad;
+        memcpy(&s, data + off, sizeof s);
+        if (s.frames < 1 || s.frames > (len - off - (Py_ssize_t)sizeof(MState)) / (Py_ssize_t)sizeof(MFrame)) goto bad;
+        Py_ssize_t size = (Py_ssize_t)sizeof(MState) + (Py_ssize_t)s.frames * (Py_ssize_t)sizeof(MFrame);
+        const MFrame *top = (const MFrame *)(data + off + sizeof(MState)) + (s.frames - 1);
+        if (s.frames > 1 && top->node >= 0 && top->node < m->nodes) { /* a uniqueItems array's item words */
+            const int32_t *r = m->c + m->c[MH_SIZE + top->node];
+            if (r[0] == K_ARRAY && array_unique(r) != U_NONE) {
+                if (s.lex == L_STRING && s.n < 0) goto bad;
+                int64_t words = (int64_t)top->seen_lo + (s.lex == L_STRING ? s.n : 0);
+                if (words > (len - off - size) / 4) goto bad;
+                size += 4 * (Py_ssize_t)words;
+            }
+        }
+        Py_ssize_t words;
+        if (check_state(m, data + off, size, &words) < 0) return -1;
+        if (words && off + size < len) goto bad; /* (a state of several ways has no item words) */
+        at[ways] = off;
+        lens[ways++] = size;
+        off += size;
+    }
+    if (ways > 1 && m->has_unique) goto bad;
+    if (ways > 0) return ways;
+bad:
+    PyErr_SetString(PyExc_ValueError, "machine: not a state of this program");
+    return -1;
+}
+
 static void ctx_of(Ctx *x, const MachineObject *m, const uint8_t *data) {
     const int32_t *c = m->c;
     *x = (Ctx){c, &PyTuple_GET_ITEM(m->automata, 0), (const MFrame *)(data + sizeof(MState)), c[MH_WS], c[MH_LEAD],
@@ -1644,18 +1736,12 @@ static PyObject *state_bytes(const Ctx *x, const WHead *w, const MFrame *local) 
     return out;
 }
 
-/* Checks the state and sets up the working state, with a buffer for the item words: the state's own, then
-   room for ``extra`` more (a step or walk appends at most one word a byte). The caller frees x->u. With
-   ``extra`` < 0 (a question that steps nothing) there is no buffer. */
-static int load_state(const MachineObject *self, Py_buffer *state, Ctx *x, WHead *w, Py_ssize_t extra) {
-    Py_ssize_t words;
-    Py_ssize_t frames = check_state(self, state->buf, state->len, &words);
-    if (frames < 0) return 0;
-    ctx_of(x, self, state->buf);
-    memcpy(&w->h, state->buf, sizeof(MState));
-    w->base = (int32_t)frames;
-    w->local = 0;
-    if (extra < 0) return 1;
+/* Gives a one-way state (``len`` bytes, checked) its buffer of item words: its own, then room for ``extra``
+   more (a step or walk appends at most one word a byte). The caller frees x->u; 0 when out of memory. */
+static int give_words(Ctx *x, const uint8_t *data, Py_ssize_t len, Py_ssize_t extra) {
+    MState h;
+    memcpy(&h, data, sizeof h);
+    Py_ssize_t words = (len - (Py_ssize_t)sizeof(MState) - (Py_ssize_t)h.frames * (Py_ssize_t)sizeof(MFrame)) / 4;
     x->u_own = words;
     x->u_cap = words + extra + 8;
     x->u = malloc(sizeof(int32_t) * (size_t)x->u_cap);
@@ -1663,7 +1749,7 @@ static int load_state(const MachineObject *self, Py_buffer *state, Ctx *x, WHead
         PyErr_NoMemory();
         return 0;
     }
-    memcpy(x->u, (const uint8_t *)state->buf + (state->len - 4 * words), 4 * (size_t)words);
+    memcpy(x->u, data + (len - 4 * words), 4 * (size_t)words);
     return 1;
 }
 
@@ -1677,6 +1763,149 @@ static PyObject *Machine_start(MachineObject *self, PyObject *Py_UNUSED(ignored)
     return out;
 }
 
+typedef struct {
+    uint8_t *buf;
+    Py_ssize_t len;
+} Way;
+
+static int way_order(const void *a, const void *b) {
+    const Way *u = a, *v = b;
+    if (u->len != v->len) return u->len < v->len ? -1 : 1;
+    return memcmp(u->buf, v->buf, (size_t)u->len);
+}
+
+static void free_ways(Way *ways, Py_ssize_t count) {
+    for (Py_ssize_t i = 0; i < count; i++) free(ways[i].buf);
+}
+
+/* Adds the single state (x, w, local) to ``ways`` unless it is there already; 0 (ValueError set) past
+   MAX_WAYS or out of memory. */
+static int add_way(const Ctx *x, const WHead *w, const MFrame *local, Way *ways, Py_ssize_t *count) {
+    Py_ssize_t frames = depth_of(w), len = (Py_ssize_t)sizeof(MState) + frames * (Py_ssize_t)sizeof(MFrame);
+    uint8_t *buf = malloc((size_t)len);
+    if (buf == NULL) {
+        PyErr_NoMemory();
+        return 0;
+    }
+    MState h = w->h;
+    h.frames = (int32_t)frames;
+    memcpy(buf, &h, sizeof h);
+    memcpy(buf + sizeof h, x->orig, sizeof(MFrame) * (size_t)w->base);
+    memcpy(buf + sizeof h + sizeof(MFrame) * (size_t)w->base, local, sizeof(MFrame) * (size_t)w->local);
+    for (Py_ssize_t i = 0; i < *count; i++) {
+        if (ways[i].len == len && !memcmp(ways[i].buf, buf, (size_t)len)) {
+            free(buf);
+            return 1;
+        }
+    }
+    if (*count == MAX_WAYS) {
+        free(buf);
+        PyErr_SetString(PyExc_ValueError, "machine: a state of more ways than the machine keeps");
+        return 0;
+    }
+    ways[(*count)++] = (Way){buf, len};
+    return 1;
+}
+
+/* The step of a state of several ways, or of one that a character forks: each character steps every way
+   (each of its own ways where it opens a union several ways), equal ways kept once, in a fixed order so that
+   equal sets give equal bytes. None when no way takes the text. */
+static PyObject *step_ways(const MachineObject *m, const uint8_t *data, Py_ssize_t len, const int32_t *cps,
+                           Py_ssize_t n) {
+    Way *cur = calloc(MAX_WAYS, sizeof(Way)), *next = calloc(MAX_WAYS, sizeof(Way));
+    Py_ssize_t count = 0, at[MAX_WAYS], lens[MAX_WAYS];
+    PyObject *result = NULL;
+    if (cur == NULL || next == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t ways = state_ways(m, data, len, at, lens);
+    if (ways < 0) goto done;
+    for (Py_ssize_t i = 0; i < ways; i++) {
+        cur[i].buf = malloc((size_t)lens[i]);
+        if (cur[i].buf == NULL) {
+            PyErr_NoMemory();
+            free_ways(cur, i);
+            goto done;
+        }
+        memcpy(cur[i].buf, data + at[i], (size_t)lens[i]);
+        cur[i].len = lens[i];
+    }
+    count = ways;
+    for (Py_ssize_t k = 0; k < n && count > 0; k++) {
+        Py_ssize_t made = 0;
+        for (Py_ssize_t i = 0; i < count; i++) {
+            for (int32_t pick = 0;; pick++) {
+                Ctx x;
+                ctx_of(&x, m, cur[i].buf);
+                WHead w;
+                MFrame local[2];
+                memcpy(&w.h, cur[i].buf, sizeof(MState));
+                w.base = w.h.frames;
+                w.local = 0;
+                w.pick = pick;
+                w.forks = 1;
+                if (mstep(&x, &w, local, cps[k]) && !add_way(&x, &w, local, next, &made)) {
+                    free_ways(next, made);
+                    free_ways(cur, count);
+                    goto done;
+                }
+                if (w.forks <= pick + 1) break;
+            }
+        }
+        free_ways(cur, count);
+        Way *swap = cur;
+        cur = next;
+        next = swap;
+        count = made;
+    }
+    if (count == 0) {
+        Py_INCREF(Py_None);
+        result = Py_None;
+        goto done;
+    }
+    qsort(cur, (size_t)count, sizeof(Way), way_order);
+    Py_ssize_t total = 0;
+    for (Py_ssize_t i = 0; i < count; i++) total += cur[i].len;
+    result = PyBytes_FromStringAndSize(NULL, total);
+    if (result != NULL) {
+        uint8_t *out = (uint8_t *)PyBytes_AS_STRING(result);
+        for (Py_ssize_t i = 0; i < count; i++) {
+            memcpy(out, cur[i].buf, (size_t)cur[i].len);
+            out += cur[i].len;
+        }
+    }
+    free_ways(cur, count);
+done:
+    free(cur);
+    free(next);
+    return result;
+}
+
+/* The working state of the way at ``off`` of a checked state (state_ways); the item words' buffer (Ctx.u)
+   is kept as it was. */
+static void load_way(const MachineObject *self, const uint8_t *data, Py_ssize_t off, Ctx *x, WHead *w) {
+    int32_t *u = x->u;
+    Py_ssize_t own = x->u_own, cap = x->u_cap;
+    ctx_of(x, self, data + off);
+    x->u = u, x->u_own = own, x->u_cap = cap;
+    memcpy(&w->h, data + off, sizeof(MState));
+    w->base = w->h.frames;
+    w->local = 0;
+    w->pick = 0;
+    w->forks = 1;
+}
+
+/* Checks the state and loads its first way; returns how many ways it has (offsets in ``at``), 0 on error.
+   x->u must be NULL or a buffer the caller frees. */
+static Py_ssize_t load_state(const MachineObject *self, Py_buffer *state, Ctx *x, WHead *w, Py_ssize_t *at) {
+    Py_ssize_t lens[MAX_WAYS];
+    Py_ssize_t ways = state_ways(self, state->buf, state->len, at, lens);
+    if (ways < 0) return 0;
+    load_way(self, state->buf, 0, x, w);
+    return ways;
+}
+
 /* step(state, text): the state after the UTF-8 text ``text`` (whole characters), or None if refused. */
 static PyObject *Machine_step(MachineObject *self, PyObject *args) {
     Py_buffer state, text;
@@ -1686,7 +1915,9 @@ static PyObject *Machine_step(MachineObject *self, PyObject *args) {
     Ctx x;
     WHead w;
     x.u = NULL;
-    if (!load_state(self, &state, &x, &w, text.len)) goto done;
+    Py_ssize_t at[MAX_WAYS], lens[MAX_WAYS];
+    Py_ssize_t ways = state_ways(self, state.buf, state.len, at, lens);
+    if (ways < 0) goto done;
     const uint8_t *p = text.buf;
     int32_t *cps = PyMem_Malloc(sizeof(int32_t) * (size_t)(text.len + 1));
     if (cps == NULL) {
@@ -1705,15 +1936,29 @@ static PyObject *Machine_step(MachineObject *self, PyObject *args) {
         PyErr_NoMemory();
         goto done;
     }
-    int ok = 1;
-    for (Py_ssize_t k = 0; k < n && ok; k++) ok = mstep(&x, &w, local, cps[k]);
-    PyMem_Free(cps);
-    if (!ok) {
+    int ok = 1, forked = ways > 1;
+    if (!forked) {
+        load_way(self, state.buf, 0, &x, &w);
+        if (!give_words(&x, state.buf, state.len, text.len)) {
+            PyMem_Free(cps);
+            goto done;
+        }
+    }
+    for (Py_ssize_t k = 0; k < n && ok && !forked; k++) {
+        w.pick = 0;
+        w.forks = 1;
+        ok = mstep(&x, &w, local, cps[k]);
+        forked = w.forks > 1;
+    }
+    if (forked) { /* several ways (or already several): each character steps each way */
+        result = step_ways(self, state.buf, state.len, cps, n);
+    } else if (!ok) {
         Py_INCREF(Py_None);
         result = Py_None;
     } else {
         result = state_bytes(&x, &w, local);
     }
+    PyMem_Free(cps);
 done:
     free(local);
     free(x.u);
@@ -1727,12 +1972,55 @@ static PyObject *Machine_can_end(MachineObject *self, PyObject *arg) {
     if (PyObject_GetBuffer(arg, &state, PyBUF_SIMPLE) < 0) return NULL;
     Ctx x;
     WHead w;
+    Py_ssize_t at[MAX_WAYS];
     PyObject *result = NULL;
     x.u = NULL;
-    if (load_state(self, &state, &x, &w, -1)) result = PyBool_FromLong(mcan_end(&x, &w, NULL));
-    free(x.u);
+    Py_ssize_t ways = load_state(self, &state, &x, &w, at);
+    if (ways > 0) {
+        int end = 0;
+        for (Py_ssize_t i = 0; i < ways && !end; i++) {
+            load_way(self, state.buf, at[i], &x, &w);
+            end = mcan_end(&x, &w, NULL);
+        }
+        result = PyBool_FromLong(end);
+    }
     PyBuffer_Release(&state);
     return result;
+}
+
+/* Sorts a list of (lo, hi) intervals and merges those that overlap or touch; 0 with an error set. */
+static int merge_intervals(PyObject **list) {
+    if (PyList_Sort(*list) < 0) return 0;
+    PyObject *out = PyList_New(0);
+    if (out == NULL) return 0;
+    long lo = -1, hi = -2;
+    Py_ssize_t n = PyList_GET_SIZE(*list);
+    for (Py_ssize_t i = 0; i <= n; i++) {
+        long a = 0, b = 0;
+        if (i < n) {
+            PyObject *pair = PyList_GET_ITEM(*list, i);
+            a = PyLong_AsLong(PyTuple_GET_ITEM(pair, 0));
+            b = PyLong_AsLong(PyTuple_GET_ITEM(pair, 1));
+            if (i > 0 && a <= hi + 1) {
+                if (b > hi) hi = b;
+                continue;
+            }
+        }
+        if (i > 0) {
+            PyObject *pair = Py_BuildValue("(ll)", lo, hi);
+            if (pair == NULL || PyList_Append(out, pair) < 0) {
+                Py_XDECREF(pair);
+                Py_DECREF(out);
+                return 0;
+            }
+            Py_DECREF(pair);
+        }
+        lo = a;
+        hi = b;
+    }
+    Py_DECREF(*list);
+    *list = out;
+    return 1;
 }
 
 /* allowed(state): the characters that may come next, as a list of (lo, hi) code-point intervals. */
@@ -1741,18 +2029,21 @@ static PyObject *Machine_allowed(MachineObject *self, PyObject *arg) {
     if (PyObject_GetBuffer(arg, &state, PyBUF_SIMPLE) < 0) return NULL;
     Ctx x;
     WHead w;
+    Py_ssize_t at[MAX_WAYS];
     PyObject *result = NULL, *list = NULL;
     x.u = NULL;
-    if (!load_state(self, &state, &x, &w, 8)) goto done;
+    Py_ssize_t ways = load_state(self, &state, &x, &w, at);
+    if (ways == 0) goto done;
+    if (ways == 1 && !give_words(&x, state.buf, state.len, 8)) goto done;
     list = PyList_New(0);
     if (list == NULL) goto done;
     MFrame local[2];
     int32_t run = -1;
     for (int32_t cp = 0; cp <= 0x80; cp++) {
         int ok = 0;
-        if (cp < 0x80) {
-            WHead v = w;
-            ok = mstep(&x, &v, local, cp);
+        for (Py_ssize_t i = 0; i < ways && !ok && cp < 0x80; i++) {
+            load_way(self, state.buf, at[i], &x, &w);
+            ok = mstep(&x, &w, local, cp);
         }
         if (ok && run < 0) run = cp;
         if (!ok && run >= 0) {
@@ -1765,72 +2056,76 @@ static PyObject *Machine_allowed(MachineObject *self, PyObject *arg) {
             run = -1;
         }
     }
-    if (w.h.lex == L_STRING && w.h.phase == S_BODY) { /* characters beyond ASCII: a string's body */
-        const MFrame *f = &x.orig[w.base - 1];
-        const int32_t *r = rec(&x, w.h.node);
-        const int32_t *lo = NULL, *hi = NULL;
-        int32_t from = 0, to = 0, one[2] = {0x80, 0x10FFFF};
-        if (r[0] == K_STRING && r[1] == C_CAPPED) {
-            const AutomatonObject *a = (const AutomatonObject *)x.automata[r[2]];
-            const int32_t *clo = i32(a->class_lo), *chi = i32(a->class_hi);
-            for (Py_ssize_t i = 0; i < a->intervals; i++) {
-                if (chi[i] < 0x80 || !capped_meets(&x, r, &w.h, clo[i], chi[i], 0)) continue;
-                PyObject *pair = Py_BuildValue("(ii)", clo[i] < 0x80 ? 0x80 : clo[i], chi[i]);
-                if (pair == NULL || PyList_Append(list, pair) < 0) {
-                    Py_XDECREF(pair);
-                    goto done;
-                }
-                Py_DECREF(pair);
-            }
-        } else if (r[0] == K_STRING && r[1] == C_AUTOMATON && frame_unique(&x, f) == U_WORDS) {
-            /* each allowed interval less the characters after which only seen words are left */
-            const AutomatonObject *a = (const AutomatonObject *)x.automata[r[2]];
-            const int32_t *alo = i32(a->allow_lo), *ahi = i32(a->allow_hi), *as = i32(a->allow_start);
-            for (int32_t k = as[w.h.cstate]; k < as[w.h.cstate + 1]; k++) {
-                for (int64_t at = alo[k] < 0x80 ? 0x80 : alo[k]; at <= ahi[k];) {
-                    int64_t stop = next_blocked(&x, &w.h, f, at, ahi[k]), end = stop < 0 ? ahi[k] : stop - 1;
-                    if (end >= at) {
-                        PyObject *pair = Py_BuildValue("(ii)", (int)at, (int)end);
-                        if (pair == NULL || PyList_Append(list, pair) < 0) {
-                            Py_XDECREF(pair);
-                            goto done;
-                        }
-                        Py_DECREF(pair);
+    for (Py_ssize_t way = 0; way < ways; way++) { /* characters beyond ASCII: a string's body, per way */
+        load_way(self, state.buf, at[way], &x, &w);
+        if (w.h.lex == L_STRING && w.h.phase == S_BODY) {
+            const MFrame *f = &x.orig[w.base - 1];
+            const int32_t *r = rec(&x, w.h.node);
+            const int32_t *lo = NULL, *hi = NULL;
+            int32_t from = 0, to = 0, one[2] = {0x80, 0x10FFFF};
+            if (r[0] == K_STRING && r[1] == C_CAPPED) {
+                const AutomatonObject *a = (const AutomatonObject *)x.automata[r[2]];
+                const int32_t *clo = i32(a->class_lo), *chi = i32(a->class_hi);
+                for (Py_ssize_t i = 0; i < a->intervals; i++) {
+                    if (chi[i] < 0x80 || !capped_meets(&x, r, &w.h, clo[i], chi[i], 0)) continue;
+                    PyObject *pair = Py_BuildValue("(ii)", clo[i] < 0x80 ? 0x80 : clo[i], chi[i]);
+                    if (pair == NULL || PyList_Append(list, pair) < 0) {
+                        Py_XDECREF(pair);
+                        goto done;
                     }
-                    if (stop < 0) break;
-                    at = stop + 1;
+                    Py_DECREF(pair);
                 }
+            } else if (r[0] == K_STRING && r[1] == C_AUTOMATON && frame_unique(&x, f) == U_WORDS) {
+                /* each allowed interval less the characters after which only seen words are left */
+                const AutomatonObject *a = (const AutomatonObject *)x.automata[r[2]];
+                const int32_t *alo = i32(a->allow_lo), *ahi = i32(a->allow_hi), *as = i32(a->allow_start);
+                for (int32_t k = as[w.h.cstate]; k < as[w.h.cstate + 1]; k++) {
+                    for (int64_t from_cp = alo[k] < 0x80 ? 0x80 : alo[k]; from_cp <= ahi[k];) {
+                        int64_t stop = next_blocked(&x, &w.h, f, from_cp, ahi[k]), end = stop < 0 ? ahi[k] : stop - 1;
+                        if (end >= from_cp) {
+                            PyObject *pair = Py_BuildValue("(ii)", (int)from_cp, (int)end);
+                            if (pair == NULL || PyList_Append(list, pair) < 0) {
+                                Py_XDECREF(pair);
+                                goto done;
+                            }
+                            Py_DECREF(pair);
+                        }
+                        if (stop < 0) break;
+                        from_cp = stop + 1;
+                    }
+                }
+            } else if (r[0] == K_STRING && r[1] == C_AUTOMATON) {
+                const AutomatonObject *a = (const AutomatonObject *)x.automata[r[2]];
+                lo = i32(a->allow_lo), hi = i32(a->allow_hi);
+                from = i32(a->allow_start)[w.h.cstate], to = i32(a->allow_start)[w.h.cstate + 1];
+            } else if (r[0] == K_STRING || takes_extras(r, f)) {
+                if (raw_meets(&x, &w.h, f, 0x80, 0x10FFFF)) lo = &one[0], hi = &one[1], to = 1;
             }
-        } else if (r[0] == K_STRING && r[1] == C_AUTOMATON) {
-            const AutomatonObject *a = (const AutomatonObject *)x.automata[r[2]];
-            lo = i32(a->allow_lo), hi = i32(a->allow_hi);
-            from = i32(a->allow_start)[w.h.cstate], to = i32(a->allow_start)[w.h.cstate + 1];
-        } else if (r[0] == K_STRING || takes_extras(r, f)) {
-            if (raw_meets(&x, &w.h, f, 0x80, 0x10FFFF)) lo = &one[0], hi = &one[1], to = 1;
-        }
-        for (int32_t k = from; k < to; k++) {
-            if (hi[k] < 0x80) continue;
-            PyObject *pair = Py_BuildValue("(ii)", lo[k] < 0x80 ? 0x80 : lo[k], hi[k]);
-            if (pair == NULL || PyList_Append(list, pair) < 0) {
-                Py_XDECREF(pair);
-                goto done;
-            }
-            Py_DECREF(pair);
-        }
-        if (r[0] == K_OBJECT && !takes_extras(r, f) && w.h.cstate >= 0) {
-            const int32_t *t = x.c + w.h.cstate;
-            for (int32_t k = 0; k < t[3]; k++) {
-                int32_t cp = t[4 + 2 * k];
-                if (cp < 0x80 || !key_viable(x.c + t[5 + 2 * k], f)) continue;
-                PyObject *pair = Py_BuildValue("(ii)", cp, cp);
+            for (int32_t k = from; k < to; k++) {
+                if (hi[k] < 0x80) continue;
+                PyObject *pair = Py_BuildValue("(ii)", lo[k] < 0x80 ? 0x80 : lo[k], hi[k]);
                 if (pair == NULL || PyList_Append(list, pair) < 0) {
                     Py_XDECREF(pair);
                     goto done;
                 }
                 Py_DECREF(pair);
+            }
+            if (r[0] == K_OBJECT && !takes_extras(r, f) && w.h.cstate >= 0) {
+                const int32_t *t = x.c + w.h.cstate;
+                for (int32_t k = 0; k < t[3]; k++) {
+                    int32_t cp = t[4 + 2 * k];
+                    if (cp < 0x80 || !key_viable(x.c + t[5 + 2 * k], f)) continue;
+                    PyObject *pair = Py_BuildValue("(ii)", cp, cp);
+                    if (pair == NULL || PyList_Append(list, pair) < 0) {
+                        Py_XDECREF(pair);
+                        goto done;
+                    }
+                    Py_DECREF(pair);
+                }
             }
         }
     }
+    if (ways > 1 && !merge_intervals(&list)) goto done; /* (each way's intervals, sorted and merged) */
     result = list;
     list = NULL;
 done:
@@ -1845,6 +2140,7 @@ done:
 typedef struct {
     WHead w;
     int32_t edge, end, pending_count;
+    int32_t pick; /* the way the next step of this level's current edge takes (fork_options) */
     uint8_t pending[4];
     uint64_t first[4]; /* the bytes an edge may hold (next_bytes): the others are passed over unstepped */
     uint8_t start_body; /* still in the body of the string the walk started in (key_walk) */
@@ -2078,6 +2374,7 @@ static void mwalk(MWalk *k, int32_t node, const WHead *start, const uint8_t *pen
     L[0].edge = k->es[node];
     L[0].end = k->es[node + 1];
     L[0].pending_count = pending_count;
+    L[0].pick = 0;
     if (pending_count) memcpy(L[0].pending, pending, (size_t)pending_count);
     /* (level 0's local frames are the caller's: k->locals) */
     next_bytes(&k->x, &L[0].w, k->locals, pending_count, L[0].first, k->key_walk);
@@ -2128,7 +2425,17 @@ static void mwalk(MWalk *k, int32_t node, const WHead *start, const uint8_t *pen
                 continue;
             }
         } else if (byte < 0x80) {
-            if (!mstep(&k->x, &g->w, gl, byte)) continue;
+            /* (a character that opens a union several ways: this edge is walked again for each) */
+            g->w.pick = f->pick;
+            g->w.forks = 1;
+            int ok = mstep(&k->x, &g->w, gl, byte);
+            if (g->w.forks > f->pick + 1) {
+                f->edge--;
+                f->pick++;
+            } else {
+                f->pick = 0;
+            }
+            if (!ok) continue;
         } else {
             data[0] = byte;
             count = 1;
@@ -2166,6 +2473,7 @@ static void mwalk(MWalk *k, int32_t node, const WHead *start, const uint8_t *pen
             g->edge = k->es[child];
             g->end = k->es[child + 1];
             g->pending_count = count;
+            g->pick = 0;
             memcpy(g->pending, data, (size_t)count);
             next_bytes(&k->x, &g->w, gl, count, g->first, k->key_walk && body);
             g->start_body = body;
@@ -2448,11 +2756,14 @@ static PyObject *Machine_mask(MachineObject *self, PyObject *args) {
         goto done;
     }
     WHead w;
-    if (!load_state(self, &state, &k.x, &w, (Py_ssize_t)trie->max_depth + 8)) goto done;
-    int32_t room = body_room(&k.x, &w);
+    Py_ssize_t at[MAX_WAYS];
+    Py_ssize_t ways = load_state(self, &state, &k.x, &w, at);
+    if (ways == 0) goto done;
+    if (ways == 1 && !give_words(&k.x, state.buf, state.len, (Py_ssize_t)trie->max_depth + 8)) goto done;
+    int32_t room = ways == 1 ? body_room(&k.x, &w) : -2;
     const struct BodyExits *exits = NULL;
     if (row_arg != Py_None) {
-        if (pending.len > 0 || (exits_arg == Py_None ? room < -1 : !inside_ready(&k.x, &w))) {
+        if (pending.len > 0 || ways != 1 || (exits_arg == Py_None ? room < -1 : !inside_ready(&k.x, &w))) {
             PyErr_SetString(PyExc_ValueError,
                             "machine mask: a row is taken only in a string's body (body_room, or inside_key with exits)");
             goto done;
@@ -2497,7 +2808,10 @@ static PyObject *Machine_mask(MachineObject *self, PyObject *args) {
         mask_body(&k, &w, (const uint32_t *)row.buf, words, exits, room);
     } else {
         memset(k.out, 0, (size_t)words * 4);
-        mwalk(&k, 0, &w, pending_bytes, (int)pending.len);
+        for (Py_ssize_t way = 0; way < ways; way++) { /* (a token is allowed where some way takes it) */
+            load_way(self, state.buf, at[way], &k.x, &w);
+            mwalk(&k, 0, &w, pending_bytes, (int)pending.len);
+        }
     }
     Py_END_ALLOW_THREADS
     if (k.failed) {
@@ -2530,11 +2844,14 @@ static PyObject *Machine_inside(MachineObject *self, PyObject *args) {
     MWalk k = {0};
     Py_ssize_t words = (trie->vocab_size + 31) / 32;
     WHead w;
-    if (!load_state(self, &state, &k.x, &w, (Py_ssize_t)trie->max_depth + 8)) goto done;
-    if (!inside_ready(&k.x, &w)) {
+    Py_ssize_t at[MAX_WAYS];
+    Py_ssize_t ways = load_state(self, &state, &k.x, &w, at);
+    if (ways == 0) goto done;
+    if (ways != 1 || !inside_ready(&k.x, &w)) {
         PyErr_SetString(PyExc_ValueError, "machine inside: not the body of a string over an automaton (inside_key)");
         goto done;
     }
+    if (!give_words(&k.x, state.buf, state.len, (Py_ssize_t)trie->max_depth + 8)) goto done;
     if (!walk_setup(&k, trie)) goto done;
     row = PyBytes_FromStringAndSize(NULL, words * 4);
     if (row == NULL) goto done;
@@ -2569,8 +2886,10 @@ static PyObject *Machine_inside_key(MachineObject *self, PyObject *arg) {
     WHead w;
     PyObject *result = NULL;
     x.u = NULL;
-    if (load_state(self, &state, &x, &w, -1)) {
-        if (inside_ready(&x, &w)) {
+    Py_ssize_t at[MAX_WAYS];
+    Py_ssize_t ways = load_state(self, &state, &x, &w, at);
+    if (ways > 0) {
+        if (ways == 1 && inside_ready(&x, &w)) {
             result = Py_BuildValue("(iii)", rec(&x, w.h.node)[2], w.h.cstate, x.ascii_escapes);
         } else {
             Py_INCREF(Py_None);
@@ -2589,10 +2908,12 @@ static PyObject *Machine_body_room(MachineObject *self, PyObject *arg) {
     if (PyObject_GetBuffer(arg, &state, PyBUF_SIMPLE) < 0) return NULL;
     Ctx x;
     WHead w;
+    Py_ssize_t at[MAX_WAYS];
     PyObject *result = NULL;
     x.u = NULL;
-    if (load_state(self, &state, &x, &w, -1)) {
-        int32_t room = body_room(&x, &w);
+    Py_ssize_t ways = load_state(self, &state, &x, &w, at);
+    if (ways > 0) {
+        int32_t room = ways == 1 ? body_room(&x, &w) : -2; /* (several ways: no row) */
         if (room < -1) {
             Py_INCREF(Py_None);
             result = Py_None;
@@ -2601,6 +2922,31 @@ static PyObject *Machine_body_room(MachineObject *self, PyObject *arg) {
         }
     }
     free(x.u);
+    PyBuffer_Release(&state);
+    return result;
+}
+
+/* ways(state): a state of several ways (state_ways) as a tuple of its ways' bytes, each a state of one way;
+   None for a state of one way. */
+static PyObject *Machine_ways(MachineObject *self, PyObject *arg) {
+    Py_buffer state;
+    if (PyObject_GetBuffer(arg, &state, PyBUF_SIMPLE) < 0) return NULL;
+    Py_ssize_t at[MAX_WAYS], lens[MAX_WAYS];
+    PyObject *result = NULL;
+    Py_ssize_t ways = state_ways(self, state.buf, state.len, at, lens);
+    if (ways == 1) {
+        Py_INCREF(Py_None);
+        result = Py_None;
+    } else if (ways > 1 && (result = PyTuple_New(ways)) != NULL) {
+        for (Py_ssize_t i = 0; i < ways; i++) {
+            PyObject *way = PyBytes_FromStringAndSize((const char *)state.buf + at[i], lens[i]);
+            if (way == NULL) {
+                Py_CLEAR(result);
+                break;
+            }
+            PyTuple_SET_ITEM(result, i, way);
+        }
+    }
     PyBuffer_Release(&state);
     return result;
 }
@@ -2626,6 +2972,8 @@ static PyMethodDef Machine_methods[] = {
      "inside(trie, state): (row, exits) of an automaton string's body: the tokens that stay in it, where others leave"},
     {"inside_key", (PyCFunction)Machine_inside_key, METH_O,
      "inside_key(state): (automaton index, content state, ascii escapes) in an automaton string's body; else None"},
+    {"ways", (PyCFunction)Machine_ways, METH_O,
+     "ways(state): a state of several ways (a union being read) as a tuple of one-way states; else None"},
     {"body_room", (PyCFunction)Machine_body_room, METH_O,
      "body_room(state): in a string's body the run row answers, the characters it may hold (-1: any); else None"},
     {NULL, NULL, 0, NULL},

@@ -91,7 +91,15 @@ def compiled_mask(vocabulary: Any, state: Any, pending: bytes, at_start: bool) -
 
 
 def _machine_tokens(vocabulary: Any, program: Any, state: bytes, pending: bytes) -> np.ndarray:
-    """The tokens a JSON machine state accepts (end-of-sequence aside), from one call into C."""
+    """The tokens a JSON machine state accepts (end-of-sequence aside), from one call into C; for a state of
+    several ways (a union of objects being read), the tokens some way accepts, each way's mask computed on its
+    own so that each takes its string body's row."""
+    ways = program.ways(state)
+    if ways is not None:
+        mask = _machine_tokens(vocabulary, program, ways[0], pending)
+        for way in ways[1:]:
+            mask |= _machine_tokens(vocabulary, program, way, pending)
+        return mask
     trie = flat_trie(vocabulary)
     row = exits = None
     if not pending:

@@ -10,8 +10,10 @@ each node's fewest levels, which decide near ``max_depth`` what may still open. 
 (of one rule set or several, as ``allOf`` leaves them) without ``patternProperties``, ``propertyNames``,
 property counts or dependencies (at most 63 names), arrays without ``contains`` (with ``uniqueItems`` only
 over strings of any text or an enum's words), numbers and integers without ``multipleOf`` whose bounds are
-integers, booleans, null, unions of numbers, unions whose other options start with different characters,
-and references that loop through an array or an object. Layout and escapes follow ``JsonConfig``
+integers, booleans, null, unions of numbers, unions of several objects, arrays or strings (read all their
+options' ways at once until the text tells them apart, at most ``MAX_WAYS`` ways in any state; not in a
+schema with ``uniqueItems``), unions whose other options start with different characters, and references
+that loop through an array, an object or a union of them. Layout and escapes follow ``JsonConfig``
 (``property_order="schema"`` and ``whitespace_pattern`` are not covered).
 
 The program is exact by construction for what it covers: each answer is the one the Python parsers give
@@ -51,6 +53,10 @@ MAX_NAMES = 63
 ROOM_GUARD = 128
 """The fewest levels a node's values need must stay below this (core/_machine.c): the Python parsers narrow
 a container to the levels left within this many levels of ``max_depth`` (jsonschema/depth.py)."""
+MAX_WAYS = 16
+"""A union of several objects, arrays or strings is read as several whole states at once (one per option still
+possible): a schema whose states could hold more of them is left to the Python parsers
+(``_Builder._check_ways``; the machine keeps up to 64, core/_machine.c)."""
 MAX_NESTING = 200
 """Schemas whose nodes nest deeper are left to the Python parsers (which build any depth without recursion):
 the program is built by recursion over the nodes."""
@@ -64,6 +70,12 @@ _AUTOMATA: dict[Hashable, Any] = {}
 they are not counted) (False: not explorable), shared by schemas."""
 register_memo(_AUTOMATA.clear)  # emptied when a burst of enforcers ends (core/cache_release.py)
 
+_STARTS = ("{", "[", '"', "")
+"""Classes of a value's first character for the bound on ways: the three that a union's options of one kind
+may share, and any other (numbers, booleans and null, which a union never reads several ways)."""
+_FORKED = (K_OBJECT, K_ARRAY, K_STRING)
+"""The kinds of which a union may hold several options: the machine reads them all their ways at once
+(core/_machine.c, ``fork_options``). Each starts with its own character, which no other kind starts with."""
 _FIRST = {K_OBJECT: "{", K_ARRAY: "[", K_STRING: '"', K_NUMBER: "-0123456789", K_NUMSET: "-0123456789", K_NULL: "n"}
 
 
@@ -136,6 +148,7 @@ class _Builder:
         loops, or one nested within ``ROOM_GUARD`` levels of ``max_depth``. Elsewhere the machine never reads
         them (a typed container's values always have more room than any of them needs), so the finiteness
         pass is not made (the time to first mask)."""
+        self._check_ways()
         if not self.loops and self._height(root) < self.config.max_depth - ROOM_GUARD:
             return
         for ident, node in self.containers.items():
@@ -146,6 +159,89 @@ class _Builder:
         for ident, record in enumerate(self.records):
             if record is not None and record[0] == K_UNION:
                 self.min_depths[ident] = min(self.min_depths[o] for o in record[2:])
+
+    def _check_ways(self) -> None:
+        """NotCovered where a state could hold more than ``MAX_WAYS`` ways. A union of several objects, arrays
+        or strings is read all those options' ways at once (core/_machine.c, ``fork_options``), each way a
+        whole state, until the text rules options out; inside the value of a key, every object option that
+        takes the key reads it its own way (inside an item, every array option), so a value of such a union
+        may be read, at once, the sum over those options of the ways of their values there that start with
+        the character read (at least one way per option between values). Per node and first character
+        (``_STARTS``), the least fixed point of these sums over the program (nested values, loops included)
+        bounds every state's ways."""
+        records = self.records
+        unique = any(r[0] == K_ARRAY and r[5 + r[4]] != U_NONE for r in records)  # type: ignore[index]
+        for record in records:  # (a state holds item words or several ways, not both: core/_machine.c)
+            if unique and record[0] == K_UNION:  # type: ignore[index]
+                kinds = [self._kind(o) for o in record[2:]]  # type: ignore[index]
+                if any(kinds.count(k) > 1 for k in (K_OBJECT, K_ARRAY, K_STRING)):
+                    raise NotCovered("a union read several ways beside a uniqueItems array")
+        names = dict(self.tries)
+        starts = [self._starts(ident) for ident in range(len(records))]
+        ways = [[1 if c in start else 0 for c in range(len(_STARTS))] for start in starts]
+        changed = True
+        while changed:
+            changed = False
+            for ident, record in enumerate(records):
+                kind = record[0]  # type: ignore[index]
+                if kind == K_OBJECT:
+                    inner = [v for v in record[6:] if v >= 0] + ([record[1]] if record[1] >= 0 else [])  # type: ignore
+                    values = {_STARTS.index("{"): max((max(ways[v]) for v in inner), default=1)}
+                elif kind == K_ARRAY:
+                    items = [record[1], *record[5 : 5 + record[4]]]  # type: ignore[index, operator]
+                    values = {_STARTS.index("["): max(max(ways[v]) for v in items)}
+                elif kind == K_UNION:
+                    values = self._union_ways(record[2:], names, ways, starts)  # type: ignore[index]
+                else:
+                    continue
+                for c, value in values.items():
+                    if value > ways[ident][c]:
+                        if value > MAX_WAYS:
+                            raise NotCovered(f"a union read more than {MAX_WAYS} ways at once")
+                        ways[ident][c] = value
+                        changed = True
+
+    def _starts(self, ident: int) -> set[int]:
+        """The classes (``_STARTS``) of the first characters of a value of the node."""
+        record = self.records[ident]
+        kind = record[0]  # type: ignore[index]
+        if kind == K_ANY:
+            return set(range(len(_STARTS)))
+        if kind == K_UNION:
+            return {c for o in record[2:] for c in self._starts(o)}  # type: ignore[index]
+        first = {K_OBJECT: "{", K_ARRAY: "[", K_STRING: '"'}.get(kind, "")
+        return {_STARTS.index(first)}
+
+    def _union_ways(
+        self, options: list[int], names: dict[int, list[str]], ways: list[list[int]], starts: list[set[int]]
+    ) -> dict[int, int]:
+        """Per first character, the ways a value of a union with these options may be read at once, from the
+        ways of its parts."""
+        records = self.records
+        out = {}
+        for c in range(len(_STARTS)):
+            alike = [o for o in options if c in starts[o]]
+            if len(alike) < 2 or _STARTS[c] == "":  # (one option, or kinds that never fork)
+                out[c] = max((ways[o][c] for o in alike), default=0)
+                continue
+            sums = [len(alike)]
+            if _STARTS[c] == "[":  # an item of each array option, whichever it is
+                items = [[records[o][1], *records[o][5 : 5 + records[o][4]]] for o in alike]  # type: ignore[index, misc]
+                sums.extend(sum(max(ways[v][d] for v in nodes) for nodes in items) for d in range(len(_STARTS)))
+            elif _STARTS[c] == "{":
+                keys = {name for o in alike for name in names[o]}
+                for key in [*keys, None]:  # (None: a key no option names, an extra key of the open ones)
+                    values = []
+                    for o in alike:
+                        record = records[o]
+                        own = names[o]
+                        if key is not None and key in own:
+                            values.append(record[6 + own.index(key)])  # type: ignore[index]
+                        elif record[1] >= 0:  # type: ignore[index]
+                            values.append(record[1])  # type: ignore[index]
+                    sums.extend(sum(ways[v][d] for v in values) for d in range(len(_STARTS)))
+            out[c] = max(sums)
+        return out
 
     def _height(self, root: int) -> int:
         """The most typed arrays and objects nested in a value of the (loop-free) program."""
@@ -308,12 +404,19 @@ class _Builder:
         return ident
 
     def _union(self, node: Union) -> int:
+        ident = None
+        if len(node.options) > 1 and any(isinstance(deref(o), (Object, Array)) for o in node.options):
+            # a union holding a container gets its id first, as a container does: a reference that loops
+            # through it (a recursive oneOf of objects, a JSON value's object or array of values) meets that id
+            ident = self._new(None, 0)
+            self.ids[id(node)] = ident
+            self.kinds[ident] = K_UNION
         options = [self.node(o) for o in node.options]
         numbers = [o for o in options if self._kind(o) == K_NUMBER]
         if len(numbers) > 1:  # several numbers (a number enum, integer or number): one text, any of them
             merged = self._leaf([K_NUMSET, len(numbers), *(v for o in numbers for v in self.records[o])])  # type: ignore[union-attr]
             options = [o for o in options if o not in numbers] + [merged]
-        if len(options) == 1:
+        if len(options) == 1 and ident is None:
             return options[0]
         taken: set[str] = set()
         for option in options:
@@ -325,10 +428,13 @@ class _Builder:
                 first = ("t" if record[1] & 1 else "") + ("f" if record[1] & 2 else "")  # type: ignore[index]
             else:
                 first = _FIRST[kind]
-            if taken & set(first):
+            if taken & set(first) and kind not in _FORKED:  # (those are read several ways at once)
                 raise NotCovered("union options that start alike")
             taken |= set(first)
-        return self._new([K_UNION, len(options), *options], min(self.min_depths[o] for o in options))
+        if ident is None:
+            return self._new([K_UNION, len(options), *options], min(self.min_depths[o] for o in options))
+        self.records[ident] = [K_UNION, len(options), *options]  # (its fewest levels: ``finish``)
+        return ident
 
     def _kind(self, ident: int) -> int:
         record = self.records[ident]

@@ -30,6 +30,8 @@ SCHEMAS = [
     ({"enum": ["red", "green", 'blu"e', "x\u00e9"]}, ['"green"', '"blu\\"e"', '"x\\u00e9"']),
     ({"type": "object", "properties": {"d": {"type": "string", "format": "date"}, "u": {"format": "uri"}}},
      ['{"d":"2024-02-29","u":"https://a.example/x?y=1#z"}']),
+    ({"type": "string", "format": "email"}, ['"ana.carvalho+news@example.com"']),  # (under a maximum length)
+    ({"type": "string", "pattern": "^[a-z.]+@[a-z]+$", "maxLength": 400}, ['"abc.def@example"']),
 ]  # fmt: skip
 
 
@@ -43,22 +45,23 @@ def _both(program, trie, data):
     return walked, taken
 
 
-def _inside_states(schema, texts):
+def _inside_states(schema, texts, trie):
+    """The states along ``texts`` for which ``inside`` answers over ``trie`` (a maximum length far enough)."""
     parser = JsonSchemaParser(schema)
     out = []
     for state in _states_along(_twin(parser), texts):
         program, data = state.machine_state()
-        if program.inside_key(data) is not None:
+        if program.inside_key(trie, data) is not None:
             out.append((program, data))
     return out
 
 
 @pytest.mark.parametrize(("schema", "texts"), SCHEMAS)
 def test_inside_rows_give_the_full_walks_mask(vocabularies, schema, texts):
-    states = _inside_states(schema, texts)
-    assert states
     for name in ("llama3", "smollm2", "sentencepiece"):
         trie = flat_trie(vocabularies[name])
+        states = _inside_states(schema, texts, trie)
+        assert states
         for program, data in states:
             walked, taken = _both(program, trie, data)
             assert np.array_equal(walked, taken), (name, data.hex())
@@ -67,17 +70,26 @@ def test_inside_rows_give_the_full_walks_mask(vocabularies, schema, texts):
 def test_inside_rows_on_random_tries():
     """Tries of arbitrary bytes (split and invalid UTF-8, empty tokens): the same masks, nothing written past
     the row (the sanitizer build faults on a bad access)."""
-    states = [s for schema, texts in SCHEMAS for s in _inside_states(schema, texts)]
     for seed in range(4):
         trie = _random_trie(seed)
-        for program, data in states:
+        for program, data in [s for schema, texts in SCHEMAS for s in _inside_states(schema, texts, trie)]:
             walked, taken = _both(program, trie, data)
             assert np.array_equal(walked, taken)
 
 
+def test_a_maximum_length_within_reach_walks_whole(llama3_vocabulary):
+    """Near its maximum length, a capped string's body is walked whole: ``inside`` does not answer there."""
+    trie = flat_trie(llama3_vocabulary)
+    parser = JsonSchemaParser({"type": "string", "pattern": "^[a-z]+$", "maxLength": 12})
+    program, data = _twin(parser).add_text('"abc').machine_state()
+    assert program.inside_key(trie, data) is None
+    with pytest.raises(ValueError, match="not the body"):
+        program.inside(trie, data)
+
+
 def test_wrong_exits_and_states_are_value_errors(llama3_vocabulary):
     trie = flat_trie(llama3_vocabulary)
-    program, data = _inside_states(*SCHEMAS[0])[3]
+    program, data = _inside_states(*SCHEMAS[0], trie)[3]
     row, exits = program.inside(trie, data)
     words = (trie.vocab_size + 31) // 32
     out = np.zeros(words, dtype=np.int32)
@@ -91,7 +103,7 @@ def test_wrong_exits_and_states_are_value_errors(llama3_vocabulary):
     with pytest.raises(ValueError, match="row"):
         program.mask(trie, data, b"", out, row[:-1], exits)
     start = program.start()
-    assert program.inside_key(start) is None
+    assert program.inside_key(trie, start) is None
     with pytest.raises(ValueError, match="not the body of a string over an automaton"):
         program.inside(trie, start)
     with pytest.raises(ValueError, match="row is taken only"):

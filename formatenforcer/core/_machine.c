@@ -2680,12 +2680,15 @@ static void mask_body(MWalk *k, const WHead *start, const uint32_t *row, Py_ssiz
    state), and ``mask`` with them takes the row and walks only below those exits, with the state past the
    quote (the same for every exit) or past the backslash. */
 
-/* Whether the state reads such a body, from its first byte (no pending bytes). */
-static int inside_ready(const Ctx *x, const WHead *w) {
+/* Whether the state reads such a body, from its first byte (no pending bytes): an automaton without a
+   maximum length, or one under a maximum length (C_CAPPED) so far from it that no token of the trie (of at
+   most ``depth`` bytes) can reach a state the maximum rules out, where the body reads as if it had none. */
+static int inside_ready(const Ctx *x, const WHead *w, int64_t depth) {
     const MState *s = &w->h;
     if (s->lex != L_STRING || s->phase != S_BODY) return 0;
     const int32_t *r = rec(x, s->node);
-    return r[0] == K_STRING && r[1] == C_AUTOMATON && frame_unique(x, &x->orig[w->base - 1]) == U_NONE;
+    if (r[0] != K_STRING || frame_unique(x, &x->orig[w->base - 1]) != U_NONE) return 0;
+    return r[1] == C_AUTOMATON || (r[1] == C_CAPPED && (int64_t)r[3] - s->n - 1 - depth >= r[5]);
 }
 
 /* The walk's arrays, from the trie. */
@@ -2763,7 +2766,7 @@ static PyObject *Machine_mask(MachineObject *self, PyObject *args) {
     int32_t room = ways == 1 ? body_room(&k.x, &w) : -2;
     const struct BodyExits *exits = NULL;
     if (row_arg != Py_None) {
-        if (pending.len > 0 || ways != 1 || (exits_arg == Py_None ? room < -1 : !inside_ready(&k.x, &w))) {
+        if (pending.len > 0 || ways != 1 || (exits_arg == Py_None ? room < -1 : !inside_ready(&k.x, &w, trie->max_depth))) {
             PyErr_SetString(PyExc_ValueError,
                             "machine mask: a row is taken only in a string's body (body_room, or inside_key with exits)");
             goto done;
@@ -2847,7 +2850,7 @@ static PyObject *Machine_inside(MachineObject *self, PyObject *args) {
     Py_ssize_t at[MAX_WAYS];
     Py_ssize_t ways = load_state(self, &state, &k.x, &w, at);
     if (ways == 0) goto done;
-    if (ways != 1 || !inside_ready(&k.x, &w)) {
+    if (ways != 1 || !inside_ready(&k.x, &w, trie->max_depth)) {
         PyErr_SetString(PyExc_ValueError, "machine inside: not the body of a string over an automaton (inside_key)");
         goto done;
     }
@@ -2877,11 +2880,12 @@ done:
     return result;
 }
 
-/* inside_key(state): (automaton index, content state, whether escapes may spell printable ASCII) when the
-   state reads the body of a string over an automaton (see ``inside``); None otherwise. */
-static PyObject *Machine_inside_key(MachineObject *self, PyObject *arg) {
+/* inside_key(trie, state): (automaton index, content state, whether escapes may spell printable ASCII) when
+   the state reads the body of a string over an automaton (see ``inside``); None otherwise. */
+static PyObject *Machine_inside_key(MachineObject *self, PyObject *args) {
+    TrieObject *trie;
     Py_buffer state;
-    if (PyObject_GetBuffer(arg, &state, PyBUF_SIMPLE) < 0) return NULL;
+    if (!PyArg_ParseTuple(args, "O!y*", &TrieType, &trie, &state)) return NULL;
     Ctx x;
     WHead w;
     PyObject *result = NULL;
@@ -2889,7 +2893,7 @@ static PyObject *Machine_inside_key(MachineObject *self, PyObject *arg) {
     Py_ssize_t at[MAX_WAYS];
     Py_ssize_t ways = load_state(self, &state, &x, &w, at);
     if (ways > 0) {
-        if (ways == 1 && inside_ready(&x, &w)) {
+        if (ways == 1 && inside_ready(&x, &w, trie->max_depth)) {
             result = Py_BuildValue("(iii)", rec(&x, w.h.node)[2], w.h.cstate, x.ascii_escapes);
         } else {
             Py_INCREF(Py_None);
@@ -2970,8 +2974,9 @@ static PyMethodDef Machine_methods[] = {
      "with ``exits``, in an automaton's body (see inside_key), what ``inside`` gave"},
     {"inside", (PyCFunction)Machine_inside, METH_VARARGS,
      "inside(trie, state): (row, exits) of an automaton string's body: the tokens that stay in it, where others leave"},
-    {"inside_key", (PyCFunction)Machine_inside_key, METH_O,
-     "inside_key(state): (automaton index, content state, ascii escapes) in an automaton string's body; else None"},
+    {"inside_key", (PyCFunction)Machine_inside_key, METH_VARARGS,
+     "inside_key(trie, state): (automaton index, content state, ascii escapes) in an automaton string's body; "
+     "else None"},
     {"ways", (PyCFunction)Machine_ways, METH_O,
      "ways(state): a state of several ways (a union being read) as a tuple of one-way states; else None"},
     {"body_room", (PyCFunction)Machine_body_room, METH_O,

@@ -107,7 +107,7 @@ def _machine_tokens(vocabulary: Any, program: Any, state: bytes, pending: bytes)
         if room is not None:  # a string's body: the row of the tokens that stay in it, then its exits
             row = vocabulary.free_run_table(STRING_BODY_CHARS).runs_upto(None if room < 0 else room)
         else:
-            key = program.inside_key(state)
+            key = program.inside_key(trie, state)
             if key is not None:  # an automaton string's body: its state's inside row, then its exits
                 row, exits = _inside(trie, program, state, key)
     mask = np.empty((vocabulary.size + 31) // 32, dtype=np.int32)

@@ -2633,13 +2633,13 @@ static void mask_body(MWalk *k, const WHead *start, const uint32_t *row, Py_ssiz
         mwalk(k, 0, start, NULL, 0);
         k->key_walk = 0;
         if (k->failed) return;
-        qsort(k->handled, (size_t)k->handled_len, sizeof(int32_t), compare_int32);
+        if (k->handled_len > 0) qsort(k->handled, (size_t)k->handled_len, sizeof(int32_t), compare_int32);
     }
     Stepped stepped[2][2];
     memset(stepped, 0, sizeof stepped);
     for (Py_ssize_t i = 0; i < exits->n; i++) {
         int32_t chars = exits->k[i];
-        if (key_on_trie && bsearch(&exits->node[i], k->handled, (size_t)k->handled_len, sizeof(int32_t), compare_int32))
+        if (key_on_trie && k->handled_len > 0 && bsearch(&exits->node[i], k->handled, (size_t)k->handled_len, sizeof(int32_t), compare_int32))
             continue; /* (a name's beginning before it: the key walk's) */
         if (room >= 0 && chars > room) continue;
         /* the state past the quote or backslash: the same for every exit of a byte where the characters

@@ -85,6 +85,23 @@ def _cases():
     return out
 
 
+def force_cases_with(vocabulary, tokenizer, keyword: str) -> int:
+    """Every position of the covered benchmark cases whose schema holds ``keyword``, in both layouts (``_force``);
+    how many were covered."""
+    covered = 0
+    for case in _cases():
+        if f'"{keyword}"' not in json.dumps(case["schema"]):
+            continue
+        parser = JsonSchemaParser(case["schema"])
+        if parser.compiled_twin() is None:
+            continue
+        covered += 1
+        for indent, separators in ((None, (",", ":")), (2, None)):
+            text = json.dumps(case["instance"], ensure_ascii=False, indent=indent, separators=separators)
+            _force(vocabulary, tokenizer, parser, text)
+    return covered
+
+
 @pytest.mark.parametrize(
     ("style", "part"),
     [

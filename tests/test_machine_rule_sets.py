@@ -17,7 +17,7 @@ import pytest
 from formatenforcer import JsonSchemaParser
 from formatenforcer.core import backend
 
-from .test_machine import _cases, _force, _twin, _walk_characters
+from .test_machine import _force, _twin, _walk_characters, force_cases_with
 
 pytestmark = pytest.mark.skipif(backend.native is None, reason="the compiled core is not built or is switched off")
 
@@ -81,15 +81,4 @@ def test_documents_token_by_token(llama3_vocabulary, llama3_tokenizer):
 
 
 def test_the_benchmark_cases_of_several_rule_sets(llama3_vocabulary, llama3_tokenizer):
-    covered = 0
-    for case in _cases():
-        if '"allOf"' not in json.dumps(case["schema"]):
-            continue
-        parser = JsonSchemaParser(case["schema"])
-        if parser.compiled_twin() is None:
-            continue
-        covered += 1
-        for indent, separators in ((None, (",", ":")), (2, None)):
-            text = json.dumps(case["instance"], ensure_ascii=False, indent=indent, separators=separators)
-            _force(llama3_vocabulary, llama3_tokenizer, parser, text)
-    assert covered >= 1
+    assert force_cases_with(llama3_vocabulary, llama3_tokenizer, "allOf") >= 1

@@ -21,7 +21,7 @@ from formatenforcer import JsonSchemaParser
 from formatenforcer.core import backend
 from formatenforcer.core.walk import advance, allowed_mask
 
-from .test_machine import _cases, _force, _same_masks, _twin
+from .test_machine import _force, _same_masks, _twin, force_cases_with
 
 pytestmark = pytest.mark.skipif(backend.native is None, reason="the compiled core is not built or is switched off")
 
@@ -189,18 +189,7 @@ def test_random_token_walks_prefer_seen_items(vocabularies, name):
 
 
 def test_the_benchmark_cases_with_unique_strings(llama3_vocabulary, llama3_tokenizer):
-    covered = 0
-    for case in _cases():
-        if '"uniqueItems"' not in json.dumps(case["schema"]):
-            continue
-        parser = JsonSchemaParser(case["schema"])
-        if parser.compiled_twin() is None:
-            continue
-        covered += 1
-        for indent, separators in ((None, (",", ":")), (2, None)):
-            text = json.dumps(case["instance"], ensure_ascii=False, indent=indent, separators=separators)
-            _force(llama3_vocabulary, llama3_tokenizer, parser, text)
-    assert covered >= 3
+    assert force_cases_with(llama3_vocabulary, llama3_tokenizer, "uniqueItems") >= 3
 
 
 def test_unique_items_over_other_items_stay_on_the_python_parsers():

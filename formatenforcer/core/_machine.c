@@ -2367,6 +2367,19 @@ static inline int automaton_accepts(const Ctx *x, const MState *s) {
     return ((const uint8_t *)PyBytes_AS_STRING(a->accepting))[s->cstate];
 }
 
+/* Appends ``n`` words to a growing array; 0 when out of memory. */
+static int append_words(int32_t **words, Py_ssize_t *len, Py_ssize_t *cap, const int32_t *more, int n) {
+    if (*len + n > *cap) {
+        Py_ssize_t grown_cap = 2 * *cap + 64;
+        int32_t *grown = realloc(*words, sizeof(int32_t) * (size_t)grown_cap);
+        if (grown == NULL) return 0;
+        *words = grown, *cap = grown_cap;
+    }
+    memcpy(*words + *len, more, sizeof(int32_t) * (size_t)n);
+    *len += n;
+    return 1;
+}
+
 static void mwalk(MWalk *k, int32_t node, const WHead *start, const uint8_t *pending, int pending_count) {
     int top = 0;
     MLevel *L = k->levels;
@@ -2391,18 +2404,11 @@ static void mwalk(MWalk *k, int32_t node, const WHead *start, const uint8_t *pen
         int32_t child = k->ec[e];
         if (k->inside && (byte == '"' || byte == '\\') && !f->pending_count) { /* a string's end or an escape */
             if (byte == '"' && !automaton_accepts(&k->x, &f->w.h)) continue;
-            if (k->exits_len + 3 > k->exits_cap) {
-                Py_ssize_t cap = 2 * k->exits_cap + 48;
-                int32_t *grown = realloc(k->exits, sizeof(int32_t) * (size_t)cap);
-                if (grown == NULL) {
-                    k->failed = 1;
-                    return;
-                }
-                k->exits = grown, k->exits_cap = cap;
+            int32_t exit[3] = {child, f->w.h.cstate, byte};
+            if (!append_words(&k->exits, &k->exits_len, &k->exits_cap, exit, 3)) {
+                k->failed = 1;
+                return;
             }
-            k->exits[k->exits_len++] = child;
-            k->exits[k->exits_len++] = f->w.h.cstate;
-            k->exits[k->exits_len++] = byte;
             continue;
         }
         MLevel *g = &L[top + 1];
@@ -2444,16 +2450,10 @@ static void mwalk(MWalk *k, int32_t node, const WHead *start, const uint8_t *pen
         uint8_t body = f->start_body;
         if (body && k->key_walk) {
             if (!f->pending_count && (byte == '"' || byte == '\\')) { /* past the key's end or an escape */
-                if (k->handled_len == k->handled_cap) {
-                    Py_ssize_t cap = 2 * k->handled_cap + 64;
-                    int32_t *grown = realloc(k->handled, sizeof(int32_t) * (size_t)cap);
-                    if (grown == NULL) {
-                        k->failed = 1;
-                        return;
-                    }
-                    k->handled = grown, k->handled_cap = cap;
+                if (!append_words(&k->handled, &k->handled_len, &k->handled_cap, &child, 1)) {
+                    k->failed = 1;
+                    return;
                 }
-                k->handled[k->handled_len++] = child;
                 body = 0;
             } else if (count == 0 ? g->w.h.cstate < 0 : !name_char_starts(&k->x, g->w.h.cstate, data, count)) {
                 continue; /* off the names: an extra key's text, which the row and the shared exits answer */

@@ -93,7 +93,7 @@ class _Builder:
         """Whether a container was met again while being built (a recursive schema)."""
         self.any = self._new([K_ANY], 0)
         self.any_string = self._new([K_STRING, C_ANY, 0, -1], 0)
-        self.any_number = self._new([K_NUMBER, 0, 0, 0, 0], 0)
+        self.any_number = self._new([K_NUMBER, 0, 0, 0, 0, 0, 0, 1], 0)
         self.any_object = self._new([K_OBJECT, self.any, 0, 0, -1, 0], 1)  # (its trie: the empty key trie)
         self.any_array = self._new([K_ARRAY, self.any, 0, -1, 0], 1)
         self.tries: list[tuple[int, list[tuple[str, ...]]]] = [(self.any_object, [])]
@@ -196,7 +196,7 @@ class _Builder:
                 raise NotCovered("no boolean")
             return self._leaf([K_BOOL, (1 if True in node.values else 0) | (2 if False in node.values else 0)])
         if isinstance(node, Number):
-            return self._leaf([K_NUMBER, 1 if node.integer else 0, *_integer_bounds(node)])
+            return self._leaf(_number_record(node))
         if isinstance(node, String):
             return self._string(node)
         if isinstance(node, Array):
@@ -349,26 +349,66 @@ class _Builder:
 _BOUND = 1 << 30
 
 
+SCALE_CAP = 1000
+"""A number bound is the decimal M·10^scale with |M| < 2^30 and |scale| at most this (core/_machine.c)."""
+
+
+def _number_record(node: Number) -> list[int]:
+    """The K_NUMBER record of a number node: [K_NUMBER, integer, flags, minimum, maximum, minimum's scale,
+    maximum's scale, step], flags 1 for a minimum, 2 for a maximum, 4 and 8 when each is exclusive. An
+    integer's bounds become the nearest integers inside them (inclusive, as number_bounds.py's
+    ``_integer_set``) and its values the multiples of ``step``; another number's bounds stay as written, each
+    a decimal M·10^scale. NotCovered for what the machine does not decide (see the reasons)."""
+    if node.excluded or node.not_multiples or node.values is not None:
+        raise NotCovered("a number with excluded values or values")
+    if node.integer:
+        step = 1 if node.multiple_of is None else node.multiple_of.numerator  # (number_bounds.py's _lcm_int)
+        if step >= _BOUND:
+            raise NotCovered("an integer multipleOf of 2^30 or more")
+        return [K_NUMBER, 1, *_integer_bounds(node), 0, 0, step]
+    if node.multiple_of is not None:
+        raise NotCovered("a number (not an integer) with multipleOf")
+    flags, low, high, low_scale, high_scale = 0, 0, 0, 0, 0
+    for bound, bit, open_bit, is_open in ((node.low, 1, 4, node.low_open), (node.high, 2, 8, node.high_open)):
+        if bound is None:
+            continue
+        mantissa, scale = _decimal(bound)
+        flags |= bit | (open_bit if is_open else 0)
+        if bit == 1:
+            low, low_scale = mantissa, scale
+        else:
+            high, high_scale = mantissa, scale
+    return [K_NUMBER, 0, flags, low, high, low_scale, high_scale, 1]
+
+
+def _decimal(value: Fraction) -> tuple[int, int]:
+    """``value`` as (M, scale) with value = M·10^scale, M not a multiple of ten (0 for 0); NotCovered where M
+    would reach 2^30 or the scale SCALE_CAP (a bound of many digits)."""
+    if value == 0:
+        return 0, 0
+    denominator = value.denominator
+    twos = fives = 0
+    while denominator % 2 == 0:
+        denominator //= 2
+        twos += 1
+    while denominator % 5 == 0:
+        denominator //= 5
+        fives += 1
+    places = max(twos, fives)
+    if denominator != 1 or places > SCALE_CAP:  # (bounds come from JSON numbers: finite decimals)
+        raise NotCovered("a number bound with no short decimal form")
+    mantissa, scale = value.numerator * 10**places // value.denominator, -places
+    while mantissa % 10 == 0 and scale <= SCALE_CAP:
+        mantissa //= 10
+        scale += 1
+    if not -_BOUND < mantissa < _BOUND or scale > SCALE_CAP:
+        raise NotCovered("a number bound of ten or more significant digits")
+    return mantissa, scale
+
+
 def _integer_bounds(node: Number) -> list[int]:
-    """[flags, minimum, maximum] of a number node the machine reads: flags 1 for a minimum, 2 for a maximum,
-    each an inclusive integer bound (only integers have bounds there); NotCovered otherwise."""
-    if node.multiple_of not in (None, Fraction(1)) or node.excluded or node.not_multiples or node.values is not None:
-        raise NotCovered("a number with multipleOf, excluded values or values")
-    if node.low is None and node.high is None:
-        return [0, 0, 0]
-    if not node.integer:  # bounds that are integers, each inclusive or not; fractions and exponents allowed
-        flags, low, high = 0, 0, 0
-        for bound, bit, open_bit, is_open in ((node.low, 1, 4, node.low_open), (node.high, 2, 8, node.high_open)):
-            if bound is None:
-                continue
-            if bound.denominator != 1 or not -_BOUND < bound < _BOUND:
-                raise NotCovered("a number bound that is not an integer below 2^30")
-            flags |= bit | (open_bit if is_open else 0)
-            if bit == 1:
-                low = int(bound)
-            else:
-                high = int(bound)
-        return [flags, low, high]
+    """[flags, minimum, maximum] of an integer node: flags 1 for a minimum, 2 for a maximum, each the nearest
+    integer inside the bound as written."""
     flags, low, high = 0, 0, 0
     if node.low is not None:
         low = math.floor(node.low) + 1 if node.low_open or node.low != math.floor(node.low) else int(node.low)

@@ -1,0 +1,390 @@
+"""The compiled JSON machine decides numbers under decimal bounds, number enums and integer ``multipleOf``
+exactly as the Python number parser does (jsonschema/numbers.py, schema/number_bounds.py).
+
+A bound is held by the machine as a decimal M·10^scale (jsonschema/machine_program.py's ``_number_record``)
+and compared with a number's kept significant digits (core/_machine.c); an integer's ``multipleOf`` is a step
+whose remainder the machine carries past 2^30. Every answer is compared with the Python parser's: every
+short text over the number's characters, long mantissas with exponents near each bound, random bounds, and
+masks on the Llama 3 tokenizer. Schemas the machine does not decide stay on the Python parsers.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import struct
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from formatenforcer import JsonSchemaParser
+from formatenforcer.core import backend
+from formatenforcer.core.machine import MachineState
+from formatenforcer.core.walk import advance, allowed_mask
+from formatenforcer.jsonschema import machine_program
+from formatenforcer.jsonschema.config import JsonConfig
+
+pytestmark = pytest.mark.skipif(backend.native is None, reason="the compiled core is not built or is switched off")
+
+COMPACT = JsonConfig(whitespace="compact")
+NUMBER_CHARACTERS = "-0123456789.eE+"
+
+DECIMAL_BOUNDS = [
+    {"minimum": 0, "maximum": 0.3},
+    {"exclusiveMinimum": 0.5},
+    {"minimum": 99.99},
+    {"exclusiveMaximum": -0.25},
+    {"minimum": -1.5, "maximum": 2.25},
+    {"exclusiveMinimum": -1.5, "exclusiveMaximum": 2.25},
+    {"minimum": 1e-7},
+    {"maximum": 1.5e12},
+    {"minimum": 12345678.9},
+    {"minimum": 0.000123, "exclusiveMaximum": 0.000124},
+    {"minimum": 0.5, "maximum": 0.5},
+    {"minimum": 1e300},
+    {"maximum": -3e-20},
+]
+
+ENUMS = [
+    {"enum": [0.25, 0.5, 0.75, 1.0]},
+    {"enum": [1, 2, 3, "max", None, True]},
+    {"enum": [1e-3, 2.5e10, -7.125, 0]},
+    {"anyOf": [{"type": "number", "minimum": 0.5, "maximum": 0.75}, {"type": "integer", "minimum": 3}]},
+]
+
+MULTIPLES = [
+    {"type": "integer", "minimum": 0, "maximum": 100, "multipleOf": 5},
+    {"type": "integer", "multipleOf": 7},
+    {"type": "integer", "multipleOf": 3, "minimum": -20},
+    {"type": "integer", "multipleOf": 2.5, "exclusiveMaximum": 50},
+    {"type": "integer", "multipleOf": 1000000007, "minimum": -5},
+    {"type": "integer", "minimum": 12, "maximum": 16, "multipleOf": 5},
+    {"anyOf": [{"type": "integer", "multipleOf": 4}, {"type": "integer", "multipleOf": 6, "maximum": 100}]},
+]
+
+
+def _twin(parser: JsonSchemaParser) -> MachineState:
+    twin = parser.compiled_twin()
+    assert isinstance(twin, MachineState), "the schema should be covered by the machine"
+    return twin
+
+
+def _every_short_text(parser: JsonSchemaParser, length: int, alphabet: str = NUMBER_CHARACTERS) -> int:
+    """Every text over ``alphabet`` up to ``length`` characters: the same allowed characters, end and
+    refusals on both. Returns how many texts were compared (so a test sees it did not stop at once)."""
+    layer = [(parser, _twin(parser))]
+    seen = 0
+    for _ in range(length):
+        nxt = []
+        for reference, twin in layer:
+            seen += 1
+            assert twin.allowed_characters() == reference.allowed_characters()
+            assert twin.can_end() == reference.can_end()
+            for ch in alphabet:
+                a, b = reference.add_character(ch), twin.add_character(ch)
+                assert (a is None) == (b is None), ch
+                if a is not None:
+                    nxt.append((a, b))
+        layer = nxt
+    return seen
+
+
+def _same_along(parser: JsonSchemaParser, text: str) -> None:
+    """Character by character along ``text``: the same allowed characters, end and refusal."""
+    reference, twin = parser, _twin(parser)
+    for ch in text:
+        assert twin.allowed_characters() == reference.allowed_characters(), text
+        assert twin.can_end() == reference.can_end(), text
+        reference, twin = reference.add_character(ch), twin.add_character(ch)
+        assert (reference is None) == (twin is None), text
+        if reference is None:
+            return
+    assert twin.can_end() == reference.can_end(), text
+
+
+def _near(value: Fraction, rng: random.Random) -> str:
+    """A number text near ``value``: its digits (a few changed, cut or extended), a fraction, an exponent."""
+    digits = format(abs(value.numerator) * 10**30 // value.denominator, "d").lstrip("0") or "0"
+    point = len(str(abs(int(value)))) if abs(value) >= 1 else 0
+    body = list(digits[: rng.randint(1, len(digits))])
+    for _ in range(rng.randint(0, 2)):
+        body[rng.randrange(len(body))] = rng.choice("0123456789")
+    tail = "".join(rng.choice(rng.choice(["0", "9", "0123456789"])) for _ in range(rng.randint(0, 16)))
+    text = "".join(body) + tail
+    shift = rng.choice([0, 0, 1, -1, 3])
+    cut = max(1, point + shift) if rng.random() < 0.7 else len(text)
+    whole, frac = text[:cut].lstrip("0") or "0", text[cut:]
+    if abs(value) < 1 and rng.random() < 0.6:
+        whole, frac = "0", "0" * rng.randint(0, 8) + text
+    out = ("-" if value < 0 or rng.random() < 0.2 else "") + whole + ("." + frac if frac else "")
+    if rng.random() < 0.5:
+        out += rng.choice("eE") + rng.choice(["", "+", "-"]) + str(rng.choice([0, 1, 2, 5, 7, 12, 20, 40, 300, 330]))
+    return out
+
+
+def _numbers_in(schema) -> list[Fraction]:
+    if isinstance(schema, dict):
+        return [n for value in schema.values() for n in _numbers_in(value)]
+    if isinstance(schema, list):
+        return [n for value in schema for n in _numbers_in(value)]
+    if isinstance(schema, (int, float)) and not isinstance(schema, bool):
+        return [Fraction(repr(schema)) if isinstance(schema, float) else Fraction(schema)]
+    return []
+
+
+@pytest.mark.parametrize("bounds", DECIMAL_BOUNDS)
+def test_decimal_bounds_on_every_short_text_and_long_mantissas(bounds):
+    parser = JsonSchemaParser({"type": "number", **bounds}, config=COMPACT)
+    assert _every_short_text(parser, 4) >= 5
+    rng = random.Random(11)
+    values = _numbers_in(bounds)
+    for _ in range(300):
+        _same_along(parser, _near(rng.choice(values), rng))
+
+
+@pytest.mark.parametrize("schema", ENUMS)
+def test_number_enums_on_every_short_text_and_near_their_values(schema):
+    parser = JsonSchemaParser(schema, config=COMPACT)
+    assert _every_short_text(parser, 5, NUMBER_CHARACTERS + "mnt") > 20
+    rng = random.Random(12)
+    values = _numbers_in(schema)
+    for _ in range(200):
+        _same_along(parser, _near(rng.choice(values), rng))
+
+
+@pytest.mark.parametrize("schema", MULTIPLES)
+def test_integer_multiples_on_every_short_text_and_long_integers(schema):
+    """Integers under ``multipleOf``: every text up to five characters, then integers of up to 40 digits, past
+    the magnitudes the machine keeps exactly (it keeps their remainder)."""
+    parser = JsonSchemaParser(schema, config=COMPACT)
+    assert _every_short_text(parser, 5, "-0123456789.e") >= 3
+    rng = random.Random(13)
+    for _ in range(300):
+        digits = str(rng.randint(1, 9)) + "".join(rng.choice("0123456789") for _ in range(rng.randint(0, 39)))
+        _same_along(parser, ("-" if rng.random() < 0.3 else "") + digits)
+
+
+def test_long_multiples_end_where_their_remainder_is_zero():
+    """Past 2^30 the machine keeps a magnitude's remainder: a 25-digit multiple of 7 ends, its neighbours do
+    not (the Python parser's answers, asserted directly)."""
+    parser = JsonSchemaParser({"type": "integer", "multipleOf": 7}, config=COMPACT)
+    twin = _twin(parser)
+    base = 7 * 142857142857142857142857
+    for value, ends in ((base, True), (base + 1, False), (base - 7, True), (-base, True), (-(base + 3), False)):
+        state = twin
+        for ch in str(value):
+            state = state.add_character(ch)
+        assert state.can_end() is ends, value
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    low=st.none() | st.tuples(st.integers(-(10**9), 10**9), st.integers(-12, 12), st.booleans()),
+    high=st.none() | st.tuples(st.integers(-(10**9), 10**9), st.integers(-12, 12), st.booleans()),
+    seed=st.integers(0, 2**16),
+)
+def test_random_decimal_bounds(low, high, seed):
+    """Random bounds M·10^s (up to ten digits), each exclusive or not: texts near them, step by step."""
+    schema: dict = {"type": "number"}
+    values = []
+    for bound, names in ((low, ("minimum", "exclusiveMinimum")), (high, ("maximum", "exclusiveMaximum"))):
+        if bound is None:
+            continue
+        value = Fraction(bound[0]) * Fraction(10) ** bound[1]
+        schema[names[bound[2]]] = float(value) if value.denominator != 1 else int(value)
+        values.append(_numbers_in(schema[names[bound[2]]])[0])
+    try:
+        parser = JsonSchemaParser(schema, config=COMPACT)
+    except Exception:  # noqa: BLE001 - an empty range is refused before the machine is asked
+        return
+    assert parser.compiled_twin() is not None
+    rng = random.Random(seed)
+    for _ in range(40):
+        _same_along(parser, _near(rng.choice(values or [Fraction(1)]), rng))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    step=st.integers(2, 10**6),
+    low=st.none() | st.integers(-(10**6), 10**6),
+    high=st.none() | st.integers(-(10**6), 10**6),
+    seed=st.integers(0, 2**16),
+)
+def test_random_integer_multiples(step, low, high, seed):
+    schema: dict = {"type": "integer", "multipleOf": step}
+    if low is not None:
+        schema["minimum"] = low
+    if high is not None:
+        schema["maximum"] = high
+    try:
+        parser = JsonSchemaParser(schema, config=COMPACT)
+    except Exception:  # noqa: BLE001 - a set with no value is refused before the machine is asked
+        return
+    rng = random.Random(seed)
+    anchors = [v for v in (low, high, step, 7 * step) if v is not None]
+    for _ in range(40):
+        text = str(rng.choice(anchors) + rng.randint(-3, 3))
+        text += "".join(rng.choice("0123456789") for _ in range(rng.choice([0, 0, 1, 4, 20])))
+        _same_along(parser, text)
+
+
+@pytest.mark.parametrize(
+    ("schema", "reason"),
+    [
+        ({"type": "number", "multipleOf": 1}, "multipleOf"),
+        ({"type": "number", "multipleOf": 0.01, "minimum": 0}, "multipleOf"),
+        ({"type": "number", "minimum": 1234567890.5}, "significant digits"),
+        ({"type": "number", "maximum": 2**40 + 1}, "significant digits"),
+        ({"type": "integer", "maximum": 2**40}, "2^30"),
+        ({"type": "integer", "multipleOf": 2**31}, "2^30"),
+        ({"type": "number", "not": {"const": 3}}, "excluded"),
+    ],
+)
+def test_numbers_the_machine_does_not_decide_stay_on_the_python_parsers(schema, reason):
+    """``{"type": "number", "multipleOf": 1}`` takes ``15.0`` but not ``1.5`` or ``1e5`` in the Python parser
+    (plain notation, integral values): the machine does not read that, so it must not claim the schema."""
+    parser = JsonSchemaParser(schema, config=COMPACT)
+    with pytest.raises(machine_program.NotCovered, match=re.escape(reason)):
+        machine_program._Builder(parser.compiler, parser._root).node(parser._root)  # noqa: SLF001
+    assert parser.compiled_twin() is None
+
+
+def test_number_multiple_of_one_takes_plain_integral_values():
+    """The Python parser's answers that the machine must not contradict (see above): asserted directly."""
+    parser = JsonSchemaParser({"type": "number", "multipleOf": 1}, config=COMPACT)
+    assert parser.add_text("15.0") is not None and parser.add_text("15.0").can_end()
+    assert parser.add_text("1.5") is None or not parser.add_text("1.5").can_end()
+    assert parser.add_text("1e") is None
+
+
+SCHEMA_ON_TOKENS = {
+    "type": "object",
+    "properties": {
+        "price": {"type": "number", "minimum": 0, "maximum": 99.99},
+        "rate": {"type": "number", "exclusiveMinimum": 0, "maximum": 0.3},
+        "ratio": {"enum": [0.25, 0.5, 0.75, 1.0]},
+        "level": {"enum": [1, 2, 3, "max", None, True]},
+        "percent": {"type": "integer", "minimum": 0, "maximum": 100, "multipleOf": 5},
+        "big": {"type": "integer", "multipleOf": 7},
+        "tiny": {"type": "number", "minimum": 1e-7, "exclusiveMaximum": 2.5e-6},
+    },
+}
+
+
+def _same_masks(vocabulary, reference, machine, pending):
+    want = allowed_mask(vocabulary, reference, pending, False, {})
+    got = allowed_mask(vocabulary, machine, pending, False, {})
+    if not np.array_equal(want, got):
+        diff = np.flatnonzero(np.unpackbits((want ^ got).view(np.uint8), bitorder="little"))
+        shown = [vocabulary.token_bytes[int(t)] for t in diff[:8]]
+        raise AssertionError(f"masks differ on {len(diff)} tokens, e.g. {shown}")
+    return want
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"price":99.99,"rate":0.3,"ratio":0.75,"level":"max","percent":95,"big":700000000007000000000,'
+        '"tiny":2.4999e-6}',
+        '{"price":0.00e0,"rate":3e-1,"ratio":1.0,"level":null,"percent":0,"big":-14,"tiny":1.0E-7}',
+        '{"price":99.989999999999,"rate":0.0001,"ratio":25e-2,"level":true,"percent":100,"tiny":0.0000001}',
+    ],
+)
+def test_masks_along_documents_on_llama3(llama3_vocabulary, llama3_tokenizer, text):
+    """Every token position of documents near the bounds: the same mask and the same step on both."""
+    parser = JsonSchemaParser(SCHEMA_ON_TOKENS)
+    reference, machine, pending = parser, _twin(parser), b""
+    for token in llama3_tokenizer.encode(text, add_special_tokens=False):
+        _same_masks(llama3_vocabulary, reference, machine, pending)
+        data = llama3_vocabulary.token_bytes[token]
+        stepped, moved = advance(reference, pending, data), advance(machine, pending, data)
+        assert stepped is not None and moved is not None and stepped[1] == moved[1], text
+        reference, pending, machine = stepped[0], stepped[1], moved[0]
+    _same_masks(llama3_vocabulary, reference, machine, pending)
+    assert reference.can_end() and machine.can_end()
+
+
+def test_random_token_walks_on_llama3(llama3_vocabulary):
+    """Random walks choosing among the allowed tokens (number tokens of every length, exponents, signs)."""
+    vocabulary = llama3_vocabulary
+    rng = random.Random(21)
+    for schema in [{"type": "number", **b} for b in DECIMAL_BOUNDS[:6]] + ENUMS + MULTIPLES:
+        parser = JsonSchemaParser(schema)
+        for _ in range(2):
+            reference, machine, pending = parser, _twin(parser), b""
+            for _ in range(12):
+                mask = _same_masks(vocabulary, reference, machine, pending)
+                ids = np.flatnonzero(np.unpackbits(mask.view(np.uint8), bitorder="little"))
+                ids = [int(t) for t in ids if vocabulary.token_bytes[int(t)]]
+                if not ids:
+                    break
+                data = vocabulary.token_bytes[rng.choice(ids)]
+                stepped, moved = advance(reference, pending, data), advance(machine, pending, data)
+                assert stepped is not None and moved is not None
+                reference, pending, machine = stepped[0], stepped[1], moved[0]
+
+
+def _number_record_words(code: bytes) -> list[int]:
+    """The word indexes of a program's number records (K_NUMBER and K_NUMSET, with their options)."""
+    words = struct.unpack(f"<{len(code) // 4}i", code)
+    out = []
+    for node in range(words[1]):
+        at = words[16 + node]
+        if words[at] == machine_program.K_NUMBER:
+            out.extend(range(at, at + 8))
+        elif words[at] == machine_program.K_NUMSET:
+            out.extend(range(at, at + 2 + 8 * words[at + 1]))
+    return out
+
+
+def test_random_number_programs_and_states_never_crash():
+    """Random changes to the words of number records (bounds, scales, steps, the set's size) and to number
+    states: refused with a ValueError, or run without a fault (the sanitizer build turns a bad read, an
+    overflow or a division by zero into a failure)."""
+    rng = random.Random(4)
+    texts = ("[-12.5e-3,0,700000000000000000000000,99.99,2.5E+10]", "[1,-0.000,3e300,-1e-400,12]")
+    refused = ran = 0
+    for items in (MULTIPLES[-1], {"enum": [0.25, 5, -3e-7]}, {"type": "number", "minimum": -1.5, "maximum": 1e12}):
+        program = _twin(JsonSchemaParser({"type": "array", "items": items}, config=COMPACT))._machine
+        code = bytearray(program.code)
+        places = _number_record_words(bytes(code))
+        assert places
+        for _ in range(300):
+            mutated = bytearray(code)
+            for _ in range(rng.randint(1, 2)):
+                at = rng.choice(places)
+                value = rng.choice([-1, 0, 1, 2, 4, 7, 15, 16, 999, 1000, 1001, -1001, (1 << 30) - 1, 1 << 30,
+                                    -(1 << 31), (1 << 31) - 1, rng.randint(-2000, 2000)])  # fmt: skip
+                mutated[4 * at : 4 * at + 4] = struct.pack("<i", value)
+            try:
+                machine = backend.native.Machine(bytes(mutated), ())
+            except ValueError:
+                refused += 1
+                continue
+            ran += 1
+            for text in texts:
+                state = machine.start()
+                for ch in text:
+                    after = machine.step(state, ch.encode())
+                    if after is None:
+                        break
+                    state = after
+                machine.can_end(state)
+                machine.allowed(state)
+        state = program.start()
+        for ch in "[12345678901234":
+            state = program.step(state, ch.encode()) or state
+        for _ in range(300):
+            data = bytearray(state)
+            at = rng.randrange(len(data))
+            data[at] = rng.randrange(256)
+            try:
+                program.step(bytes(data), b"7")
+                program.allowed(bytes(data))
+                program.can_end(bytes(data))
+            except ValueError:
+                pass
+    assert refused > 100 and ran > 100  # (both sides of the check were exercised)

@@ -65,6 +65,17 @@ MULTIPLES = [
     {"anyOf": [{"type": "integer", "multipleOf": 4}, {"type": "integer", "multipleOf": 6, "maximum": 100}]},
 ]
 
+LARGE_INTEGER_BOUNDS = [
+    {"minimum": -(2**63), "maximum": 2**63 - 1},
+    {"minimum": 0, "maximum": 2**31 - 1},
+    {"minimum": 0, "maximum": 2**32 - 1},
+    {"minimum": -(2**53 - 1), "maximum": 2**53 - 1},
+    {"minimum": 2**40},
+    {"exclusiveMaximum": -(10**15)},
+    {"minimum": 10**18 - 3, "maximum": 10**18 + 3},
+    {"minimum": 1, "maximum": 2**63 - 1, "multipleOf": 1000},
+]
+
 
 def _twin(parser: JsonSchemaParser) -> MachineState:
     twin = parser.compiled_twin()
@@ -167,6 +178,23 @@ def test_integer_multiples_on_every_short_text_and_long_integers(schema):
         _same_along(parser, ("-" if rng.random() < 0.3 else "") + digits)
 
 
+@pytest.mark.parametrize("bounds", LARGE_INTEGER_BOUNDS)
+def test_64_bit_integer_bounds_on_short_texts_and_near_the_bounds(bounds):
+    """Integer bounds up to 2^63 in magnitude (int32, uint32, int64, JavaScript's safe integers): every short
+    text, then texts of the bound's digits with a few changed, cut or extended."""
+    parser = JsonSchemaParser({"type": "integer", **bounds}, config=COMPACT)
+    assert _every_short_text(parser, 4, "-0123456789.e") >= 3
+    rng = random.Random(14)
+    values = [str(abs(v)) for v in bounds.values()]
+    for _ in range(300):
+        digits = list(rng.choice(values))
+        for _ in range(rng.randint(0, 2)):
+            digits[rng.randrange(len(digits))] = rng.choice("0123456789")
+        text = "".join(digits[: rng.randint(1, len(digits))] if rng.random() < 0.3 else digits)
+        text += "".join(rng.choice("0123456789") for _ in range(rng.choice([0, 0, 0, 1, 2])))
+        _same_along(parser, ("-" if rng.random() < 0.4 else "") + text.lstrip("0") or "0")
+
+
 def test_long_multiples_end_where_their_remainder_is_zero():
     """Past 2^30 the machine keeps a magnitude's remainder: a 25-digit multiple of 7 ends, its neighbours do
     not (the Python parser's answers, asserted directly)."""
@@ -238,7 +266,8 @@ def test_random_integer_multiples(step, low, high, seed):
         ({"type": "number", "multipleOf": 0.01, "minimum": 0}, "multipleOf"),
         ({"type": "number", "minimum": 1234567890.5}, "significant digits"),
         ({"type": "number", "maximum": 2**40 + 1}, "significant digits"),
-        ({"type": "integer", "maximum": 2**40}, "2^30"),
+        ({"type": "integer", "maximum": 2**63}, "64 bits"),
+        ({"type": "integer", "minimum": -(2**63) - 1}, "64 bits"),
         ({"type": "integer", "multipleOf": 2**31}, "2^30"),
         ({"type": "number", "not": {"const": 3}}, "excluded"),
     ],
@@ -269,6 +298,7 @@ SCHEMA_ON_TOKENS = {
         "level": {"enum": [1, 2, 3, "max", None, True]},
         "percent": {"type": "integer", "minimum": 0, "maximum": 100, "multipleOf": 5},
         "big": {"type": "integer", "multipleOf": 7},
+        "id": {"type": "integer", "minimum": 0, "maximum": 2**63 - 1},
         "tiny": {"type": "number", "minimum": 1e-7, "exclusiveMaximum": 2.5e-6},
     },
 }
@@ -288,8 +318,8 @@ def _same_masks(vocabulary, reference, machine, pending):
     "text",
     [
         '{"price":99.99,"rate":0.3,"ratio":0.75,"level":"max","percent":95,"big":700000000007000000000,'
-        '"tiny":2.4999e-6}',
-        '{"price":0.00e0,"rate":3e-1,"ratio":1.0,"level":null,"percent":0,"big":-14,"tiny":1.0E-7}',
+        '"tiny":2.4999e-6,"id":9223372036854775807}',
+        '{"price":0.00e0,"rate":3e-1,"ratio":1.0,"level":null,"percent":0,"big":-14,"tiny":1.0E-7,"id":0}',
         '{"price":99.989999999999,"rate":0.0001,"ratio":25e-2,"level":true,"percent":100,"tiny":0.0000001}',
     ],
 )
@@ -311,7 +341,8 @@ def test_random_token_walks_on_llama3(llama3_vocabulary):
     """Random walks choosing among the allowed tokens (number tokens of every length, exponents, signs)."""
     vocabulary = llama3_vocabulary
     rng = random.Random(21)
-    for schema in [{"type": "number", **b} for b in DECIMAL_BOUNDS[:6]] + ENUMS + MULTIPLES:
+    numbers = [{"type": "number", **b} for b in DECIMAL_BOUNDS[:6]]
+    for schema in numbers + ENUMS + MULTIPLES + [{"type": "integer", **b} for b in LARGE_INTEGER_BOUNDS[:4]]:
         parser = JsonSchemaParser(schema)
         for _ in range(2):
             reference, machine, pending = parser, _twin(parser), b""
@@ -347,7 +378,12 @@ def test_random_number_programs_and_states_never_crash():
     rng = random.Random(4)
     texts = ("[-12.5e-3,0,700000000000000000000000,99.99,2.5E+10]", "[1,-0.000,3e300,-1e-400,12]")
     refused = ran = 0
-    for items in (MULTIPLES[-1], {"enum": [0.25, 5, -3e-7]}, {"type": "number", "minimum": -1.5, "maximum": 1e12}):
+    for items in (
+        MULTIPLES[-1],
+        {"enum": [0.25, 5, -3e-7]},
+        {"type": "number", "minimum": -1.5, "maximum": 1e12},
+        {"type": "integer", "minimum": -(2**63), "maximum": 2**53},
+    ):
         program = _twin(JsonSchemaParser({"type": "array", "items": items}, config=COMPACT))._machine
         code = bytearray(program.code)
         places = _number_record_words(bytes(code))

@@ -27,8 +27,9 @@
        K_NUMBER         [K_NUMBER, integer (0/1), bounds (1: a minimum, 2: a maximum, 4: the minimum is
                         exclusive, 8: the maximum is), minimum, maximum, minimum's scale, maximum's scale, step]:
                         each bound the decimal M·10^scale (|M| < 2^30, |scale| <= SCALE_CAP); an integer's
-                        bounds are inclusive integers (scales 0, no 4 or 8) and its values the multiples of
-                        ``step`` (1 <= step < 2^30; other numbers' step is 1)
+                        bounds are inclusive 64-bit integers (no 4 or 8), each split in two words: the low 32
+                        bits in the bound's word, the high ones in its scale's (``integer_bound``), and its
+                        values the multiples of ``step`` (1 <= step < STEP_CAP; other numbers' step is 1)
        K_BOOL           [K_BOOL, 1: true allowed | 2: false allowed]
        K_NULL           [K_NULL]
        K_UNION          [K_UNION, options, option nodes...] (options start with distinct characters)
@@ -330,55 +331,71 @@ static int32_t number_next(int32_t state, int integer, int32_t cp) {
 
 static int number_can_end(int32_t state) { return state == N_ZERO || state == N_INT || state == N_FRAC || state == N_EXP; }
 
-#define MAG_EXACT (1 << 30)
-/* An integer's magnitude (``cstate``) is kept exactly below MAG_EXACT (every bound is below it); a larger one
-   as MAG_EXACT + its remainder modulo the least common multiple of the number's steps (``number_modulus``),
-   all that a multipleOf asks of it. */
+#define MAG_EXACT 10000000000000000000ULL
+/* An integer's magnitude (64 bits: ``cstate`` the low half, ``b`` the high one, number_magnitude) is kept
+   exactly below MAG_EXACT, 10^19 (every bound is at most 2^63 in magnitude); a larger one as MAG_EXACT + its
+   remainder modulo the least common multiple of the number's steps (``number_modulus``), all that a
+   multipleOf asks of it. */
+#define STEP_CAP (1 << 30) /* an integer's step, and the least common multiple of a number set's, stay below */
 #define COUNT_CAP (1 << 30) /* an array's items are counted up to this (its limits are below it) */
 #define SCALE_CAP 1000 /* a number bound's decimal exponent is at most this in magnitude */
 #define NUM_WORDS 8 /* a K_NUMBER record's words */
 
+static inline uint64_t number_magnitude(const MState *s) { return (uint64_t)(uint32_t)s->b << 32 | (uint32_t)s->cstate; }
+
+static inline void set_magnitude(MState *s, uint64_t mag) {
+    s->cstate = (int32_t)(uint32_t)mag;
+    s->b = (int32_t)(uint32_t)(mag >> 32);
+}
+
+/* An integer number node's minimum (``side`` 0) or maximum (1). */
+static inline int64_t integer_bound(const int32_t *r, int side) {
+    return (int64_t)((uint64_t)(uint32_t)r[5 + side] << 32 | (uint32_t)r[3 + side]);
+}
+
 /* The least multiple of ``step`` at or above ``a`` (a >= 0). */
-static inline int64_t first_multiple(int64_t a, int64_t step) { return (a + step - 1) / step * step; }
+static inline __int128 first_multiple(__int128 a, int64_t step) { return (a + step - 1) / step * step; }
 
 /* Whether some magnitude an integer prefix can still become lies in [lo, hi] (no maximum unless ``has_hi``)
    and is a multiple of ``step`` (``_integer_feasible``): none read yet (``digits`` 0) any; a leading zero
    only 0; else ``mag`` followed by any number of digits. */
-static int magnitude_feasible(int digits, int zero, int64_t mag, int64_t lo, int64_t hi, int has_hi, int64_t step) {
+static int magnitude_feasible(int digits, int zero, uint64_t mag, __int128 lo, __int128 hi, int has_hi,
+                              int64_t step) {
     if (lo < 0) lo = 0;
     if (has_hi && first_multiple(lo, step) > hi) return 0;
     if (digits == 0) return 1; /* [0, inf) meets [lo, hi] */
     if (zero) return lo == 0;
     if (!has_hi) return 1; /* (a run of 10^k values, 10^k >= step, holds a multiple) */
     if (mag >= MAG_EXACT) return 0;
-    for (int64_t a = mag, width = 1; a <= hi; a *= 10, width *= 10) {
-        int64_t from = a > lo ? a : lo, to = a + width - 1 < hi ? a + width - 1 : hi;
+    for (__int128 a = mag, width = 1; a <= hi; a *= 10, width *= 10) { /* (hi <= 2^63: no overflow) */
+        __int128 from = a > lo ? a : lo, to = a + width - 1 < hi ? a + width - 1 : hi;
         if (first_multiple(from, step) <= to) return 1;
     }
     return 0;
 }
 
 /* The integer number node's bounds on the magnitude of a value of sign ``neg``: [lo, hi], has_hi. */
-static int integer_feasible(const int32_t *r, int neg, int digits, int zero, int64_t mag) {
+static int integer_feasible(const int32_t *r, int neg, int digits, int zero, uint64_t mag) {
     int flags = r[2];
-    int64_t lo = 0, hi = 0;
+    __int128 lo = 0, hi = 0;
     int has_hi = 0;
     if (!neg) { /* value in [min, max] */
-        if (flags & 1) lo = r[3];
-        if (flags & 2) hi = r[4], has_hi = 1;
+        if (flags & 1) lo = integer_bound(r, 0);
+        if (flags & 2) hi = integer_bound(r, 1), has_hi = 1;
     } else { /* -mag in [min, max]: mag in [-max, -min] */
-        if (flags & 2) lo = -(int64_t)r[4];
-        if (flags & 1) hi = -(int64_t)r[3], has_hi = 1;
+        if (flags & 2) lo = -(__int128)integer_bound(r, 1);
+        if (flags & 1) hi = -(__int128)integer_bound(r, 0), has_hi = 1;
     }
     return magnitude_feasible(digits, zero, mag, lo, hi, has_hi, r[7]);
 }
 
 /* ``integer_complete``: the integer read (magnitude or remainder ``mag``, sign ``neg``) is a value. */
-static int integer_in_bounds(const int32_t *r, int neg, int64_t mag) {
+static int integer_in_bounds(const int32_t *r, int neg, uint64_t mag) {
     if (mag >= MAG_EXACT) /* past every bound: above a maximum, or below a minimum when negative */
-        return !(r[2] & (neg ? 1 : 2)) && (mag - MAG_EXACT) % r[7] == 0;
-    int64_t value = neg ? -mag : mag;
-    return (!(r[2] & 1) || value >= r[3]) && (!(r[2] & 2) || value <= r[4]) && mag % r[7] == 0;
+        return !(r[2] & (neg ? 1 : 2)) && (mag - MAG_EXACT) % (uint64_t)r[7] == 0;
+    __int128 value = neg ? -(__int128)mag : (__int128)mag;
+    return (!(r[2] & 1) || value >= integer_bound(r, 0)) && (!(r[2] & 2) || value <= integer_bound(r, 1)) &&
+           mag % (uint64_t)r[7] == 0;
 }
 
 /* ---- decimal numbers under bounds, with fractions and exponents (number_bounds.py's rules) ----
@@ -599,14 +616,16 @@ static Digits digits_of(const MState *s) {
 }
 
 /* The fields after ``next`` (a phase number_next allowed) read ``cp``: the sign, an integer's magnitude (in
-   ``cstate``, see MAG_EXACT; ``modulus`` the number's) and a decimal's digits (DecimalFields). */
+   ``cstate`` and ``b``, see MAG_EXACT; ``modulus`` the number's) and a decimal's digits (DecimalFields). */
 static void number_advance(MState *t, int32_t next, int32_t cp, int64_t modulus) {
     if (next == N_MINUS) t->a = 1;
     int digit = cp >= '0' && cp <= '9';
     if (digit && (next == N_ZERO || next == N_INT)) {
-        int64_t mag = t->cstate >= MAG_EXACT ? (int64_t)(t->cstate - MAG_EXACT) * 10 + (cp - '0')
-                                             : (int64_t)t->cstate * 10 + (cp - '0');
-        t->cstate = (int32_t)(t->cstate < MAG_EXACT && mag < MAG_EXACT ? mag : MAG_EXACT + mag % modulus);
+        uint64_t mag = number_magnitude(t), d = (uint64_t)(cp - '0'), m = (uint64_t)modulus;
+        if (mag >= MAG_EXACT) mag = MAG_EXACT + ((mag - MAG_EXACT) * 10 + d) % m;
+        else if (mag >= MAG_EXACT / 10) mag = MAG_EXACT + (mag % m * 10 + d) % m; /* (10·mag + d >= MAG_EXACT) */
+        else mag = mag * 10 + d;
+        set_magnitude(t, mag);
     }
     if (digit && next != N_EXP) {
         if (t->digits > 0 || cp != '0') { /* a significant digit */
@@ -637,7 +656,9 @@ static inline int option_bounded(const int32_t *o) { return o[2] != 0 || o[7] !=
 static int option_feasible(const int32_t *o, const MState *t) {
     if (o[1] && fraction_or_exponent(t->phase)) return 0;
     if (!option_bounded(o)) return 1;
-    if (o[1]) return integer_feasible(o, t->a, t->phase == N_ZERO || t->phase == N_INT, t->phase == N_ZERO, t->cstate);
+    if (o[1])
+        return integer_feasible(o, t->a, t->phase == N_ZERO || t->phase == N_INT, t->phase == N_ZERO,
+                                number_magnitude(t));
     Digits n = digits_of(t);
     Bounds b = bounds_of(o, t->a);
     if (t->phase == N_MINUS) return bounds_reach_from_zero(&b);
@@ -677,7 +698,7 @@ static int decimal_ends(const int32_t *r, const MState *s) {
 static int option_ends(const int32_t *o, const MState *s) {
     if (!number_can_end(s->phase) || (o[1] && fraction_or_exponent(s->phase))) return 0;
     if (!option_bounded(o)) return 1;
-    return o[1] ? integer_in_bounds(o, s->a, s->cstate) : decimal_ends(o, s);
+    return o[1] ? integer_in_bounds(o, s->a, number_magnitude(s)) : decimal_ends(o, s);
 }
 
 /* The number options of a number node: itself, or a K_NUMSET's (each a K_NUMBER record of NUM_WORDS). */
@@ -694,13 +715,13 @@ static int64_t gcd64(int64_t a, int64_t b) {
     return a;
 }
 
-/* The least common multiple of a number node's steps (its options'), or -1 when it is MAG_EXACT or more. */
+/* The least common multiple of a number node's steps (its options'), or -1 when it is STEP_CAP or more. */
 static int64_t number_modulus(const int32_t *r) {
     int64_t l = 1;
     for (int i = 0; i < number_options(r); i++) {
         int64_t step = number_option(r, i)[7];
         l = l / gcd64(l, step) * step;
-        if (l >= MAG_EXACT) return -1;
+        if (l >= STEP_CAP) return -1;
     }
     return l;
 }
@@ -1173,9 +1194,10 @@ static int Machine_validate(MachineObject *m) {
         for (int32_t i = 0; i < (kind == K_NUMBER ? 1 : kind == K_NUMSET ? r[1] : 0); i++) {
             const int32_t *o = kind == K_NUMBER ? r : r + 2 + NUM_WORDS * i;
             if (o[0] != K_NUMBER || o[1] < 0 || o[1] > 1 || o[2] < 0 || o[2] > 15 || (o[1] && o[2] > 3) ||
-                o[3] <= -(1 << 30) || o[3] >= (1 << 30) || o[4] <= -(1 << 30) || o[4] >= (1 << 30) ||
-                o[5] < -SCALE_CAP || o[5] > SCALE_CAP || o[6] < -SCALE_CAP || o[6] > SCALE_CAP ||
-                (o[1] && (o[5] || o[6])) || o[7] < 1 || o[7] >= MAG_EXACT || (!o[1] && o[7] != 1))
+                o[7] < 1 || o[7] >= STEP_CAP ||
+                (!o[1] && (o[3] <= -(1 << 30) || o[3] >= (1 << 30) || o[4] <= -(1 << 30) || o[4] >= (1 << 30) ||
+                           o[5] < -SCALE_CAP || o[5] > SCALE_CAP || o[6] < -SCALE_CAP || o[6] > SCALE_CAP ||
+                           o[7] != 1)))
                 return bad_program("bad number record", o - c);
         }
         if ((kind == K_NUMBER || kind == K_NUMSET) && number_modulus(r) < 0)
@@ -1470,9 +1492,10 @@ static Py_ssize_t check_state(const MachineObject *m, const uint8_t *data, Py_ss
     case L_NUMBER: {
         if (s.node < 0 || s.node >= m->nodes ||
             (c[c[MH_SIZE + s.node]] != K_NUMBER && c[c[MH_SIZE + s.node]] != K_NUMSET) || s.phase < N_START ||
-            s.phase > N_EXP || s.cstate < 0 || s.a < 0 || s.a > 1 ||
-            (s.cstate >= MAG_EXACT && s.cstate - MAG_EXACT >= number_modulus(c + c[MH_SIZE + s.node])))
+            s.phase > N_EXP || s.a < 0 || s.a > 1)
             goto bad;
+        uint64_t mag = number_magnitude(&s);
+        if (mag >= MAG_EXACT && mag - MAG_EXACT >= (uint64_t)number_modulus(c + c[MH_SIZE + s.node])) goto bad;
         int64_t p = (int64_t)(uint32_t)s.p_lo | (int64_t)s.p_hi << 32;
         if (p < 0 || p >= pow10i(DEC_KEPT) || s.digits < 0 || s.digits > DEC_CAP || s.fraction < 0 ||
             s.fraction > DEC_CAP || s.tails < 0 || s.tails > 3 || s.exp_sign < 0 || s.exp_sign > 2 ||

@@ -5,11 +5,12 @@ The machine holds a document's syntax (objects, arrays, whitespace, strings with
 literals) and reads from the program the schema's answers for each value node: an object's names with
 their value nodes, which are required, whether other keys may come and what their values are; an array's
 item nodes and count limits; a string's content (any text, a length range, an automaton over decoded
-characters: an enum, a pattern, a format, under a maximum length or not); a number's integer bounds; and
+characters: an enum, a pattern, a format, under a maximum length or not); a number's bounds and step; and
 each node's fewest levels, which decide near ``max_depth`` what may still open. Covered: any value, objects
 of one rule set without ``patternProperties``, ``propertyNames``, property counts or dependencies (at most
-63 names), arrays without ``uniqueItems`` or ``contains``, numbers and integers without ``multipleOf``
-whose bounds are integers, booleans, null, unions of numbers, unions whose other options start with
+63 names), arrays without ``uniqueItems`` or ``contains``, integers under 64-bit bounds and an integer
+``multipleOf``, other numbers under decimal bounds M·10^e with |M| < 2^30 (no ``multipleOf``, excluded
+values or set of ``values``), booleans, null, unions of numbers, unions whose other options start with
 different characters, and references that loop through an array or an object. Layout and escapes follow
 ``JsonConfig`` (``property_order="schema"`` and ``whitespace_pattern`` are not covered).
 
@@ -365,7 +366,8 @@ def _number_record(node: Number) -> list[int]:
         step = 1 if node.multiple_of is None else node.multiple_of.numerator  # (number_bounds.py's _lcm_int)
         if step >= _BOUND:
             raise NotCovered("an integer multipleOf of 2^30 or more")
-        return [K_NUMBER, 1, *_integer_bounds(node), 0, 0, step]
+        flags, low, high = _integer_bounds(node)  # (each in two words: the low 32 bits, then the high ones)
+        return [K_NUMBER, 1, flags, _int32(low), _int32(high), _int32(low >> 32), _int32(high >> 32), step]
     if node.multiple_of is not None:
         raise NotCovered("a number (not an integer) with multipleOf")
     flags, low, high, low_scale, high_scale = 0, 0, 0, 0, 0
@@ -406,9 +408,15 @@ def _decimal(value: Fraction) -> tuple[int, int]:
     return mantissa, scale
 
 
+def _int32(value: int) -> int:
+    """The low 32 bits of ``value`` as a signed int32 word."""
+    value &= 0xFFFFFFFF
+    return value - (1 << 32) if value >= 1 << 31 else value
+
+
 def _integer_bounds(node: Number) -> list[int]:
     """[flags, minimum, maximum] of an integer node: flags 1 for a minimum, 2 for a maximum, each the nearest
-    integer inside the bound as written."""
+    integer inside the bound as written, a 64-bit integer."""
     flags, low, high = 0, 0, 0
     if node.low is not None:
         low = math.floor(node.low) + 1 if node.low_open or node.low != math.floor(node.low) else int(node.low)
@@ -416,8 +424,8 @@ def _integer_bounds(node: Number) -> list[int]:
     if node.high is not None:
         high = math.ceil(node.high) - 1 if node.high_open or node.high != math.ceil(node.high) else int(node.high)
         flags |= 2
-    if not (-_BOUND < low < _BOUND and -_BOUND < high < _BOUND):
-        raise NotCovered("an integer bound of 2^30 or more")
+    if not (-(1 << 63) <= low < 1 << 63 and -(1 << 63) <= high < 1 << 63):
+        raise NotCovered("an integer bound beyond 64 bits")
     return [flags, low, high]
 
 

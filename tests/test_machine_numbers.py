@@ -65,6 +65,15 @@ MULTIPLES = [
     {"anyOf": [{"type": "integer", "multipleOf": 4}, {"type": "integer", "multipleOf": 6, "maximum": 100}]},
 ]
 
+INTEGRAL = [  # numbers (not integers) under an integer multipleOf: plain notation, a fraction of zeros
+    {"type": "number", "multipleOf": 1},
+    {"type": "number", "multipleOf": 5, "minimum": 0, "maximum": 100},
+    {"type": "number", "multipleOf": 3, "exclusiveMinimum": -7.5},
+    {"type": "number", "multipleOf": 1, "maximum": 2**63 - 1, "minimum": -(2**40)},
+    {"anyOf": [{"type": "number", "multipleOf": 2}, {"type": "number", "minimum": 0.25, "maximum": 0.5}]},
+    {"anyOf": [{"type": "number", "multipleOf": 4, "maximum": 40}, {"type": "integer", "multipleOf": 6}]},
+]
+
 LARGE_INTEGER_BOUNDS = [
     {"minimum": -(2**63), "maximum": 2**63 - 1},
     {"minimum": 0, "maximum": 2**31 - 1},
@@ -178,6 +187,24 @@ def test_integer_multiples_on_every_short_text_and_long_integers(schema):
         _same_along(parser, ("-" if rng.random() < 0.3 else "") + digits)
 
 
+@pytest.mark.parametrize("schema", INTEGRAL)
+def test_integral_numbers_on_every_short_text_and_long_texts(schema):
+    """A number under an integer ``multipleOf`` takes ``15.0`` and ``15.000`` but not ``15.5`` or ``1.5e1``
+    (number_bounds.py's ``_integer_set``): every text up to five characters, then long integers with
+    fractions of zeros (or not) and exponents."""
+    parser = JsonSchemaParser(schema, config=COMPACT)
+    assert _every_short_text(parser, 5, "-0123456789.e") >= 3
+    rng = random.Random(15)
+    for _ in range(300):
+        text = ("-" if rng.random() < 0.3 else "") + str(rng.choice([0, 1, 4, 5, 6, 12, 15, 40, 100, 10**19]))
+        text += "".join(rng.choice("0123456789") for _ in range(rng.choice([0, 0, 1, 3, 25])))
+        if rng.random() < 0.6:
+            text += "." + "".join(rng.choice(rng.choice(["0", "0", "05"])) for _ in range(rng.randint(0, 6)))
+        if rng.random() < 0.2:
+            text += "e1"
+        _same_along(parser, text)
+
+
 @pytest.mark.parametrize("bounds", LARGE_INTEGER_BOUNDS)
 def test_64_bit_integer_bounds_on_short_texts_and_near_the_bounds(bounds):
     """Integer bounds up to 2^63 in magnitude (int32, uint32, int64, JavaScript's safe integers): every short
@@ -262,8 +289,8 @@ def test_random_integer_multiples(step, low, high, seed):
 @pytest.mark.parametrize(
     ("schema", "reason"),
     [
-        ({"type": "number", "multipleOf": 1}, "multipleOf"),
-        ({"type": "number", "multipleOf": 0.01, "minimum": 0}, "multipleOf"),
+        ({"type": "number", "multipleOf": 0.01, "minimum": 0}, "not an integer"),
+        ({"type": "number", "multipleOf": 2.5}, "not an integer"),
         ({"type": "number", "minimum": 1234567890.5}, "significant digits"),
         ({"type": "number", "maximum": 2**40 + 1}, "significant digits"),
         ({"type": "integer", "maximum": 2**63}, "64 bits"),
@@ -273,8 +300,6 @@ def test_random_integer_multiples(step, low, high, seed):
     ],
 )
 def test_numbers_the_machine_does_not_decide_stay_on_the_python_parsers(schema, reason):
-    """``{"type": "number", "multipleOf": 1}`` takes ``15.0`` but not ``1.5`` or ``1e5`` in the Python parser
-    (plain notation, integral values): the machine does not read that, so it must not claim the schema."""
     parser = JsonSchemaParser(schema, config=COMPACT)
     with pytest.raises(machine_program.NotCovered, match=re.escape(reason)):
         machine_program._Builder(parser.compiler, parser._root).node(parser._root)  # noqa: SLF001
@@ -282,11 +307,13 @@ def test_numbers_the_machine_does_not_decide_stay_on_the_python_parsers(schema, 
 
 
 def test_number_multiple_of_one_takes_plain_integral_values():
-    """The Python parser's answers that the machine must not contradict (see above): asserted directly."""
+    """``{"type": "number", "multipleOf": 1}``: both sides take ``15.0`` and refuse ``1.5`` and ``1e5`` (the
+    Python parser's answers, asserted directly on each)."""
     parser = JsonSchemaParser({"type": "number", "multipleOf": 1}, config=COMPACT)
-    assert parser.add_text("15.0") is not None and parser.add_text("15.0").can_end()
-    assert parser.add_text("1.5") is None or not parser.add_text("1.5").can_end()
-    assert parser.add_text("1e") is None
+    for state in (parser, _twin(parser)):
+        assert state.add_text("15.00") is not None and state.add_text("15.00").can_end()
+        assert state.add_text("1.5") is None
+        assert state.add_text("1e") is None
 
 
 SCHEMA_ON_TOKENS = {
@@ -299,6 +326,7 @@ SCHEMA_ON_TOKENS = {
         "percent": {"type": "integer", "minimum": 0, "maximum": 100, "multipleOf": 5},
         "big": {"type": "integer", "multipleOf": 7},
         "id": {"type": "integer", "minimum": 0, "maximum": 2**63 - 1},
+        "whole": {"type": "number", "multipleOf": 5, "minimum": 0},
         "tiny": {"type": "number", "minimum": 1e-7, "exclusiveMaximum": 2.5e-6},
     },
 }
@@ -318,7 +346,7 @@ def _same_masks(vocabulary, reference, machine, pending):
     "text",
     [
         '{"price":99.99,"rate":0.3,"ratio":0.75,"level":"max","percent":95,"big":700000000007000000000,'
-        '"tiny":2.4999e-6,"id":9223372036854775807}',
+        '"tiny":2.4999e-6,"id":9223372036854775807,"whole":150.000}',
         '{"price":0.00e0,"rate":3e-1,"ratio":1.0,"level":null,"percent":0,"big":-14,"tiny":1.0E-7,"id":0}',
         '{"price":99.989999999999,"rate":0.0001,"ratio":25e-2,"level":true,"percent":100,"tiny":0.0000001}',
     ],
@@ -342,7 +370,8 @@ def test_random_token_walks_on_llama3(llama3_vocabulary):
     vocabulary = llama3_vocabulary
     rng = random.Random(21)
     numbers = [{"type": "number", **b} for b in DECIMAL_BOUNDS[:6]]
-    for schema in numbers + ENUMS + MULTIPLES + [{"type": "integer", **b} for b in LARGE_INTEGER_BOUNDS[:4]]:
+    integers = [{"type": "integer", **b} for b in LARGE_INTEGER_BOUNDS[:4]]
+    for schema in numbers + ENUMS + MULTIPLES + INTEGRAL + integers:
         parser = JsonSchemaParser(schema)
         for _ in range(2):
             reference, machine, pending = parser, _twin(parser), b""
@@ -383,6 +412,7 @@ def test_random_number_programs_and_states_never_crash():
         {"enum": [0.25, 5, -3e-7]},
         {"type": "number", "minimum": -1.5, "maximum": 1e12},
         {"type": "integer", "minimum": -(2**63), "maximum": 2**53},
+        INTEGRAL[-2],
     ):
         program = _twin(JsonSchemaParser({"type": "array", "items": items}, config=COMPACT))._machine
         code = bytearray(program.code)

@@ -24,12 +24,15 @@
                         [K_STRING, C_CAPPED, automaton index, max length, distances, farthest]: an automaton
                         (start state 0) under a maximum length; code[distances + s] the fewest characters
                         from state s to an accepting one, ``farthest`` the largest of them
-       K_NUMBER         [K_NUMBER, integer (0/1), bounds (1: a minimum, 2: a maximum, 4: the minimum is
+       K_NUMBER         [K_NUMBER, integer (0, 1, or 2: integral), bounds (1: a minimum, 2: a maximum, 4: the minimum is
                         exclusive, 8: the maximum is), minimum, maximum, minimum's scale, maximum's scale, step]:
                         each bound the decimal M·10^scale (|M| < 2^30, |scale| <= SCALE_CAP); an integer's
                         bounds are inclusive 64-bit integers (no 4 or 8), each split in two words: the low 32
                         bits in the bound's word, the high ones in its scale's (``integer_bound``), and its
-                        values the multiples of ``step`` (1 <= step < STEP_CAP; other numbers' step is 1)
+                        values the multiples of ``step`` (1 <= step < STEP_CAP; other numbers' step is 1);
+                        an integral number (2: ``multipleOf`` an integer, not an integer type) is read as an
+                        integer's, with a fraction of zeros allowed and no exponent (number_bounds.py's
+                        ``_integer_set`` for numbers)
        K_BOOL           [K_BOOL, 1: true allowed | 2: false allowed]
        K_NULL           [K_NULL]
        K_UNION          [K_UNION, options, option nodes...] (options start with distinct characters)
@@ -341,7 +344,9 @@ static int number_can_end(int32_t state) { return state == N_ZERO || state == N_
 #define SCALE_CAP 1000 /* a number bound's decimal exponent is at most this in magnitude */
 #define NUM_WORDS 8 /* a K_NUMBER record's words */
 
-static inline uint64_t number_magnitude(const MState *s) { return (uint64_t)(uint32_t)s->b << 32 | (uint32_t)s->cstate; }
+static inline uint64_t number_magnitude(const MState *s) {
+    return (uint64_t)(uint32_t)s->b << 32 | (uint32_t)s->cstate;
+}
 
 static inline void set_magnitude(MState *s, uint64_t mag) {
     s->cstate = (int32_t)(uint32_t)mag;
@@ -648,13 +653,23 @@ static void number_advance(MState *t, int32_t next, int32_t cp, int64_t modulus)
 
 static int fraction_or_exponent(int32_t phase) { return phase >= N_DOT; }
 
+enum { NUM_DECIMAL, NUM_INTEGER, NUM_INTEGRAL }; /* a K_NUMBER record's word 1 */
+#define NONZERO_FRACTION 4 /* tails bit of an integral number's state: a fraction digit other than 0 was read */
+
 /* Whether the number node ``o`` (a K_NUMBER record) constrains its values beyond the JSON grammar. */
-static inline int option_bounded(const int32_t *o) { return o[2] != 0 || o[7] != 1; }
+static inline int option_bounded(const int32_t *o) { return o[1] == NUM_INTEGRAL || o[2] != 0 || o[7] != 1; }
+
+/* An integral number's fraction (N_DOT, N_FRAC): the value is the integer read, if the fraction is zeros. */
+static int integral_fraction_ok(const int32_t *o, const MState *t) {
+    return !(t->tails & NONZERO_FRACTION) && integer_in_bounds(o, t->a, number_magnitude(t));
+}
 
 /* Whether the number ``t`` (its phase and fields just advanced) can still end as a value of the number node
    ``o`` (a K_NUMBER record). */
 static int option_feasible(const int32_t *o, const MState *t) {
-    if (o[1] && fraction_or_exponent(t->phase)) return 0;
+    if (o[1] == NUM_INTEGER && fraction_or_exponent(t->phase)) return 0;
+    if (o[1] == NUM_INTEGRAL && fraction_or_exponent(t->phase))
+        return t->phase < N_E && integral_fraction_ok(o, t);
     if (!option_bounded(o)) return 1;
     if (o[1])
         return integer_feasible(o, t->a, t->phase == N_ZERO || t->phase == N_INT, t->phase == N_ZERO,
@@ -696,7 +711,8 @@ static int decimal_ends(const int32_t *r, const MState *s) {
 }
 
 static int option_ends(const int32_t *o, const MState *s) {
-    if (!number_can_end(s->phase) || (o[1] && fraction_or_exponent(s->phase))) return 0;
+    if (!number_can_end(s->phase) || (o[1] == NUM_INTEGER && fraction_or_exponent(s->phase))) return 0;
+    if (o[1] == NUM_INTEGRAL && fraction_or_exponent(s->phase)) return s->phase == N_FRAC && integral_fraction_ok(o, s);
     if (!option_bounded(o)) return 1;
     return o[1] ? integer_in_bounds(o, s->a, number_magnitude(s)) : decimal_ends(o, s);
 }
@@ -729,11 +745,12 @@ static int64_t number_modulus(const int32_t *r) {
 /* A number's step: the state after ``cp``, or 0. A number with no bounds keeps only its phase (its states
    are few, and so are their masks); one with bounds keeps the fields its bounds read. */
 static int number_step(const int32_t *r, MState *s, int32_t cp) {
-    int options = number_options(r), integer = 1, bounded = 0;
+    int options = number_options(r), integer = 1, bounded = 0, integral = 0;
     for (int i = 0; i < options; i++) {
         const int32_t *o = number_option(r, i);
-        integer &= o[1] != 0;
+        integer &= o[1] == NUM_INTEGER;
         bounded |= option_bounded(o);
+        integral |= o[1] == NUM_INTEGRAL;
     }
     int32_t next = number_next(s->phase, integer, cp);
     if (next < 0) return 0;
@@ -743,6 +760,7 @@ static int number_step(const int32_t *r, MState *s, int32_t cp) {
     }
     MState t = *s;
     number_advance(&t, next, cp, number_modulus(r));
+    if (integral && next == N_FRAC && cp != '0') t.tails |= NONZERO_FRACTION;
     for (int i = 0; i < options; i++) {
         if (option_feasible(number_option(r, i), &t)) {
             *s = t;
@@ -1193,8 +1211,8 @@ static int Machine_validate(MachineObject *m) {
             return bad_program("bad number set", at);
         for (int32_t i = 0; i < (kind == K_NUMBER ? 1 : kind == K_NUMSET ? r[1] : 0); i++) {
             const int32_t *o = kind == K_NUMBER ? r : r + 2 + NUM_WORDS * i;
-            if (o[0] != K_NUMBER || o[1] < 0 || o[1] > 1 || o[2] < 0 || o[2] > 15 || (o[1] && o[2] > 3) ||
-                o[7] < 1 || o[7] >= STEP_CAP ||
+            if (o[0] != K_NUMBER || o[1] < NUM_DECIMAL || o[1] > NUM_INTEGRAL || o[2] < 0 || o[2] > 15 ||
+                (o[1] && o[2] > 3) || o[7] < 1 || o[7] >= STEP_CAP ||
                 (!o[1] && (o[3] <= -(1 << 30) || o[3] >= (1 << 30) || o[4] <= -(1 << 30) || o[4] >= (1 << 30) ||
                            o[5] < -SCALE_CAP || o[5] > SCALE_CAP || o[6] < -SCALE_CAP || o[6] > SCALE_CAP ||
                            o[7] != 1)))
@@ -1498,8 +1516,8 @@ static Py_ssize_t check_state(const MachineObject *m, const uint8_t *data, Py_ss
         if (mag >= MAG_EXACT && mag - MAG_EXACT >= (uint64_t)number_modulus(c + c[MH_SIZE + s.node])) goto bad;
         int64_t p = (int64_t)(uint32_t)s.p_lo | (int64_t)s.p_hi << 32;
         if (p < 0 || p >= pow10i(DEC_KEPT) || s.digits < 0 || s.digits > DEC_CAP || s.fraction < 0 ||
-            s.fraction > DEC_CAP || s.tails < 0 || s.tails > 3 || s.exp_sign < 0 || s.exp_sign > 2 ||
-            s.exp_value < 0 || s.exp_value > DEC_CAP)
+            s.fraction > DEC_CAP || s.tails < 0 || s.tails > (3 | NONZERO_FRACTION) || s.exp_sign < 0 ||
+            s.exp_sign > 2 || s.exp_value < 0 || s.exp_value > DEC_CAP)
             goto bad;
         break;
     }

@@ -368,8 +368,14 @@ def _number_record(node: Number) -> list[int]:
             raise NotCovered("an integer multipleOf of 2^30 or more")
         flags, low, high = _integer_bounds(node)  # (each in two words: the low 32 bits, then the high ones)
         return [K_NUMBER, 1, flags, _int32(low), _int32(high), _int32(low >> 32), _int32(high >> 32), step]
-    if node.multiple_of is not None:
-        raise NotCovered("a number (not an integer) with multipleOf")
+    if node.multiple_of is not None:  # integral values (a fraction of zeros, no exponent), as an integer's
+        if node.multiple_of.denominator != 1:
+            raise NotCovered("a number with a multipleOf that is not an integer")
+        step = node.multiple_of.numerator
+        if step >= _BOUND:
+            raise NotCovered("an integer multipleOf of 2^30 or more")
+        flags, low, high = _integer_bounds(node)
+        return [K_NUMBER, 2, flags, _int32(low), _int32(high), _int32(low >> 32), _int32(high >> 32), step]
     flags, low, high, low_scale, high_scale = 0, 0, 0, 0, 0
     for bound, bit, open_bit, is_open in ((node.low, 1, 4, node.low_open), (node.high, 2, 8, node.high_open)):
         if bound is None:

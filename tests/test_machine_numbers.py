@@ -74,6 +74,18 @@ INTEGRAL = [  # numbers (not integers) under an integer multipleOf: plain notati
     {"anyOf": [{"type": "number", "multipleOf": 4, "maximum": 40}, {"type": "integer", "multipleOf": 6}]},
 ]
 
+DECIMAL_MULTIPLES = [  # numbers under a multipleOf with a fraction: plain notation, in units of its last place
+    {"type": "number", "multipleOf": 0.01, "minimum": 0},
+    {"type": "number", "multipleOf": 0.5, "minimum": -2.25, "maximum": 10},
+    {"type": "number", "multipleOf": 2.5, "exclusiveMaximum": 100},
+    {"type": "number", "multipleOf": 0.25},
+    {"type": "number", "multipleOf": 0.001, "minimum": 0.0005, "exclusiveMaximum": 0.01},
+    {"type": "number", "multipleOf": 0.01, "maximum": 1e15, "exclusiveMinimum": -0.02},
+    {"anyOf": [{"type": "number", "multipleOf": 0.05, "maximum": 1}, {"type": "integer", "minimum": 5}]},
+    {"anyOf": [{"type": "number", "multipleOf": 0.5, "minimum": 3}, {"type": "number", "multipleOf": 0.04}]},
+    {"anyOf": [{"type": "number", "multipleOf": 0.3}, {"type": "number", "minimum": 1.5, "maximum": 1.75}]},
+]
+
 LARGE_INTEGER_BOUNDS = [
     {"minimum": -(2**63), "maximum": 2**63 - 1},
     {"minimum": 0, "maximum": 2**31 - 1},
@@ -205,6 +217,28 @@ def test_integral_numbers_on_every_short_text_and_long_texts(schema):
         _same_along(parser, text)
 
 
+@pytest.mark.parametrize("schema", DECIMAL_MULTIPLES)
+def test_decimal_multiples_on_every_short_text_and_near_their_multiples(schema):
+    """A number under ``multipleOf`` 0.01 takes ``12.34`` and ``12.3400`` but not ``12.345`` or ``1.2e1``
+    (number_bounds.py's ``_hits``): every text up to five characters, then multiples (and neighbours) with
+    long integer parts, long fractions and trailing zeros."""
+    parser = JsonSchemaParser(schema, config=COMPACT)
+    assert _every_short_text(parser, 5, "-0123456789.e") >= 3
+    rng = random.Random(16)
+    steps = [v for v in _numbers_in(schema) if v]
+    for _ in range(300):
+        value = rng.choice(steps) * rng.choice([1, 2, 3, 7, 40, 399, 10**6 + 1, 10**20 + 3]) + rng.choice(
+            [0, 0, Fraction(1, 100), Fraction(1, 1000)]
+        )
+        text = str(value.numerator * 10**25 // value.denominator)
+        whole, frac = text[:-25] or "0", text[-25:].rstrip("0")
+        frac = frac[: rng.randint(0, len(frac))] + "0" * rng.choice([0, 0, 1, 3])
+        text = ("-" if rng.random() < 0.3 else "") + whole + ("." + frac if frac or rng.random() < 0.1 else "")
+        if rng.random() < 0.1:
+            text += "e1"
+        _same_along(parser, text)
+
+
 @pytest.mark.parametrize("bounds", LARGE_INTEGER_BOUNDS)
 def test_64_bit_integer_bounds_on_short_texts_and_near_the_bounds(bounds):
     """Integer bounds up to 2^63 in magnitude (int32, uint32, int64, JavaScript's safe integers): every short
@@ -286,11 +320,45 @@ def test_random_integer_multiples(step, low, high, seed):
         _same_along(parser, text)
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    units=st.integers(1, 999),
+    places=st.integers(0, 4),
+    low=st.none() | st.tuples(st.integers(-(10**6), 10**6), st.integers(0, 5), st.booleans()),
+    high=st.none() | st.tuples(st.integers(-(10**6), 10**6), st.integers(0, 5), st.booleans()),
+    seed=st.integers(0, 2**16),
+)
+def test_random_decimal_multiples(units, places, low, high, seed):
+    """A random multipleOf units / 10^places under random decimal bounds, each exclusive or not: texts near
+    its multiples and the bounds, step by step."""
+    step = Fraction(units, 10**places)
+    schema: dict = {"type": "number", "multipleOf": float(step) if places else units}
+    anchors = [step]
+    for bound, names in ((low, ("minimum", "exclusiveMinimum")), (high, ("maximum", "exclusiveMaximum"))):
+        if bound is not None:
+            value = Fraction(bound[0], 10 ** bound[1])
+            schema[names[bound[2]]] = float(value)
+            anchors.append(value)
+    try:
+        parser = JsonSchemaParser(schema, config=COMPACT)
+    except Exception:  # noqa: BLE001 - a set with no value is refused before the machine is asked
+        return
+    rng = random.Random(seed)
+    for _ in range(40):
+        value = rng.choice(anchors) + step * rng.randint(-3, 3)
+        digits = str(abs(value.numerator) * 10**12 // value.denominator).rjust(13, "0")
+        whole, frac = digits[:-12].lstrip("0") or "0", digits[-12:].rstrip("0")
+        frac = frac[: rng.randint(0, len(frac))] + "0" * rng.choice([0, 1])
+        text = ("-" if value < 0 else "") + whole + ("." + frac if frac else "")
+        _same_along(parser, text + "".join(rng.choice("0123456789") for _ in range(rng.choice([0, 0, 1, 3]))))
+
+
 @pytest.mark.parametrize(
     ("schema", "reason"),
     [
-        ({"type": "number", "multipleOf": 0.01, "minimum": 0}, "not an integer"),
-        ({"type": "number", "multipleOf": 2.5}, "not an integer"),
+        ({"type": "number", "multipleOf": 1e-20, "minimum": 0}, "no short decimal form"),
+        ({"type": "number", "multipleOf": 1 / 3}, "2^30"),
+        ({"type": "number", "multipleOf": 0.5, "maximum": 2**62}, "64 bits"),
         ({"type": "number", "minimum": 1234567890.5}, "significant digits"),
         ({"type": "number", "maximum": 2**40 + 1}, "significant digits"),
         ({"type": "integer", "maximum": 2**63}, "64 bits"),
@@ -327,6 +395,7 @@ SCHEMA_ON_TOKENS = {
         "big": {"type": "integer", "multipleOf": 7},
         "id": {"type": "integer", "minimum": 0, "maximum": 2**63 - 1},
         "whole": {"type": "number", "multipleOf": 5, "minimum": 0},
+        "cents": {"type": "number", "multipleOf": 0.01, "minimum": 0, "maximum": 10000},
         "tiny": {"type": "number", "minimum": 1e-7, "exclusiveMaximum": 2.5e-6},
     },
 }
@@ -346,8 +415,8 @@ def _same_masks(vocabulary, reference, machine, pending):
     "text",
     [
         '{"price":99.99,"rate":0.3,"ratio":0.75,"level":"max","percent":95,"big":700000000007000000000,'
-        '"tiny":2.4999e-6,"id":9223372036854775807,"whole":150.000}',
-        '{"price":0.00e0,"rate":3e-1,"ratio":1.0,"level":null,"percent":0,"big":-14,"tiny":1.0E-7,"id":0}',
+        '"tiny":2.4999e-6,"id":9223372036854775807,"whole":150.000,"cents":9999.99}',
+        '{"price":0.00e0,"rate":3e-1,"ratio":1.0,"level":null,"percent":0,"big":-14,"tiny":1.0E-7,"id":0,"cents":0.10}',
         '{"price":99.989999999999,"rate":0.0001,"ratio":25e-2,"level":true,"percent":100,"tiny":0.0000001}',
     ],
 )
@@ -371,7 +440,7 @@ def test_random_token_walks_on_llama3(llama3_vocabulary):
     rng = random.Random(21)
     numbers = [{"type": "number", **b} for b in DECIMAL_BOUNDS[:6]]
     integers = [{"type": "integer", **b} for b in LARGE_INTEGER_BOUNDS[:4]]
-    for schema in numbers + ENUMS + MULTIPLES + INTEGRAL + integers:
+    for schema in numbers + ENUMS + MULTIPLES + INTEGRAL + DECIMAL_MULTIPLES + integers:
         parser = JsonSchemaParser(schema)
         for _ in range(2):
             reference, machine, pending = parser, _twin(parser), b""
@@ -413,6 +482,7 @@ def test_random_number_programs_and_states_never_crash():
         {"type": "number", "minimum": -1.5, "maximum": 1e12},
         {"type": "integer", "minimum": -(2**63), "maximum": 2**53},
         INTEGRAL[-2],
+        DECIMAL_MULTIPLES[-2],
     ):
         program = _twin(JsonSchemaParser({"type": "array", "items": items}, config=COMPACT))._machine
         code = bytearray(program.code)

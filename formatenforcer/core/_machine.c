@@ -24,15 +24,17 @@
                         [K_STRING, C_CAPPED, automaton index, max length, distances, farthest]: an automaton
                         (start state 0) under a maximum length; code[distances + s] the fewest characters
                         from state s to an accepting one, ``farthest`` the largest of them
-       K_NUMBER         [K_NUMBER, integer (0, 1, or 2: integral), bounds (1: a minimum, 2: a maximum, 4: the minimum is
-                        exclusive, 8: the maximum is), minimum, maximum, minimum's scale, maximum's scale, step]:
+       K_NUMBER         [K_NUMBER, kind (NUM_*), bounds (1: a minimum, 2: a maximum, 4: the minimum is
+                        exclusive, 8: the maximum is), minimum, maximum, minimum's scale, maximum's scale, step,
+                        places]:
                         each bound the decimal M·10^scale (|M| < 2^30, |scale| <= SCALE_CAP); an integer's
                         bounds are inclusive 64-bit integers (no 4 or 8), each split in two words: the low 32
                         bits in the bound's word, the high ones in its scale's (``integer_bound``), and its
                         values the multiples of ``step`` (1 <= step < STEP_CAP; other numbers' step is 1);
-                        an integral number (2: ``multipleOf`` an integer, not an integer type) is read as an
-                        integer's, with a fraction of zeros allowed and no exponent (number_bounds.py's
-                        ``_integer_set`` for numbers)
+                        a number under a ``multipleOf`` of step / 10^places (NUM_MULTIPLE) is read as an
+                        integer's in units of 10^-places (its bounds too), in plain notation: its text's
+                        first ``places`` fraction digits count, later ones must be zeros (places <=
+                        PLACES_CAP, the same for every such option of a set; 0 for other kinds)
        K_BOOL           [K_BOOL, 1: true allowed | 2: false allowed]
        K_NULL           [K_NULL]
        K_UNION          [K_UNION, options, option nodes...] (options start with distinct characters)
@@ -342,7 +344,8 @@ static int number_can_end(int32_t state) { return state == N_ZERO || state == N_
 #define STEP_CAP (1 << 30) /* an integer's step, and the least common multiple of a number set's, stay below */
 #define COUNT_CAP (1 << 30) /* an array's items are counted up to this (its limits are below it) */
 #define SCALE_CAP 1000 /* a number bound's decimal exponent is at most this in magnitude */
-#define NUM_WORDS 8 /* a K_NUMBER record's words */
+#define NUM_WORDS 9 /* a K_NUMBER record's words */
+#define PLACES_CAP 18 /* a NUM_MULTIPLE's step is step / 10^places, places at most this */
 
 static inline uint64_t number_magnitude(const MState *s) {
     return (uint64_t)(uint32_t)s->b << 32 | (uint32_t)s->cstate;
@@ -620,18 +623,21 @@ static Digits digits_of(const MState *s) {
     return n;
 }
 
+/* The magnitude with the digit ``d`` appended (see MAG_EXACT; ``modulus`` the number's). */
+static void append_digit(MState *t, uint64_t d, int64_t modulus) {
+    uint64_t mag = number_magnitude(t), m = (uint64_t)modulus;
+    if (mag >= MAG_EXACT) mag = MAG_EXACT + ((mag - MAG_EXACT) * 10 + d) % m;
+    else if (mag >= MAG_EXACT / 10) mag = MAG_EXACT + (mag % m * 10 + d) % m; /* (10·mag + d >= MAG_EXACT) */
+    else mag = mag * 10 + d;
+    set_magnitude(t, mag);
+}
+
 /* The fields after ``next`` (a phase number_next allowed) read ``cp``: the sign, an integer's magnitude (in
    ``cstate`` and ``b``, see MAG_EXACT; ``modulus`` the number's) and a decimal's digits (DecimalFields). */
 static void number_advance(MState *t, int32_t next, int32_t cp, int64_t modulus) {
     if (next == N_MINUS) t->a = 1;
     int digit = cp >= '0' && cp <= '9';
-    if (digit && (next == N_ZERO || next == N_INT)) {
-        uint64_t mag = number_magnitude(t), d = (uint64_t)(cp - '0'), m = (uint64_t)modulus;
-        if (mag >= MAG_EXACT) mag = MAG_EXACT + ((mag - MAG_EXACT) * 10 + d) % m;
-        else if (mag >= MAG_EXACT / 10) mag = MAG_EXACT + (mag % m * 10 + d) % m; /* (10·mag + d >= MAG_EXACT) */
-        else mag = mag * 10 + d;
-        set_magnitude(t, mag);
-    }
+    if (digit && (next == N_ZERO || next == N_INT)) append_digit(t, (uint64_t)(cp - '0'), modulus);
     if (digit && next != N_EXP) {
         if (t->digits > 0 || cp != '0') { /* a significant digit */
             if (t->digits < DEC_KEPT) {
@@ -653,23 +659,93 @@ static void number_advance(MState *t, int32_t next, int32_t cp, int64_t modulus)
 
 static int fraction_or_exponent(int32_t phase) { return phase >= N_DOT; }
 
-enum { NUM_DECIMAL, NUM_INTEGER, NUM_INTEGRAL }; /* a K_NUMBER record's word 1 */
-#define NONZERO_FRACTION 4 /* tails bit of an integral number's state: a fraction digit other than 0 was read */
+/* a K_NUMBER record's word 1: a number under decimal bounds, an integer, a number under a multipleOf */
+enum { NUM_DECIMAL, NUM_INTEGER, NUM_MULTIPLE };
+/* tails bit of a state of a number with NUM_MULTIPLE options: a fraction digit past their places is not 0 */
+#define NONZERO_FRACTION 4
+
+static __int128 pow10w(int k) {
+    __int128 v = 1;
+    while (k-- > 0) v *= 10;
+    return v;
+}
+
+/* The integer number node's set on the magnitude of a value of sign ``neg``: [lo, hi] (hi only if has_hi). */
+static void magnitude_bounds(const int32_t *r, int neg, __int128 *lo, __int128 *hi, int *has_hi) {
+    int flags = r[2];
+    *lo = 0, *hi = 0, *has_hi = 0;
+    if (!neg) {
+        if (flags & 1) *lo = integer_bound(r, 0);
+        if (flags & 2) *hi = integer_bound(r, 1), *has_hi = 1;
+    } else {
+        if (flags & 2) *lo = -(__int128)integer_bound(r, 1);
+        if (flags & 1) *hi = -(__int128)integer_bound(r, 0), *has_hi = 1;
+    }
+    if (*lo < 0) *lo = 0;
+}
+
+/* A NUM_MULTIPLE's magnitude read ``mag`` (units of 10^-places) followed by ``e`` more digits: whether some
+   such value (any ``e`` digits; with ``grow``, ``e`` or more) lies in the option's set, as number_bounds.py's
+   ``_hits`` decides each interval [mag·10^e, (mag+1)·10^e). */
+static int scaled_feasible(const int32_t *o, int neg, uint64_t mag, int e, int grow) {
+    __int128 lo, hi, step = o[7];
+    int has_hi;
+    magnitude_bounds(o, neg, &lo, &hi, &has_hi);
+    if (has_hi && first_multiple(lo, o[7]) > hi) return 0;
+    if (mag >= MAG_EXACT) { /* past every maximum and minimum: the remainder decides */
+        if (has_hi) return 0;
+        if (grow) return 1;
+        __int128 r = (__int128)(mag - MAG_EXACT) * pow10w(e) % step;
+        return (step - r) % step <= pow10w(e) - 1;
+    }
+    if (!has_hi && grow) return 1; /* (a run of 10^k values, 10^k >= step, above lo holds a multiple) */
+    for (__int128 a = (__int128)mag * pow10w(e), width = pow10w(e);; a *= 10, width *= 10) {
+        if (has_hi && a > hi) return 0;
+        __int128 from = a > lo ? a : lo, to = a + width - 1;
+        if (has_hi && to > hi) to = hi;
+        if (first_multiple(from, o[7]) <= to) return 1;
+        if (!grow) return 0;
+    }
+}
+
+/* Whether the magnitude ``mag``·10^e (units of 10^-places) of sign ``neg`` is in the option's set. */
+static int scaled_point(const int32_t *o, int neg, uint64_t mag, int e) {
+    if (mag >= MAG_EXACT)
+        return !(o[2] & (neg ? 1 : 2)) && (__int128)(mag - MAG_EXACT) * pow10w(e) % o[7] == 0;
+    __int128 u = (__int128)mag * pow10w(e), value = neg ? -u : u;
+    return (!(o[2] & 1) || value >= integer_bound(o, 0)) && (!(o[2] & 2) || value <= integer_bound(o, 1)) &&
+           u % o[7] == 0;
+}
+
+/* A NUM_MULTIPLE option (places ``o[8]``) for the number ``t``: feasible (``end`` 0) or complete (1). */
+static int multiple_option(const int32_t *o, const MState *t, int end) {
+    int places = o[8];
+    uint64_t mag = number_magnitude(t);
+    switch (t->phase) {
+    case N_START:
+    case N_MINUS: return !end && integer_feasible(o, t->a, 0, 0, 0);
+    case N_ZERO:
+    case N_INT:
+        if (end) return scaled_point(o, t->a, mag, places);
+        return scaled_feasible(o, t->a, mag, places, t->phase == N_INT);
+    case N_DOT:
+    case N_FRAC:
+        if (t->phase == N_DOT && end) return 0;
+        if (t->fraction > places) return !(t->tails & NONZERO_FRACTION) && scaled_point(o, t->a, mag, 0);
+        return end ? scaled_point(o, t->a, mag, places - t->fraction)
+                   : scaled_feasible(o, t->a, mag, places - t->fraction, 0);
+    }
+    return 0; /* (no exponent) */
+}
 
 /* Whether the number node ``o`` (a K_NUMBER record) constrains its values beyond the JSON grammar. */
-static inline int option_bounded(const int32_t *o) { return o[1] == NUM_INTEGRAL || o[2] != 0 || o[7] != 1; }
-
-/* An integral number's fraction (N_DOT, N_FRAC): the value is the integer read, if the fraction is zeros. */
-static int integral_fraction_ok(const int32_t *o, const MState *t) {
-    return !(t->tails & NONZERO_FRACTION) && integer_in_bounds(o, t->a, number_magnitude(t));
-}
+static inline int option_bounded(const int32_t *o) { return o[1] == NUM_MULTIPLE || o[2] != 0 || o[7] != 1; }
 
 /* Whether the number ``t`` (its phase and fields just advanced) can still end as a value of the number node
    ``o`` (a K_NUMBER record). */
 static int option_feasible(const int32_t *o, const MState *t) {
     if (o[1] == NUM_INTEGER && fraction_or_exponent(t->phase)) return 0;
-    if (o[1] == NUM_INTEGRAL && fraction_or_exponent(t->phase))
-        return t->phase < N_E && integral_fraction_ok(o, t);
+    if (o[1] == NUM_MULTIPLE) return multiple_option(o, t, 0);
     if (!option_bounded(o)) return 1;
     if (o[1])
         return integer_feasible(o, t->a, t->phase == N_ZERO || t->phase == N_INT, t->phase == N_ZERO,
@@ -712,7 +788,7 @@ static int decimal_ends(const int32_t *r, const MState *s) {
 
 static int option_ends(const int32_t *o, const MState *s) {
     if (!number_can_end(s->phase) || (o[1] == NUM_INTEGER && fraction_or_exponent(s->phase))) return 0;
-    if (o[1] == NUM_INTEGRAL && fraction_or_exponent(s->phase)) return s->phase == N_FRAC && integral_fraction_ok(o, s);
+    if (o[1] == NUM_MULTIPLE) return multiple_option(o, s, 1);
     if (!option_bounded(o)) return 1;
     return o[1] ? integer_in_bounds(o, s->a, number_magnitude(s)) : decimal_ends(o, s);
 }
@@ -731,6 +807,13 @@ static int64_t gcd64(int64_t a, int64_t b) {
     return a;
 }
 
+/* The places of a number node's NUM_MULTIPLE options (validated the same), or -1 when it has none. */
+static int number_places(const int32_t *r) {
+    for (int i = 0; i < number_options(r); i++)
+        if (number_option(r, i)[1] == NUM_MULTIPLE) return number_option(r, i)[8];
+    return -1;
+}
+
 /* The least common multiple of a number node's steps (its options'), or -1 when it is STEP_CAP or more. */
 static int64_t number_modulus(const int32_t *r) {
     int64_t l = 1;
@@ -745,12 +828,12 @@ static int64_t number_modulus(const int32_t *r) {
 /* A number's step: the state after ``cp``, or 0. A number with no bounds keeps only its phase (its states
    are few, and so are their masks); one with bounds keeps the fields its bounds read. */
 static int number_step(const int32_t *r, MState *s, int32_t cp) {
-    int options = number_options(r), integer = 1, bounded = 0, integral = 0;
+    int options = number_options(r), integer = 1, bounded = 0, places = -1;
     for (int i = 0; i < options; i++) {
         const int32_t *o = number_option(r, i);
         integer &= o[1] == NUM_INTEGER;
         bounded |= option_bounded(o);
-        integral |= o[1] == NUM_INTEGRAL;
+        if (o[1] == NUM_MULTIPLE) places = o[8];
     }
     int32_t next = number_next(s->phase, integer, cp);
     if (next < 0) return 0;
@@ -759,8 +842,12 @@ static int number_step(const int32_t *r, MState *s, int32_t cp) {
         return 1;
     }
     MState t = *s;
-    number_advance(&t, next, cp, number_modulus(r));
-    if (integral && next == N_FRAC && cp != '0') t.tails |= NONZERO_FRACTION;
+    int64_t modulus = number_modulus(r);
+    number_advance(&t, next, cp, modulus);
+    if (places >= 0 && next == N_FRAC) { /* (t.fraction counts this digit) */
+        if (t.fraction <= places) append_digit(&t, (uint64_t)(cp - '0'), modulus);
+        else if (cp != '0') t.tails |= NONZERO_FRACTION;
+    }
     for (int i = 0; i < options; i++) {
         if (option_feasible(number_option(r, i), &t)) {
             *s = t;
@@ -1211,8 +1298,9 @@ static int Machine_validate(MachineObject *m) {
             return bad_program("bad number set", at);
         for (int32_t i = 0; i < (kind == K_NUMBER ? 1 : kind == K_NUMSET ? r[1] : 0); i++) {
             const int32_t *o = kind == K_NUMBER ? r : r + 2 + NUM_WORDS * i;
-            if (o[0] != K_NUMBER || o[1] < NUM_DECIMAL || o[1] > NUM_INTEGRAL || o[2] < 0 || o[2] > 15 ||
-                (o[1] && o[2] > 3) || o[7] < 1 || o[7] >= STEP_CAP ||
+            if (o[0] != K_NUMBER || o[1] < NUM_DECIMAL || o[1] > NUM_MULTIPLE || o[2] < 0 || o[2] > 15 ||
+                (o[1] && o[2] > 3) || o[8] < 0 || o[8] > PLACES_CAP || (o[1] != NUM_MULTIPLE && o[8]) ||
+                (o[1] == NUM_MULTIPLE && o[8] != number_places(r)) || o[7] < 1 || o[7] >= STEP_CAP ||
                 (!o[1] && (o[3] <= -(1 << 30) || o[3] >= (1 << 30) || o[4] <= -(1 << 30) || o[4] >= (1 << 30) ||
                            o[5] < -SCALE_CAP || o[5] > SCALE_CAP || o[6] < -SCALE_CAP || o[6] > SCALE_CAP ||
                            o[7] != 1)))

@@ -94,7 +94,7 @@ class _Builder:
         """Whether a container was met again while being built (a recursive schema)."""
         self.any = self._new([K_ANY], 0)
         self.any_string = self._new([K_STRING, C_ANY, 0, -1], 0)
-        self.any_number = self._new([K_NUMBER, 0, 0, 0, 0, 0, 0, 1], 0)
+        self.any_number = self._new([K_NUMBER, 0, 0, 0, 0, 0, 0, 1, 0], 0)
         self.any_object = self._new([K_OBJECT, self.any, 0, 0, -1, 0], 1)  # (its trie: the empty key trie)
         self.any_array = self._new([K_ARRAY, self.any, 0, -1, 0], 1)
         self.tries: list[tuple[int, list[tuple[str, ...]]]] = [(self.any_object, [])]
@@ -282,7 +282,8 @@ class _Builder:
         options = [self.node(o) for o in node.options]
         numbers = [o for o in options if self._kind(o) == K_NUMBER]
         if len(numbers) > 1:  # several numbers (a number enum, integer or number): one text, any of them
-            merged = self._leaf([K_NUMSET, len(numbers), *(v for o in numbers for v in self.records[o])])  # type: ignore[union-attr]
+            records = _same_places([self.records[o] for o in numbers])  # type: ignore[misc]
+            merged = self._leaf([K_NUMSET, len(numbers), *(v for r in records for v in r)])
             options = [o for o in options if o not in numbers] + [merged]
         if len(options) == 1:
             return options[0]
@@ -354,28 +355,33 @@ SCALE_CAP = 1000
 """A number bound is the decimal M·10^scale with |M| < 2^30 and |scale| at most this (core/_machine.c)."""
 
 
+PLACES_CAP = 18
+"""A number's ``multipleOf`` is read as step / 10^places with places at most this (core/_machine.c)."""
+
+
 def _number_record(node: Number) -> list[int]:
-    """The K_NUMBER record of a number node: [K_NUMBER, integer, flags, minimum, maximum, minimum's scale,
-    maximum's scale, step], flags 1 for a minimum, 2 for a maximum, 4 and 8 when each is exclusive. An
-    integer's bounds become the nearest integers inside them (inclusive, as number_bounds.py's
-    ``_integer_set``) and its values the multiples of ``step``; another number's bounds stay as written, each
-    a decimal M·10^scale. NotCovered for what the machine does not decide (see the reasons)."""
+    """The K_NUMBER record of a number node: [K_NUMBER, kind, flags, minimum, maximum, minimum's scale,
+    maximum's scale, step, places], flags 1 for a minimum, 2 for a maximum, 4 and 8 when each is exclusive.
+
+    An integer (kind 1): its bounds become the nearest integers inside them (inclusive, as number_bounds.py's
+    ``_integer_set``), each in two words (low and high 32 bits), and its values the multiples of ``step``. A
+    number under ``multipleOf`` step / 10^places (kind 2, plain notation): the same in units of 10^-places.
+    Another number (kind 0): its bounds as written, each a decimal M·10^scale. NotCovered for what the machine
+    does not decide (see the reasons)."""
     if node.excluded or node.not_multiples or node.values is not None:
         raise NotCovered("a number with excluded values or values")
-    if node.integer:
-        step = 1 if node.multiple_of is None else node.multiple_of.numerator  # (number_bounds.py's _lcm_int)
+    if node.integer or node.multiple_of is not None:
+        places, step = 0, 1
+        if node.integer:
+            step = 1 if node.multiple_of is None else node.multiple_of.numerator  # (number_bounds.py's _lcm_int)
+        else:
+            places, step = _places(node.multiple_of)  # type: ignore[arg-type]
         if step >= _BOUND:
-            raise NotCovered("an integer multipleOf of 2^30 or more")
-        flags, low, high = _integer_bounds(node)  # (each in two words: the low 32 bits, then the high ones)
-        return [K_NUMBER, 1, flags, _int32(low), _int32(high), _int32(low >> 32), _int32(high >> 32), step]
-    if node.multiple_of is not None:  # integral values (a fraction of zeros, no exponent), as an integer's
-        if node.multiple_of.denominator != 1:
-            raise NotCovered("a number with a multipleOf that is not an integer")
-        step = node.multiple_of.numerator
-        if step >= _BOUND:
-            raise NotCovered("an integer multipleOf of 2^30 or more")
-        flags, low, high = _integer_bounds(node)
-        return [K_NUMBER, 2, flags, _int32(low), _int32(high), _int32(low >> 32), _int32(high >> 32), step]
+            raise NotCovered("a multipleOf of 2^30 or more (in units of its last decimal place)")
+        scale = Fraction(10**places)
+        flags, low, high = _integer_bounds(node, scale)  # (each in two words: the low 32 bits, then the high ones)
+        kind = 1 if node.integer else 2
+        return [K_NUMBER, kind, flags, _int32(low), _int32(high), _int32(low >> 32), _int32(high >> 32), step, places]
     flags, low, high, low_scale, high_scale = 0, 0, 0, 0, 0
     for bound, bit, open_bit, is_open in ((node.low, 1, 4, node.low_open), (node.high, 2, 8, node.high_open)):
         if bound is None:
@@ -386,7 +392,36 @@ def _number_record(node: Number) -> list[int]:
             low, low_scale = mantissa, scale
         else:
             high, high_scale = mantissa, scale
-    return [K_NUMBER, 0, flags, low, high, low_scale, high_scale, 1]
+    return [K_NUMBER, 0, flags, low, high, low_scale, high_scale, 1, 0]
+
+
+def _same_places(records: list[list[int]]) -> list[list[int]]:
+    """The number records of a set with their multipleOf options (kind 2) in the same units, the finest of
+    them (the machine reads the digits of one text once for all): 0.5 with 0.25 is 50 with 25 hundredths."""
+    places = max((r[8] for r in records if r[1] == 2), default=0)
+    out = []
+    for record in records:
+        if record[1] == 2 and record[8] < places:
+            factor = 10 ** (places - record[8])
+            low = ((record[5] << 32) | (record[3] & 0xFFFFFFFF)) * factor
+            high = ((record[6] << 32) | (record[4] & 0xFFFFFFFF)) * factor
+            step = record[7] * factor
+            if step >= _BOUND or not (-(1 << 63) <= low < 1 << 63 and -(1 << 63) <= high < 1 << 63):
+                raise NotCovered("a multipleOf of 2^30 or more (in units of its last decimal place)")
+            record = [K_NUMBER, 2, record[2], _int32(low), _int32(high), _int32(low >> 32), _int32(high >> 32),
+                      step, places]  # fmt: skip
+        out.append(record)
+    return out
+
+
+def _places(multiple: Fraction) -> tuple[int, int]:
+    """``multiple`` as (places, step) with multiple = step / 10^places, places as few as can be; NotCovered
+    when it has no finite decimal form within PLACES_CAP places."""
+    for places in range(PLACES_CAP + 1):
+        units = multiple * 10**places
+        if units.denominator == 1:
+            return places, units.numerator
+    raise NotCovered("a multipleOf with no short decimal form")
 
 
 def _decimal(value: Fraction) -> tuple[int, int]:
@@ -420,15 +455,17 @@ def _int32(value: int) -> int:
     return value - (1 << 32) if value >= 1 << 31 else value
 
 
-def _integer_bounds(node: Number) -> list[int]:
-    """[flags, minimum, maximum] of an integer node: flags 1 for a minimum, 2 for a maximum, each the nearest
-    integer inside the bound as written, a 64-bit integer."""
+def _integer_bounds(node: Number, scale: Fraction = Fraction(1)) -> list[int]:
+    """[flags, minimum, maximum] of an integer node, or of a number's bounds times ``scale``: flags 1 for a
+    minimum, 2 for a maximum, each the nearest integer inside the bound as written, a 64-bit integer."""
     flags, low, high = 0, 0, 0
     if node.low is not None:
-        low = math.floor(node.low) + 1 if node.low_open or node.low != math.floor(node.low) else int(node.low)
+        bound = node.low * scale
+        low = math.floor(bound) + 1 if node.low_open or bound != math.floor(bound) else int(bound)
         flags |= 1
     if node.high is not None:
-        high = math.ceil(node.high) - 1 if node.high_open or node.high != math.ceil(node.high) else int(node.high)
+        bound = node.high * scale
+        high = math.ceil(bound) - 1 if node.high_open or bound != math.ceil(bound) else int(bound)
         flags |= 2
     if not (-(1 << 63) <= low < 1 << 63 and -(1 << 63) <= high < 1 << 63):
         raise NotCovered("an integer bound beyond 64 bits")

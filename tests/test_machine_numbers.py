@@ -86,6 +86,17 @@ DECIMAL_MULTIPLES = [  # numbers under a multipleOf with a fraction: plain notat
     {"anyOf": [{"type": "number", "multipleOf": 0.3}, {"type": "number", "minimum": 1.5, "maximum": 1.75}]},
 ]
 
+_RNG = random.Random(17)
+_MANY = sorted({round(_RNG.uniform(-50, 300), _RNG.choice([0, 1, 2, 3])) for _ in range(90)} | {0, 12, 12.5, 120, 1.25})
+VALUE_SETS = [  # more than 64 number literals: one Number with a set of values, written in plain notation
+    {"enum": _MANY},
+    {"enum": [*range(100, 200, 3), 0.5, 0.05, 7.25, 1e-3, -0.0]},
+    {"type": "integer", "enum": [int(v) for v in _MANY] + list(range(1000, 1100, 7))},
+    {"allOf": [{"enum": _MANY}, {"minimum": 0, "exclusiveMaximum": 120}]},
+    {"anyOf": [{"enum": _MANY}, {"type": "integer", "minimum": 1000}, {"type": "number", "maximum": -100.5}]},
+    {"anyOf": [{"enum": list(range(70))}, {"type": "number", "multipleOf": 0.25, "minimum": 100}]},
+]
+
 LARGE_INTEGER_BOUNDS = [
     {"minimum": -(2**63), "maximum": 2**63 - 1},
     {"minimum": 0, "maximum": 2**31 - 1},
@@ -237,6 +248,51 @@ def test_decimal_multiples_on_every_short_text_and_near_their_multiples(schema):
         if rng.random() < 0.1:
             text += "e1"
         _same_along(parser, text)
+
+
+@pytest.mark.parametrize("schema", VALUE_SETS)
+def test_value_sets_on_every_short_text_and_near_their_values(schema):
+    """A large number enum: texts that start a value's plain text, or that text padded with zeros (``12.50``
+    for 12.5, ``120.0`` for 120), and nothing else (number_bounds.py's ``_set_feasible``)."""
+    parser = JsonSchemaParser(schema, config=COMPACT)
+    assert _every_short_text(parser, 5, "-0123456789.e") > 20
+    rng = random.Random(18)
+    values = _numbers_in(schema)
+    for _ in range(400):
+        value = rng.choice(values)
+        text = ("-" if value < 0 or rng.random() < 0.1 else "") + _plain_text(abs(value))
+        if rng.random() < 0.5:
+            text += ("" if "." in text else ".") + "0" * rng.randint(0, 3)
+        if rng.random() < 0.3:
+            text = text[: rng.randint(1, len(text))] + rng.choice(["", "0", "5", "00", "1", ".", "e1"])
+        _same_along(parser, text)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    values=st.lists(st.tuples(st.integers(-(10**6), 10**6), st.integers(0, 4)), min_size=65, max_size=120, unique=True),
+    seed=st.integers(0, 2**16),
+)
+def test_random_value_sets(values, seed):
+    """Random sets of more than 64 decimals (up to four places): texts near them, step by step."""
+    exact = sorted({Fraction(m, 10**p) for m, p in values})
+    schema = {"enum": [int(v) if v.denominator == 1 else float(v) for v in exact]}
+    parser = JsonSchemaParser(schema, config=COMPACT)
+    rng = random.Random(seed)
+    for _ in range(60):
+        value = rng.choice(exact)
+        text = ("-" if value < 0 else "") + _plain_text(abs(value))
+        text = text[: rng.randint(1, len(text))] + rng.choice(["", "0", "00", "5", "."]) if rng.random() < 0.5 else text
+        _same_along(parser, text)
+
+
+def _plain_text(value: Fraction) -> str:
+    whole, rest = divmod(value, 1)
+    text = str(whole)
+    if rest:
+        digits = str(rest.numerator * 10**30 // rest.denominator).rjust(30, "0").rstrip("0")
+        text += "." + digits
+    return text
 
 
 @pytest.mark.parametrize("bounds", LARGE_INTEGER_BOUNDS)
@@ -396,6 +452,7 @@ SCHEMA_ON_TOKENS = {
         "id": {"type": "integer", "minimum": 0, "maximum": 2**63 - 1},
         "whole": {"type": "number", "multipleOf": 5, "minimum": 0},
         "cents": {"type": "number", "multipleOf": 0.01, "minimum": 0, "maximum": 10000},
+        "code": VALUE_SETS[1],
         "tiny": {"type": "number", "minimum": 1e-7, "exclusiveMaximum": 2.5e-6},
     },
 }
@@ -415,8 +472,9 @@ def _same_masks(vocabulary, reference, machine, pending):
     "text",
     [
         '{"price":99.99,"rate":0.3,"ratio":0.75,"level":"max","percent":95,"big":700000000007000000000,'
-        '"tiny":2.4999e-6,"id":9223372036854775807,"whole":150.000,"cents":9999.99}',
-        '{"price":0.00e0,"rate":3e-1,"ratio":1.0,"level":null,"percent":0,"big":-14,"tiny":1.0E-7,"id":0,"cents":0.10}',
+        '"tiny":2.4999e-6,"id":9223372036854775807,"whole":150.000,"cents":9999.99,"code":7.2500}',
+        '{"price":0.00e0,"rate":3e-1,"ratio":1.0,"level":null,"percent":0,"big":-14,"tiny":1.0E-7,"id":0,"cents":0.10,'
+        '"code":-0}',
         '{"price":99.989999999999,"rate":0.0001,"ratio":25e-2,"level":true,"percent":100,"tiny":0.0000001}',
     ],
 )
@@ -440,7 +498,7 @@ def test_random_token_walks_on_llama3(llama3_vocabulary):
     rng = random.Random(21)
     numbers = [{"type": "number", **b} for b in DECIMAL_BOUNDS[:6]]
     integers = [{"type": "integer", **b} for b in LARGE_INTEGER_BOUNDS[:4]]
-    for schema in numbers + ENUMS + MULTIPLES + INTEGRAL + DECIMAL_MULTIPLES + integers:
+    for schema in numbers + ENUMS + MULTIPLES + INTEGRAL + DECIMAL_MULTIPLES + VALUE_SETS + integers:
         parser = JsonSchemaParser(schema)
         for _ in range(2):
             reference, machine, pending = parser, _twin(parser), b""
@@ -457,15 +515,25 @@ def test_random_token_walks_on_llama3(llama3_vocabulary):
 
 
 def _number_record_words(code: bytes) -> list[int]:
-    """The word indexes of a program's number records (K_NUMBER and K_NUMSET, with their options)."""
+    """The word indexes of a program's number records (K_NUMBER and K_NUMSET, their options and the tables of
+    their sets of values)."""
     words = struct.unpack(f"<{len(code) // 4}i", code)
+    size = machine_program.NUM_WORDS
     out = []
     for node in range(words[1]):
         at = words[16 + node]
         if words[at] == machine_program.K_NUMBER:
-            out.extend(range(at, at + 8))
+            options = [at]
         elif words[at] == machine_program.K_NUMSET:
-            out.extend(range(at, at + 2 + 8 * words[at + 1]))
+            out.extend((at, at + 1))
+            options = [at + 2 + size * i for i in range(words[at + 1])]
+        else:
+            continue
+        for o in options:
+            out.extend(range(o, o + size))
+            if words[o + 1] == 3:  # a set's table: a few of its words
+                table = range(o + words[o + 3], o + words[o + 3] + words[o + 4] * 13)
+                out.extend(table[:: max(1, len(table) // 40)])
     return out
 
 
@@ -483,6 +551,8 @@ def test_random_number_programs_and_states_never_crash():
         {"type": "integer", "minimum": -(2**63), "maximum": 2**53},
         INTEGRAL[-2],
         DECIMAL_MULTIPLES[-2],
+        VALUE_SETS[1],
+        VALUE_SETS[-1],
     ):
         program = _twin(JsonSchemaParser({"type": "array", "items": items}, config=COMPACT))._machine
         code = bytearray(program.code)

@@ -34,7 +34,11 @@
                         a number under a ``multipleOf`` of step / 10^places (NUM_MULTIPLE) is read as an
                         integer's in units of 10^-places (its bounds too), in plain notation: its text's
                         first ``places`` fraction digits count, later ones must be zeros (places <=
-                        PLACES_CAP, the same for every such option of a set; 0 for other kinds)
+                        PLACES_CAP, the same for every such option of a set; 0 for other kinds); a set of
+                        values (NUM_SET, a large number enum: plain notation) is [K_NUMBER, NUM_SET, 0, table,
+                        states, 0, 0, 1, 0]: its texts' automaton at the record's offset + ``table``, per
+                        state SET_CLASSES next states (-1: none) then per state whether it accepts; a number
+                        node has one such option at most, its state in the state's ``n`` (-1: dead)
        K_BOOL           [K_BOOL, 1: true allowed | 2: false allowed]
        K_NULL           [K_NULL]
        K_UNION          [K_UNION, options, option nodes...] (options start with distinct characters)
@@ -659,8 +663,22 @@ static void number_advance(MState *t, int32_t next, int32_t cp, int64_t modulus)
 
 static int fraction_or_exponent(int32_t phase) { return phase >= N_DOT; }
 
-/* a K_NUMBER record's word 1: a number under decimal bounds, an integer, a number under a multipleOf */
-enum { NUM_DECIMAL, NUM_INTEGER, NUM_MULTIPLE };
+/* a K_NUMBER record's word 1: a number under decimal bounds, an integer, a number under a multipleOf, a set
+   of values */
+enum { NUM_DECIMAL, NUM_INTEGER, NUM_MULTIPLE, NUM_SET };
+#define SET_CLASSES 12 /* a NUM_SET automaton's characters: '-', '.', the digits */
+
+static inline int set_class(int32_t cp) { return cp == '-' ? 0 : cp == '.' ? 1 : cp >= '0' && cp <= '9' ? 2 + cp - '0' : -1; }
+
+/* A NUM_SET option's automaton state after ``cp`` from ``state`` (-1: none). */
+static inline int32_t set_next(const int32_t *o, int32_t state, int32_t cp) {
+    int k = set_class(cp);
+    return state < 0 || k < 0 ? -1 : o[o[3] + (Py_ssize_t)state * SET_CLASSES + k];
+}
+
+static inline int set_accepts(const int32_t *o, int32_t state) {
+    return state >= 0 && o[o[3] + (Py_ssize_t)o[4] * SET_CLASSES + state];
+}
 /* tails bit of a state of a number with NUM_MULTIPLE options: a fraction digit past their places is not 0 */
 #define NONZERO_FRACTION 4
 
@@ -739,13 +757,14 @@ static int multiple_option(const int32_t *o, const MState *t, int end) {
 }
 
 /* Whether the number node ``o`` (a K_NUMBER record) constrains its values beyond the JSON grammar. */
-static inline int option_bounded(const int32_t *o) { return o[1] == NUM_MULTIPLE || o[2] != 0 || o[7] != 1; }
+static inline int option_bounded(const int32_t *o) { return o[1] >= NUM_MULTIPLE || o[2] != 0 || o[7] != 1; }
 
 /* Whether the number ``t`` (its phase and fields just advanced) can still end as a value of the number node
    ``o`` (a K_NUMBER record). */
 static int option_feasible(const int32_t *o, const MState *t) {
     if (o[1] == NUM_INTEGER && fraction_or_exponent(t->phase)) return 0;
     if (o[1] == NUM_MULTIPLE) return multiple_option(o, t, 0);
+    if (o[1] == NUM_SET) return t->n >= 0;
     if (!option_bounded(o)) return 1;
     if (o[1])
         return integer_feasible(o, t->a, t->phase == N_ZERO || t->phase == N_INT, t->phase == N_ZERO,
@@ -789,6 +808,7 @@ static int decimal_ends(const int32_t *r, const MState *s) {
 static int option_ends(const int32_t *o, const MState *s) {
     if (!number_can_end(s->phase) || (o[1] == NUM_INTEGER && fraction_or_exponent(s->phase))) return 0;
     if (o[1] == NUM_MULTIPLE) return multiple_option(o, s, 1);
+    if (o[1] == NUM_SET) return set_accepts(o, s->n);
     if (!option_bounded(o)) return 1;
     return o[1] ? integer_in_bounds(o, s->a, number_magnitude(s)) : decimal_ends(o, s);
 }
@@ -829,11 +849,13 @@ static int64_t number_modulus(const int32_t *r) {
    are few, and so are their masks); one with bounds keeps the fields its bounds read. */
 static int number_step(const int32_t *r, MState *s, int32_t cp) {
     int options = number_options(r), integer = 1, bounded = 0, places = -1;
+    const int32_t *set = NULL;
     for (int i = 0; i < options; i++) {
         const int32_t *o = number_option(r, i);
         integer &= o[1] == NUM_INTEGER;
         bounded |= option_bounded(o);
         if (o[1] == NUM_MULTIPLE) places = o[8];
+        if (o[1] == NUM_SET) set = o;
     }
     int32_t next = number_next(s->phase, integer, cp);
     if (next < 0) return 0;
@@ -848,6 +870,7 @@ static int number_step(const int32_t *r, MState *s, int32_t cp) {
         if (t.fraction <= places) append_digit(&t, (uint64_t)(cp - '0'), modulus);
         else if (cp != '0') t.tails |= NONZERO_FRACTION;
     }
+    if (set) t.n = set_next(set, t.n, cp);
     for (int i = 0; i < options; i++) {
         if (option_feasible(number_option(r, i), &t)) {
             *s = t;
@@ -1252,6 +1275,19 @@ static int bad_program(const char *what, Py_ssize_t where) {
 }
 
 /* Checks every record and key trie node of the program, once: node ids, offsets, counts, sorted edges. */
+/* Whether a NUM_SET option's fields and automaton table are whole inside the program. */
+static int set_table_ok(const int32_t *c, Py_ssize_t size, const int32_t *o) {
+    Py_ssize_t at = o - c, states = o[4];
+    if (o[2] || o[5] || o[6] || o[7] != 1 || o[8] || states < 1 || states > (1 << 20) || o[3] < NUM_WORDS ||
+        at + o[3] + states * (SET_CLASSES + 1) > size)
+        return 0;
+    for (Py_ssize_t k = 0; k < states * SET_CLASSES; k++)
+        if (o[o[3] + k] < -1 || o[o[3] + k] >= states) return 0;
+    for (Py_ssize_t k = 0; k < states; k++)
+        if (o[o[3] + states * SET_CLASSES + k] < 0 || o[o[3] + states * SET_CLASSES + k] > 1) return 0;
+    return 1;
+}
+
 static int Machine_validate(MachineObject *m) {
     const int32_t *c = m->c;
     Py_ssize_t size = m->size;
@@ -1296,8 +1332,13 @@ static int Machine_validate(MachineObject *m) {
         }
         if (kind == K_NUMSET && (r[1] < 1 || at + 2 + NUM_WORDS * (Py_ssize_t)r[1] > size))
             return bad_program("bad number set", at);
+        int sets = 0;
         for (int32_t i = 0; i < (kind == K_NUMBER ? 1 : kind == K_NUMSET ? r[1] : 0); i++) {
             const int32_t *o = kind == K_NUMBER ? r : r + 2 + NUM_WORDS * i;
+            if (o[1] == NUM_SET) {
+                if (o[0] != K_NUMBER || !set_table_ok(c, size, o) || ++sets > 1) return bad_program("bad number set record", o - c);
+                continue;
+            }
             if (o[0] != K_NUMBER || o[1] < NUM_DECIMAL || o[1] > NUM_MULTIPLE || o[2] < 0 || o[2] > 15 ||
                 (o[1] && o[2] > 3) || o[8] < 0 || o[8] > PLACES_CAP || (o[1] != NUM_MULTIPLE && o[8]) ||
                 (o[1] == NUM_MULTIPLE && o[8] != number_places(r)) || o[7] < 1 || o[7] >= STEP_CAP ||
@@ -1552,7 +1593,7 @@ static Py_ssize_t check_state(const MachineObject *m, const uint8_t *data, Py_ss
             goto bad;
         }
     }
-    if (s.lex != L_STRING && s.n) goto bad;
+    if (s.lex != L_STRING && s.lex != L_NUMBER && s.n) goto bad;
     if (s.lex != L_NUMBER && (s.p_lo || s.p_hi || s.digits || s.fraction || s.tails || s.exp_sign || s.exp_value))
         goto bad;
     switch (s.lex) {
@@ -1600,8 +1641,13 @@ static Py_ssize_t check_state(const MachineObject *m, const uint8_t *data, Py_ss
             (c[c[MH_SIZE + s.node]] != K_NUMBER && c[c[MH_SIZE + s.node]] != K_NUMSET) || s.phase < N_START ||
             s.phase > N_EXP || s.a < 0 || s.a > 1)
             goto bad;
+        const int32_t *r = c + c[MH_SIZE + s.node];
         uint64_t mag = number_magnitude(&s);
-        if (mag >= MAG_EXACT && mag - MAG_EXACT >= (uint64_t)number_modulus(c + c[MH_SIZE + s.node])) goto bad;
+        if (mag >= MAG_EXACT && mag - MAG_EXACT >= (uint64_t)number_modulus(r)) goto bad;
+        int32_t set_states = 0; /* the set option's states: its automaton state in n, else n is 0 */
+        for (int i = 0; i < number_options(r); i++)
+            if (number_option(r, i)[1] == NUM_SET) set_states = number_option(r, i)[4];
+        if (set_states ? s.n < -1 || s.n >= set_states : s.n != 0) goto bad;
         int64_t p = (int64_t)(uint32_t)s.p_lo | (int64_t)s.p_hi << 32;
         if (p < 0 || p >= pow10i(DEC_KEPT) || s.digits < 0 || s.digits > DEC_CAP || s.fraction < 0 ||
             s.fraction > DEC_CAP || s.tails < 0 || s.tails > (3 | NONZERO_FRACTION) || s.exp_sign < 0 ||

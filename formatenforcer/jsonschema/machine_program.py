@@ -36,6 +36,7 @@ from ..core.cache_release import register_memo
 from .formats.content import Content, LengthContent, RegexContent, TrieContent
 from .object_names import object_names
 from .schema.ir import AnyValue, Array, Boolean, Never, Node, Null, Number, Object, String, Union, deref
+from .schema.number_bounds import NumberContext
 from .strings import StringParser
 
 if TYPE_CHECKING:
@@ -283,7 +284,17 @@ class _Builder:
         numbers = [o for o in options if self._kind(o) == K_NUMBER]
         if len(numbers) > 1:  # several numbers (a number enum, integer or number): one text, any of them
             records = _same_places([self.records[o] for o in numbers])  # type: ignore[misc]
-            merged = self._leaf([K_NUMSET, len(numbers), *(v for r in records for v in r)])
+            if sum(r[1] == 3 for r in records) > 1:
+                raise NotCovered("several sets of number values in one union")
+            head = [K_NUMSET, len(numbers)]
+            tables: list[int] = []
+            for index, record in enumerate(records):  # (a set's table moves past the options)
+                option = record[:NUM_WORDS]
+                if record[1] == 3:
+                    option[3] = 2 + NUM_WORDS * len(records) + len(tables) - (2 + NUM_WORDS * index)
+                    tables.extend(record[NUM_WORDS:])
+                head.extend(option)
+            merged = self._leaf(head + tables)
             options = [o for o in options if o not in numbers] + [merged]
         if len(options) == 1:
             return options[0]
@@ -368,8 +379,10 @@ def _number_record(node: Number) -> list[int]:
     number under ``multipleOf`` step / 10^places (kind 2, plain notation): the same in units of 10^-places.
     Another number (kind 0): its bounds as written, each a decimal M·10^scale. NotCovered for what the machine
     does not decide (see the reasons)."""
-    if node.excluded or node.not_multiples or node.values is not None:
-        raise NotCovered("a number with excluded values or values")
+    if node.values is not None:
+        return _set_record(node)
+    if node.excluded or node.not_multiples:
+        raise NotCovered("a number with excluded values")
     if node.integer or node.multiple_of is not None:
         places, step = 0, 1
         if node.integer:
@@ -393,6 +406,65 @@ def _number_record(node: Number) -> list[int]:
         else:
             high, high_scale = mantissa, scale
     return [K_NUMBER, 0, flags, low, high, low_scale, high_scale, 1, 0]
+
+
+NUM_WORDS = 9
+"""A K_NUMBER record's words (a set of values adds its automaton's table after them)."""
+_SET_CHARACTERS = "-.0123456789"
+"""A set's automaton's characters, in the order of its table's columns (core/_machine.c's ``set_class``)."""
+
+
+def _set_record(node: Number) -> list[int]:
+    """The record of a number with a set of ``values`` (a large number enum): the automaton of the texts the
+    Python parser writes for them (number_bounds.py's ``_set_feasible``), plain notation, a ``-`` for those
+    <= 0 (``-0`` for 0), a fraction padded with zeros at will (an integer: no fraction). A prefix can go on
+    exactly when it starts some value's shortest text (or that text padded with zeros), so the automaton is
+    the trie of the shortest texts (with ``W.`` for each integral W) plus one state that takes more zeros."""
+    ctx = NumberContext(node)
+    texts: set[str] = set()
+    for sign, values in (("", ctx.values_positive), ("-", ctx.values_negative)):
+        for value in values or ():
+            text = _plain(value)
+            texts.add(sign + text)
+            if not node.integer and "." not in text:
+                texts.add(sign + text + ".")
+    trie: dict[str, int] = {"": 0}
+    for text in sorted(texts):
+        for end in range(1, len(text) + 1):
+            trie.setdefault(text[:end], len(trie))
+    if len(trie) >= MAX_CONTENT_STATES:
+        raise NotCovered("a set of number values with too many texts")
+    pad = len(trie)  # (more zeros after a value's text)
+    states = pad + 1
+    words = set(texts)
+
+    def value_of(text: str) -> bool:  # whether a text with a fraction digit denotes a value (zeros stripped)
+        return "." in text and not text.endswith(".") and text.rstrip("0").rstrip(".") in words
+
+    table = [-1] * (states * len(_SET_CHARACTERS))
+    accepting = [0] * states
+    for text, state in trie.items():
+        for k, ch in enumerate(_SET_CHARACTERS):
+            target = trie.get(text + ch)
+            if target is None and ch == "0" and value_of(text + "0"):
+                target = pad
+            if target is not None:
+                table[state * len(_SET_CHARACTERS) + k] = target
+        accepting[state] = 1 if (text in words and not text.endswith(".")) or value_of(text) else 0
+    table[pad * len(_SET_CHARACTERS) + _SET_CHARACTERS.index("0")] = pad
+    accepting[pad] = 1
+    return [K_NUMBER, 3, 0, NUM_WORDS, states, 0, 0, 1, 0, *table, *accepting]
+
+
+def _plain(value: Fraction) -> str:
+    """The shortest plain decimal text of ``value`` >= 0 (a finite decimal)."""
+    whole, rest = divmod(value, 1)
+    digits = ""
+    while rest:
+        rest *= 10
+        digit, rest = divmod(rest, 1)
+        digits += str(digit)
+    return str(whole) + ("." + digits if digits else "")
 
 
 def _same_places(records: list[list[int]]) -> list[list[int]]:

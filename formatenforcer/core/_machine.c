@@ -1648,7 +1648,7 @@ static Py_ssize_t check_state(const MachineObject *m, const uint8_t *data, Py_ss
         for (int i = 0; i < number_options(r); i++)
             if (number_option(r, i)[1] == NUM_SET) set_states = number_option(r, i)[4];
         if (set_states ? s.n < -1 || s.n >= set_states : s.n != 0) goto bad;
-        int64_t p = (int64_t)(uint32_t)s.p_lo | (int64_t)s.p_hi << 32;
+        int64_t p = (int64_t)((uint64_t)(uint32_t)s.p_hi << 32 | (uint32_t)s.p_lo); /* (p_hi is unchecked here) */
         if (p < 0 || p >= pow10i(DEC_KEPT) || s.digits < 0 || s.digits > DEC_CAP || s.fraction < 0 ||
             s.fraction > DEC_CAP || s.tails < 0 || s.tails > (3 | NONZERO_FRACTION) || s.exp_sign < 0 ||
             s.exp_sign > 2 || s.exp_value < 0 || s.exp_value > DEC_CAP)

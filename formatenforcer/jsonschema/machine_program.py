@@ -8,9 +8,9 @@ item nodes and count limits; a string's content (any text, a length range, an au
 characters: an enum, a pattern, a format, under a maximum length or not); a number's bounds and step; and
 each node's fewest levels, which decide near ``max_depth`` what may still open. Covered: any value, objects
 of one rule set without ``patternProperties``, ``propertyNames``, property counts or dependencies (at most
-63 names), arrays without ``uniqueItems`` or ``contains``, integers under 64-bit bounds and an integer
-``multipleOf``, other numbers under decimal bounds M·10^e with |M| < 2^30 (no ``multipleOf``, excluded
-values or set of ``values``), booleans, null, unions of numbers, unions whose other options start with
+63 names), arrays without ``uniqueItems`` or ``contains``, numbers without excluded values whose bounds
+are decimals M·10^e (|M| < 2^30) or, for integers and under ``multipleOf``, 64-bit integers in units of
+its last place, sets of number values, booleans, null, unions of numbers, unions whose other options start with
 different characters, and references that loop through an array or an object. Layout and escapes follow
 ``JsonConfig`` (``property_order="schema"`` and ``whitespace_pattern`` are not covered).
 
@@ -517,7 +517,7 @@ def _decimal(value: Fraction) -> tuple[int, int]:
         mantissa //= 10
         scale += 1
     if not -_BOUND < mantissa < _BOUND or scale > SCALE_CAP:
-        raise NotCovered("a number bound of ten or more significant digits")
+        raise NotCovered("a number bound whose significant digits reach 2^30")
     return mantissa, scale
 
 

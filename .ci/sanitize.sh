@@ -22,4 +22,4 @@ python -c "from formatenforcer.core import backend; assert backend.native.__file
 # (the resident-size test is left out: ASan keeps freed memory in quarantine, so the size grows by design)
 python -m pytest -q -p no:cacheprovider tests/test_native_fuzz.py tests/test_native_walk.py tests/test_native_lexeme.py \
   tests/test_native_grammar.py tests/test_machine.py tests/test_machine_unique.py tests/test_machine_inside.py \
-  tests/test_machine_unions.py -k "not no_leak"
+  tests/test_machine_unions.py tests/test_machine_numbers.py -k "not no_leak"

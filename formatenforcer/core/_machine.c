@@ -29,15 +29,28 @@
                         [K_STRING, C_CAPPED, automaton index, max length, distances, farthest]: an automaton
                         (start state 0) under a maximum length; code[distances + s] the fewest characters
                         from state s to an accepting one, ``farthest`` the largest of them
-       K_NUMBER         [K_NUMBER, integer (0/1), bounds (1: a minimum, 2: a maximum, 4: the minimum is
-                        exclusive, 8: the maximum is), minimum, maximum]: integer bounds, |bound| < 2^30; an
-                        integer's are inclusive (4 and 8 only for other numbers)
+       K_NUMBER         [K_NUMBER, kind (NUM_*), bounds (1: a minimum, 2: a maximum, 4: the minimum is
+                        exclusive, 8: the maximum is), minimum, maximum, minimum's scale, maximum's scale, step,
+                        places]:
+                        each bound the decimal M·10^scale (|M| < 2^30, |scale| <= SCALE_CAP); an integer's
+                        bounds are inclusive 64-bit integers (no 4 or 8), each split in two words: the low 32
+                        bits in the bound's word, the high ones in its scale's (``integer_bound``), and its
+                        values the multiples of ``step`` (1 <= step < STEP_CAP; other numbers' step is 1);
+                        a number under a ``multipleOf`` of step / 10^places (NUM_MULTIPLE) is read as an
+                        integer's in units of 10^-places (its bounds too), in plain notation: its text's
+                        first ``places`` fraction digits count, later ones must be zeros (places <=
+                        PLACES_CAP, the same for every such option of a set; 0 for other kinds); a set of
+                        values (NUM_SET, a large number enum: plain notation) is [K_NUMBER, NUM_SET, 0, table,
+                        states, 0, 0, 1, 0]: its texts' automaton at the record's offset + ``table``, per
+                        state SET_CLASSES next states (-1: none) then per state whether it accepts; a number
+                        node has one such option at most, its state in the state's ``n`` (-1: dead)
        K_BOOL           [K_BOOL, 1: true allowed | 2: false allowed]
        K_NULL           [K_NULL]
        K_UNION          [K_UNION, options, option nodes...] (options of different kinds start with distinct
                         characters; several objects, arrays or strings are read all their ways at once,
                         fork_options)
-       K_NUMSET         [K_NUMSET, options, a K_NUMBER record per option...]: a number of any of them
+       K_NUMSET         [K_NUMSET, options, a K_NUMBER record per option...]: a number of any of them (the
+                        least common multiple of their steps below 2^30)
      key trie nodes     [name index or -1, names at or below: bits lo, hi, edges, (code point, node)...]
                         (edges sorted by code point; a node is an offset into code)
 
@@ -466,48 +479,83 @@ static int32_t number_next(int32_t state, int integer, int32_t cp) {
 
 static int number_can_end(int32_t state) { return state == N_ZERO || state == N_INT || state == N_FRAC || state == N_EXP; }
 
-#define MAG_CAP 0x7FFFFFFF /* an integer's magnitude is kept up to this (bounds are below 2^30) */
+#define MAG_EXACT 10000000000000000000ULL
+/* An integer's magnitude (64 bits: ``cstate`` the low half, ``b`` the high one, number_magnitude) is kept
+   exactly below MAG_EXACT, 10^19 (every bound is at most 2^63 in magnitude); a larger one as MAG_EXACT + its
+   remainder modulo the least common multiple of the number's steps (``number_modulus``), all that a
+   multipleOf asks of it. */
+#define STEP_CAP (1 << 30) /* an integer's step, and the least common multiple of a number set's, stay below */
 #define COUNT_CAP (1 << 30) /* an array's items are counted up to this (its limits are below it) */
+#define SCALE_CAP 1000 /* a number bound's decimal exponent is at most this in magnitude */
+#define NUM_WORDS 9 /* a K_NUMBER record's words */
+#define PLACES_CAP 18 /* a NUM_MULTIPLE's step is step / 10^places, places at most this */
 
-/* Whether some magnitude an integer prefix can still become lies in [lo, hi] (hi < 0: no maximum): none
-   read yet (``digits`` 0) any; a leading zero only 0; else ``mag`` followed by any number of digits. */
-static int magnitude_feasible(int digits, int zero, int64_t mag, int64_t lo, int64_t hi, int has_hi) {
+static inline uint64_t number_magnitude(const MState *s) {
+    return (uint64_t)(uint32_t)s->b << 32 | (uint32_t)s->cstate;
+}
+
+static inline void set_magnitude(MState *s, uint64_t mag) {
+    s->cstate = (int32_t)(uint32_t)mag;
+    s->b = (int32_t)(uint32_t)(mag >> 32);
+}
+
+/* An integer number node's minimum (``side`` 0) or maximum (1). */
+static inline int64_t integer_bound(const int32_t *r, int side) {
+    return (int64_t)((uint64_t)(uint32_t)r[5 + side] << 32 | (uint32_t)r[3 + side]);
+}
+
+/* The least multiple of ``step`` at or above ``a`` (a >= 0). */
+static inline __int128 first_multiple(__int128 a, int64_t step) { return (a + step - 1) / step * step; }
+
+/* Whether some magnitude an integer prefix can still become lies in [lo, hi] (no maximum unless ``has_hi``)
+   and is a multiple of ``step`` (``_integer_feasible``): none read yet (``digits`` 0) any; a leading zero
+   only 0; else ``mag`` followed by any number of digits. */
+static int magnitude_feasible(int digits, int zero, uint64_t mag, __int128 lo, __int128 hi, int has_hi,
+                              int64_t step) {
     if (lo < 0) lo = 0;
-    if (has_hi && hi < lo) return 0;
+    if (has_hi && first_multiple(lo, step) > hi) return 0;
     if (digits == 0) return 1; /* [0, inf) meets [lo, hi] */
     if (zero) return lo == 0;
-    if (!has_hi) return 1;
-    for (int64_t a = mag, width = 1; a <= hi; a *= 10, width *= 10)
-        if (a + width - 1 >= lo) return 1;
+    if (!has_hi) return 1; /* (a run of 10^k values, 10^k >= step, holds a multiple) */
+    if (mag >= MAG_EXACT) return 0;
+    for (__int128 a = mag, width = 1; a <= hi; a *= 10, width *= 10) { /* (hi <= 2^63: no overflow) */
+        __int128 from = a > lo ? a : lo, to = a + width - 1 < hi ? a + width - 1 : hi;
+        if (first_multiple(from, step) <= to) return 1;
+    }
     return 0;
 }
 
 /* The integer number node's bounds on the magnitude of a value of sign ``neg``: [lo, hi], has_hi. */
-static int integer_feasible(const int32_t *r, int neg, int digits, int zero, int64_t mag) {
+static int integer_feasible(const int32_t *r, int neg, int digits, int zero, uint64_t mag) {
     int flags = r[2];
-    int64_t lo = 0, hi = 0;
+    __int128 lo = 0, hi = 0;
     int has_hi = 0;
     if (!neg) { /* value in [min, max] */
-        if (flags & 1) lo = r[3];
-        if (flags & 2) hi = r[4], has_hi = 1;
+        if (flags & 1) lo = integer_bound(r, 0);
+        if (flags & 2) hi = integer_bound(r, 1), has_hi = 1;
     } else { /* -mag in [min, max]: mag in [-max, -min] */
-        if (flags & 2) lo = -(int64_t)r[4];
-        if (flags & 1) hi = -(int64_t)r[3], has_hi = 1;
+        if (flags & 2) lo = -(__int128)integer_bound(r, 1);
+        if (flags & 1) hi = -(__int128)integer_bound(r, 0), has_hi = 1;
     }
-    return magnitude_feasible(digits, zero, mag, lo, hi, has_hi);
+    return magnitude_feasible(digits, zero, mag, lo, hi, has_hi, r[7]);
 }
 
-static int integer_in_bounds(const int32_t *r, int neg, int64_t mag) {
-    int64_t value = neg ? -mag : mag;
-    return (!(r[2] & 1) || value >= r[3]) && (!(r[2] & 2) || value <= r[4]);
+/* ``integer_complete``: the integer read (magnitude or remainder ``mag``, sign ``neg``) is a value. */
+static int integer_in_bounds(const int32_t *r, int neg, uint64_t mag) {
+    if (mag >= MAG_EXACT) /* past every bound: above a maximum, or below a minimum when negative */
+        return !(r[2] & (neg ? 1 : 2)) && (mag - MAG_EXACT) % (uint64_t)r[7] == 0;
+    __int128 value = neg ? -(__int128)mag : (__int128)mag;
+    return (!(r[2] & 1) || value >= integer_bound(r, 0)) && (!(r[2] & 2) || value <= integer_bound(r, 1)) &&
+           mag % (uint64_t)r[7] == 0;
 }
 
-/* ---- decimal numbers under integer bounds, with fractions and exponents (number_bounds.py's rules) ----
+/* ---- decimal numbers under bounds, with fractions and exponents (number_bounds.py's rules) ----
 
    The significant digits N (the mantissa's digits without leading zeros; N = 0 while there are none) are
    kept as their first DEC_KEPT digits (p), their count, and whether the digits past those are all zeros and
-   all nines (tails bits 1 and 2): bounds have at most ten digits, so every comparison the rules make (N or
-   N + 1, scaled by a power of ten, against a bound) is decided from those. ``fraction`` counts the digits
+   all nines (tails bits 1 and 2): a bound is M·10^scale with M of at most ten digits, so every comparison
+   the rules make (N or N + 1, scaled by a power of ten, against a bound: N's digit string against M's) is
+   decided from those. ``fraction`` counts the digits
    after the point (the mantissa is N / 10^fraction), the exponent its sign and value. Counts are kept up to
    DEC_CAP. */
 
@@ -570,6 +618,32 @@ static Digits plus_one(const Digits *n) {
     return m;
 }
 
+/* A bound: the decimal m·10^s, |m| < 2^30. */
+typedef struct {
+    int64_t m, s;
+} Dec;
+
+/* The sign of N·10^j - X, for a decimal X > 0. */
+static inline int cmp_dec(const Digits *n, int64_t j, Dec x) { return cmp_scaled(n, j - x.s, x.m); }
+
+/* The sign of a - b. */
+static int dec_cmp(Dec a, Dec b) {
+    int sa = (a.m > 0) - (a.m < 0), sb = (b.m > 0) - (b.m < 0);
+    if (sa != sb) return sa > sb ? 1 : -1;
+    if (sa == 0) return 0;
+    int64_t ma = a.m < 0 ? -a.m : a.m, mb = b.m < 0 ? -b.m : b.m;
+    int64_t la = decimal_digits(ma) + a.s, lb = decimal_digits(mb) + b.s;
+    int c;
+    if (la != lb) c = la > lb ? 1 : -1;
+    else { /* as many digits before the point: the scales differ by less than ten */
+        __int128 left = ma, right = mb;
+        if (a.s > b.s) left *= pow10i((int)(a.s - b.s));
+        else right *= pow10i((int)(b.s - a.s));
+        c = left > right ? 1 : left < right ? -1 : 0;
+    }
+    return sa > 0 ? c : -c;
+}
+
 /* floor(log10(X / N)) for integers X, N > 0, and whether X / N is a power of ten. */
 static int64_t floor_log10_ratio(int64_t x, const Digits *n, int *exact) {
     int64_t shift = decimal_digits(x) - n->digits;
@@ -582,18 +656,18 @@ static int64_t floor_log10_ratio(int64_t x, const Digits *n, int *exact) {
    each open or not (number_bounds.py's ``positive`` and ``negative``). */
 typedef struct {
     int has_lo, lo_open, has_hi, hi_open;
-    int64_t lo, hi;
+    Dec lo, hi;
 } Bounds;
 
 static Bounds bounds_of(const int32_t *r, int neg) {
     int flags = r[2];
-    Bounds b = {0, 0, 0, 0, 0, 0};
+    Bounds b = {0, 0, 0, 0, {0, 0}, {0, 0}};
     if (!neg) {
-        b.has_lo = flags & 1, b.lo = r[3], b.lo_open = (flags & 4) != 0;
-        b.has_hi = (flags & 2) != 0, b.hi = r[4], b.hi_open = (flags & 8) != 0;
+        b.has_lo = flags & 1, b.lo = (Dec){r[3], r[5]}, b.lo_open = (flags & 4) != 0;
+        b.has_hi = (flags & 2) != 0, b.hi = (Dec){r[4], r[6]}, b.hi_open = (flags & 8) != 0;
     } else {
-        b.has_lo = (flags & 2) != 0, b.lo = -(int64_t)r[4], b.lo_open = (flags & 8) != 0;
-        b.has_hi = flags & 1, b.hi = -(int64_t)r[3], b.hi_open = (flags & 4) != 0;
+        b.has_lo = (flags & 2) != 0, b.lo = (Dec){-(int64_t)r[4], r[6]}, b.lo_open = (flags & 8) != 0;
+        b.has_hi = flags & 1, b.hi = (Dec){-(int64_t)r[3], r[5]}, b.hi_open = (flags & 4) != 0;
     }
     return b;
 }
@@ -601,54 +675,57 @@ static Bounds bounds_of(const int32_t *r, int neg) {
 /* Whether some value >= 0 meets the bounds (``_hits(0, None, bounds)``). */
 static int bounds_reach_from_zero(const Bounds *b) {
     if (!b->has_hi) return 1;
-    int64_t lo = 0;
+    Dec lo = {0, 0};
     int lo_open = 0;
-    if (b->has_lo && (b->lo > 0 || (b->lo == 0 && b->lo_open))) lo = b->lo, lo_open = b->lo_open;
-    return !(lo > b->hi || (lo == b->hi && (lo_open || b->hi_open)));
+    if (b->has_lo && (b->lo.m > 0 || (b->lo.m == 0 && b->lo_open))) lo = b->lo, lo_open = b->lo_open;
+    int c = dec_cmp(lo, b->hi);
+    return !(c > 0 || (c == 0 && (lo_open || b->hi_open)));
 }
 
 static int zero_in_bounds(const Bounds *b) {
-    if (b->has_lo && (0 < b->lo || (b->lo_open && b->lo == 0))) return 0;
-    return !b->has_hi || !(0 > b->hi || (b->hi_open && b->hi == 0));
+    if (b->has_lo && (0 < b->lo.m || (b->lo_open && b->lo.m == 0))) return 0;
+    return !b->has_hi || !(0 > b->hi.m || (b->hi_open && b->hi.m == 0));
 }
 
 /* ``_mantissa_feasible``: a mantissa prefix with an exponent still possible. */
 static int mantissa_feasible(const Digits *n, const Bounds *b) {
     if (n->digits == 0) return bounds_reach_from_zero(b);
     if (!b->has_hi) return 1;
-    if (b->hi <= 0) return 0;
-    if (!b->has_lo || b->lo <= 0) return 1;
+    if (b->hi.m <= 0) return 0;
+    if (!b->has_lo || b->lo.m <= 0) return 1;
     Digits up = plus_one(n);
     int exact;
-    int64_t e = floor_log10_ratio(b->lo, &up, &exact) + 1; /* the least power with (N+1)·10^e > lo */
+    /* the least power with (N+1)·10^e > lo */
+    int64_t e = floor_log10_ratio(b->lo.m, &up, &exact) + b->lo.s + 1;
     /* [N·10^e, (N+1)·10^e) against [lo, hi]: (N+1)·10^e > lo by the choice of e */
-    int c_lo = cmp_scaled(n, e, b->lo); /* N·10^e against lo */
+    int c_lo = cmp_dec(n, e, b->lo); /* N·10^e against lo */
     int lo_is_bound = c_lo < 0 || (c_lo == 0 && b->lo_open);
-    int c_up_hi = cmp_scaled(&up, e, b->hi); /* (N+1)·10^e against hi */
+    int c_up_hi = cmp_dec(&up, e, b->hi); /* (N+1)·10^e against hi */
     int hi_is_bound = c_up_hi > 0;
     if (!lo_is_bound && !hi_is_bound) return 1; /* N·10^e < (N+1)·10^e */
     if (lo_is_bound && !hi_is_bound) return 1;  /* lo < (N+1)·10^e */
     if (!lo_is_bound) {                         /* [N·10^e, hi] */
-        int c = cmp_scaled(n, e, b->hi);
+        int c = cmp_dec(n, e, b->hi);
         return c < 0 || (c == 0 && !b->hi_open);
     }
-    return b->lo < b->hi || (b->lo == b->hi && !b->lo_open && !b->hi_open);
+    int c = dec_cmp(b->lo, b->hi);
+    return c < 0 || (c == 0 && !b->lo_open && !b->hi_open);
 }
 
 /* ``_exponent_range`` of the mantissa N / 10^fraction (N > 0): 0 when no exponent fits. */
 static int exponent_range(const Digits *n, int64_t fraction, const Bounds *b, int *has_low, int64_t *lowest,
                           int *has_high, int64_t *highest) {
     *has_low = *has_high = 0;
-    if (b->has_lo && b->lo > 0) {
+    if (b->has_lo && b->lo.m > 0) {
         int exact;
-        int64_t e = fraction + floor_log10_ratio(b->lo, n, &exact);
+        int64_t e = fraction + floor_log10_ratio(b->lo.m, n, &exact) + b->lo.s;
         *lowest = (exact && !b->lo_open) ? e : e + 1;
         *has_low = 1;
     }
     if (b->has_hi) {
-        if (b->hi <= 0) return 0;
+        if (b->hi.m <= 0) return 0;
         int exact;
-        int64_t e = fraction + floor_log10_ratio(b->hi, n, &exact);
+        int64_t e = fraction + floor_log10_ratio(b->hi.m, n, &exact) + b->hi.s;
         *highest = (exact && b->hi_open) ? e - 1 : e;
         *has_high = 1;
     }
@@ -689,15 +766,21 @@ static Digits digits_of(const MState *s) {
     return n;
 }
 
+/* The magnitude with the digit ``d`` appended (see MAG_EXACT; ``modulus`` the number's). */
+static void append_digit(MState *t, uint64_t d, int64_t modulus) {
+    uint64_t mag = number_magnitude(t), m = (uint64_t)modulus;
+    if (mag >= MAG_EXACT) mag = MAG_EXACT + ((mag - MAG_EXACT) * 10 + d) % m;
+    else if (mag >= MAG_EXACT / 10) mag = MAG_EXACT + (mag % m * 10 + d) % m; /* (10·mag + d >= MAG_EXACT) */
+    else mag = mag * 10 + d;
+    set_magnitude(t, mag);
+}
+
 /* The fields after ``next`` (a phase number_next allowed) read ``cp``: the sign, an integer's magnitude (in
-   ``cstate``, up to MAG_CAP) and a decimal's digits (DecimalFields). */
-static void number_advance(MState *t, int32_t next, int32_t cp) {
+   ``cstate`` and ``b``, see MAG_EXACT; ``modulus`` the number's) and a decimal's digits (DecimalFields). */
+static void number_advance(MState *t, int32_t next, int32_t cp, int64_t modulus) {
     if (next == N_MINUS) t->a = 1;
     int digit = cp >= '0' && cp <= '9';
-    if (digit && (next == N_ZERO || next == N_INT)) {
-        int64_t mag = (int64_t)t->cstate * 10 + (cp - '0');
-        t->cstate = (int32_t)(mag > MAG_CAP ? MAG_CAP : mag);
-    }
+    if (digit && (next == N_ZERO || next == N_INT)) append_digit(t, (uint64_t)(cp - '0'), modulus);
     if (digit && next != N_EXP) {
         if (t->digits > 0 || cp != '0') { /* a significant digit */
             if (t->digits < DEC_KEPT) {
@@ -719,12 +802,112 @@ static void number_advance(MState *t, int32_t next, int32_t cp) {
 
 static int fraction_or_exponent(int32_t phase) { return phase >= N_DOT; }
 
+/* a K_NUMBER record's word 1: a number under decimal bounds, an integer, a number under a multipleOf, a set
+   of values */
+enum { NUM_DECIMAL, NUM_INTEGER, NUM_MULTIPLE, NUM_SET };
+#define SET_CLASSES 12 /* a NUM_SET automaton's characters: '-', '.', the digits */
+
+static inline int set_class(int32_t cp) { return cp == '-' ? 0 : cp == '.' ? 1 : cp >= '0' && cp <= '9' ? 2 + cp - '0' : -1; }
+
+/* A NUM_SET option's automaton state after ``cp`` from ``state`` (-1: none). */
+static inline int32_t set_next(const int32_t *o, int32_t state, int32_t cp) {
+    int k = set_class(cp);
+    return state < 0 || k < 0 ? -1 : o[o[3] + (Py_ssize_t)state * SET_CLASSES + k];
+}
+
+static inline int set_accepts(const int32_t *o, int32_t state) {
+    return state >= 0 && o[o[3] + (Py_ssize_t)o[4] * SET_CLASSES + state];
+}
+/* tails bit of a state of a number with NUM_MULTIPLE options: a fraction digit past their places is not 0 */
+#define NONZERO_FRACTION 4
+
+static __int128 pow10w(int k) {
+    __int128 v = 1;
+    while (k-- > 0) v *= 10;
+    return v;
+}
+
+/* The integer number node's set on the magnitude of a value of sign ``neg``: [lo, hi] (hi only if has_hi). */
+static void magnitude_bounds(const int32_t *r, int neg, __int128 *lo, __int128 *hi, int *has_hi) {
+    int flags = r[2];
+    *lo = 0, *hi = 0, *has_hi = 0;
+    if (!neg) {
+        if (flags & 1) *lo = integer_bound(r, 0);
+        if (flags & 2) *hi = integer_bound(r, 1), *has_hi = 1;
+    } else {
+        if (flags & 2) *lo = -(__int128)integer_bound(r, 1);
+        if (flags & 1) *hi = -(__int128)integer_bound(r, 0), *has_hi = 1;
+    }
+    if (*lo < 0) *lo = 0;
+}
+
+/* A NUM_MULTIPLE's magnitude read ``mag`` (units of 10^-places) followed by ``e`` more digits: whether some
+   such value (any ``e`` digits; with ``grow``, ``e`` or more) lies in the option's set, as number_bounds.py's
+   ``_hits`` decides each interval [mag·10^e, (mag+1)·10^e). */
+static int scaled_feasible(const int32_t *o, int neg, uint64_t mag, int e, int grow) {
+    __int128 lo, hi, step = o[7];
+    int has_hi;
+    magnitude_bounds(o, neg, &lo, &hi, &has_hi);
+    if (has_hi && first_multiple(lo, o[7]) > hi) return 0;
+    if (mag >= MAG_EXACT) { /* past every maximum and minimum: the remainder decides */
+        if (has_hi) return 0;
+        if (grow) return 1;
+        __int128 r = (__int128)(mag - MAG_EXACT) * pow10w(e) % step;
+        return (step - r) % step <= pow10w(e) - 1;
+    }
+    if (!has_hi && grow) return 1; /* (a run of 10^k values, 10^k >= step, above lo holds a multiple) */
+    for (__int128 a = (__int128)mag * pow10w(e), width = pow10w(e);; a *= 10, width *= 10) {
+        if (has_hi && a > hi) return 0;
+        __int128 from = a > lo ? a : lo, to = a + width - 1;
+        if (has_hi && to > hi) to = hi;
+        if (first_multiple(from, o[7]) <= to) return 1;
+        if (!grow) return 0;
+    }
+}
+
+/* Whether the magnitude ``mag``·10^e (units of 10^-places) of sign ``neg`` is in the option's set. */
+static int scaled_point(const int32_t *o, int neg, uint64_t mag, int e) {
+    if (mag >= MAG_EXACT)
+        return !(o[2] & (neg ? 1 : 2)) && (__int128)(mag - MAG_EXACT) * pow10w(e) % o[7] == 0;
+    __int128 u = (__int128)mag * pow10w(e), value = neg ? -u : u;
+    return (!(o[2] & 1) || value >= integer_bound(o, 0)) && (!(o[2] & 2) || value <= integer_bound(o, 1)) &&
+           u % o[7] == 0;
+}
+
+/* A NUM_MULTIPLE option (places ``o[8]``) for the number ``t``: feasible (``end`` 0) or complete (1). */
+static int multiple_option(const int32_t *o, const MState *t, int end) {
+    int places = o[8];
+    uint64_t mag = number_magnitude(t);
+    switch (t->phase) {
+    case N_START:
+    case N_MINUS: return !end && integer_feasible(o, t->a, 0, 0, 0);
+    case N_ZERO:
+    case N_INT:
+        if (end) return scaled_point(o, t->a, mag, places);
+        return scaled_feasible(o, t->a, mag, places, t->phase == N_INT);
+    case N_DOT:
+    case N_FRAC:
+        if (t->phase == N_DOT && end) return 0;
+        if (t->fraction > places) return !(t->tails & NONZERO_FRACTION) && scaled_point(o, t->a, mag, 0);
+        return end ? scaled_point(o, t->a, mag, places - t->fraction)
+                   : scaled_feasible(o, t->a, mag, places - t->fraction, 0);
+    }
+    return 0; /* (no exponent) */
+}
+
+/* Whether the number node ``o`` (a K_NUMBER record) constrains its values beyond the JSON grammar. */
+static inline int option_bounded(const int32_t *o) { return o[1] >= NUM_MULTIPLE || o[2] != 0 || o[7] != 1; }
+
 /* Whether the number ``t`` (its phase and fields just advanced) can still end as a value of the number node
-   ``o`` ([K_NUMBER, integer, bounds, minimum, maximum]). */
+   ``o`` (a K_NUMBER record). */
 static int option_feasible(const int32_t *o, const MState *t) {
-    if (o[1] && fraction_or_exponent(t->phase)) return 0;
-    if (o[2] == 0) return 1;
-    if (o[1]) return integer_feasible(o, t->a, t->phase == N_ZERO || t->phase == N_INT, t->phase == N_ZERO, t->cstate);
+    if (o[1] == NUM_INTEGER && fraction_or_exponent(t->phase)) return 0;
+    if (o[1] == NUM_MULTIPLE) return multiple_option(o, t, 0);
+    if (o[1] == NUM_SET) return t->n >= 0;
+    if (!option_bounded(o)) return 1;
+    if (o[1])
+        return integer_feasible(o, t->a, t->phase == N_ZERO || t->phase == N_INT, t->phase == N_ZERO,
+                                number_magnitude(t));
     Digits n = digits_of(t);
     Bounds b = bounds_of(o, t->a);
     if (t->phase == N_MINUS) return bounds_reach_from_zero(&b);
@@ -744,14 +927,15 @@ static int decimal_ends(const int32_t *r, const MState *s) {
     for (int side = 0; side < 2; side++) {
         int present = side == 0 ? (r[2] & 1) : (r[2] & 2) != 0;
         if (!present) continue;
-        int64_t bound = side == 0 ? r[3] : r[4];
+        Dec bound = side == 0 ? (Dec){r[3], r[5]} : (Dec){r[4], r[6]};
         int open = side == 0 ? (r[2] & 4) != 0 : (r[2] & 8) != 0;
         int c; /* value against bound */
-        if (bound == 0) c = sign;
-        else if (sign == 0) c = bound > 0 ? -1 : 1;
-        else if ((sign > 0) != (bound > 0)) c = sign;
+        if (bound.m == 0) c = sign;
+        else if (sign == 0) c = bound.m > 0 ? -1 : 1;
+        else if ((sign > 0) != (bound.m > 0)) c = sign;
         else {
-            int m = cmp_scaled(&n, -(int64_t)s->fraction, bound > 0 ? bound : -bound); /* |value| against |bound| */
+            Dec magnitude = {bound.m > 0 ? bound.m : -bound.m, bound.s};
+            int m = cmp_dec(&n, -(int64_t)s->fraction, magnitude); /* |value| against |bound| */
             c = sign > 0 ? m : -m;
         }
         if (side == 0 && (c < 0 || (c == 0 && open))) return 0;
@@ -761,23 +945,56 @@ static int decimal_ends(const int32_t *r, const MState *s) {
 }
 
 static int option_ends(const int32_t *o, const MState *s) {
-    if (!number_can_end(s->phase) || (o[1] && fraction_or_exponent(s->phase))) return 0;
-    if (o[2] == 0) return 1;
-    return o[1] ? integer_in_bounds(o, s->a, s->cstate) : decimal_ends(o, s);
+    if (!number_can_end(s->phase) || (o[1] == NUM_INTEGER && fraction_or_exponent(s->phase))) return 0;
+    if (o[1] == NUM_MULTIPLE) return multiple_option(o, s, 1);
+    if (o[1] == NUM_SET) return set_accepts(o, s->n);
+    if (!option_bounded(o)) return 1;
+    return o[1] ? integer_in_bounds(o, s->a, number_magnitude(s)) : decimal_ends(o, s);
 }
 
-/* The number options of a number node: itself, or a K_NUMSET's (each a K_NUMBER record of 5 words). */
+/* The number options of a number node: itself, or a K_NUMSET's (each a K_NUMBER record of NUM_WORDS). */
 static inline int number_options(const int32_t *r) { return r[0] == K_NUMSET ? r[1] : 1; }
-static inline const int32_t *number_option(const int32_t *r, int i) { return r[0] == K_NUMSET ? r + 2 + 5 * i : r; }
+static inline const int32_t *number_option(const int32_t *r, int i) {
+    return r[0] == K_NUMSET ? r + 2 + NUM_WORDS * i : r;
+}
+
+static int64_t gcd64(int64_t a, int64_t b) {
+    while (b) {
+        int64_t t = a % b;
+        a = b, b = t;
+    }
+    return a;
+}
+
+/* The places of a number node's NUM_MULTIPLE options (validated the same), or -1 when it has none. */
+static int number_places(const int32_t *r) {
+    for (int i = 0; i < number_options(r); i++)
+        if (number_option(r, i)[1] == NUM_MULTIPLE) return number_option(r, i)[8];
+    return -1;
+}
+
+/* The least common multiple of a number node's steps (its options'), or -1 when it is STEP_CAP or more. */
+static int64_t number_modulus(const int32_t *r) {
+    int64_t l = 1;
+    for (int i = 0; i < number_options(r); i++) {
+        int64_t step = number_option(r, i)[7];
+        l = l / gcd64(l, step) * step;
+        if (l >= STEP_CAP) return -1;
+    }
+    return l;
+}
 
 /* A number's step: the state after ``cp``, or 0. A number with no bounds keeps only its phase (its states
    are few, and so are their masks); one with bounds keeps the fields its bounds read. */
 static int number_step(const int32_t *r, MState *s, int32_t cp) {
-    int options = number_options(r), integer = 1, bounded = 0;
+    int options = number_options(r), integer = 1, bounded = 0, places = -1;
+    const int32_t *set = NULL;
     for (int i = 0; i < options; i++) {
         const int32_t *o = number_option(r, i);
-        integer &= o[1] != 0;
-        bounded |= o[2] != 0;
+        integer &= o[1] == NUM_INTEGER;
+        bounded |= option_bounded(o);
+        if (o[1] == NUM_MULTIPLE) places = o[8];
+        if (o[1] == NUM_SET) set = o;
     }
     int32_t next = number_next(s->phase, integer, cp);
     if (next < 0) return 0;
@@ -786,7 +1003,13 @@ static int number_step(const int32_t *r, MState *s, int32_t cp) {
         return 1;
     }
     MState t = *s;
-    number_advance(&t, next, cp);
+    int64_t modulus = number_modulus(r);
+    number_advance(&t, next, cp, modulus);
+    if (places >= 0 && next == N_FRAC) { /* (t.fraction counts this digit) */
+        if (t.fraction <= places) append_digit(&t, (uint64_t)(cp - '0'), modulus);
+        else if (cp != '0') t.tails |= NONZERO_FRACTION;
+    }
+    if (set) t.n = set_next(set, t.n, cp);
     for (int i = 0; i < options; i++) {
         if (option_feasible(number_option(r, i), &t)) {
             *s = t;
@@ -1241,6 +1464,19 @@ static int bad_program(const char *what, Py_ssize_t where) {
 }
 
 /* Checks every record and key trie node of the program, once: node ids, offsets, counts, sorted edges. */
+/* Whether a NUM_SET option's fields and automaton table are whole inside the program. */
+static int set_table_ok(const int32_t *c, Py_ssize_t size, const int32_t *o) {
+    Py_ssize_t at = o - c, states = o[4];
+    if (o[2] || o[5] || o[6] || o[7] != 1 || o[8] || states < 1 || states > (1 << 20) || o[3] < NUM_WORDS ||
+        at + o[3] + states * (SET_CLASSES + 1) > size)
+        return 0;
+    for (Py_ssize_t k = 0; k < states * SET_CLASSES; k++)
+        if (o[o[3] + k] < -1 || o[o[3] + k] >= states) return 0;
+    for (Py_ssize_t k = 0; k < states; k++)
+        if (o[o[3] + states * SET_CLASSES + k] < 0 || o[o[3] + states * SET_CLASSES + k] > 1) return 0;
+    return 1;
+}
+
 static int Machine_validate(MachineObject *m) {
     const int32_t *c = m->c;
     Py_ssize_t size = m->size;
@@ -1263,7 +1499,7 @@ static int Machine_validate(MachineObject *m) {
         Py_ssize_t at = c[MH_SIZE + n];
         if (at < MH_SIZE + nodes || at >= size) return bad_program("node offset out of range", MH_SIZE + n);
         int32_t kind = c[at];
-        Py_ssize_t need = kind == K_ANY || kind == K_NULL ? 1 : kind == K_BOOL || kind == K_NUMSET ? 2 : kind == K_NUMBER ? 5
+        Py_ssize_t need = kind == K_ANY || kind == K_NULL ? 1 : kind == K_BOOL || kind == K_NUMSET ? 2 : kind == K_NUMBER ? NUM_WORDS
                         : kind == K_STRING ? 4 : kind == K_ARRAY ? 5 : kind == K_OBJECT ? 6 : kind == K_UNION ? 2 : -1;
         if (need < 0 || at + need > size) return bad_program("bad node record", at);
         const int32_t *r = c + at;
@@ -1283,14 +1519,25 @@ static int Machine_validate(MachineObject *m) {
                 return bad_program("bad string record", at);
             }
         }
-        if (kind == K_NUMSET && (r[1] < 1 || at + 2 + 5 * (Py_ssize_t)r[1] > size))
+        if (kind == K_NUMSET && (r[1] < 1 || at + 2 + NUM_WORDS * (Py_ssize_t)r[1] > size))
             return bad_program("bad number set", at);
+        int sets = 0;
         for (int32_t i = 0; i < (kind == K_NUMBER ? 1 : kind == K_NUMSET ? r[1] : 0); i++) {
-            const int32_t *o = kind == K_NUMBER ? r : r + 2 + 5 * i;
-            if (o[0] != K_NUMBER || o[1] < 0 || o[1] > 1 || o[2] < 0 || o[2] > 15 || (o[1] && o[2] > 3) ||
-                o[3] <= -(1 << 30) || o[3] >= (1 << 30) || o[4] <= -(1 << 30) || o[4] >= (1 << 30))
+            const int32_t *o = kind == K_NUMBER ? r : r + 2 + NUM_WORDS * i;
+            if (o[1] == NUM_SET) {
+                if (o[0] != K_NUMBER || !set_table_ok(c, size, o) || ++sets > 1) return bad_program("bad number set record", o - c);
+                continue;
+            }
+            if (o[0] != K_NUMBER || o[1] < NUM_DECIMAL || o[1] > NUM_MULTIPLE || o[2] < 0 || o[2] > 15 ||
+                (o[1] && o[2] > 3) || o[8] < 0 || o[8] > PLACES_CAP || (o[1] != NUM_MULTIPLE && o[8]) ||
+                (o[1] == NUM_MULTIPLE && o[8] != number_places(r)) || o[7] < 1 || o[7] >= STEP_CAP ||
+                (!o[1] && (o[3] <= -(1 << 30) || o[3] >= (1 << 30) || o[4] <= -(1 << 30) || o[4] >= (1 << 30) ||
+                           o[5] < -SCALE_CAP || o[5] > SCALE_CAP || o[6] < -SCALE_CAP || o[6] > SCALE_CAP ||
+                           o[7] != 1)))
                 return bad_program("bad number record", o - c);
         }
+        if ((kind == K_NUMBER || kind == K_NUMSET) && number_modulus(r) < 0)
+            return bad_program("number steps with too large a common multiple", at);
         if (kind == K_ARRAY) {
             if (r[1] < 0 || r[1] >= nodes || r[2] < 0 || r[2] >= COUNT_CAP || r[3] < -1 || r[3] >= COUNT_CAP ||
                 r[4] < 0 || at + 7 + (Py_ssize_t)r[4] > size)
@@ -1600,7 +1847,7 @@ static Py_ssize_t check_state(const MachineObject *m, const uint8_t *data, Py_ss
         }
         if (items != t->count - (reading ? 1 : 0)) goto bad;
     }
-    if (s.lex != L_STRING && s.n) goto bad;
+    if (s.lex != L_STRING && s.lex != L_NUMBER && s.n) goto bad;
     if (s.lex != L_NUMBER && (s.p_lo || s.p_hi || s.digits || s.fraction || s.tails || s.exp_sign || s.exp_value))
         goto bad;
     switch (s.lex) {
@@ -1646,12 +1893,19 @@ static Py_ssize_t check_state(const MachineObject *m, const uint8_t *data, Py_ss
     case L_NUMBER: {
         if (s.node < 0 || s.node >= m->nodes ||
             (c[c[MH_SIZE + s.node]] != K_NUMBER && c[c[MH_SIZE + s.node]] != K_NUMSET) || s.phase < N_START ||
-            s.phase > N_EXP || s.cstate < 0 || s.a < 0 || s.a > 1)
+            s.phase > N_EXP || s.a < 0 || s.a > 1)
             goto bad;
-        int64_t p = (int64_t)(uint32_t)s.p_lo | (int64_t)s.p_hi << 32;
+        const int32_t *r = c + c[MH_SIZE + s.node];
+        uint64_t mag = number_magnitude(&s);
+        if (mag >= MAG_EXACT && mag - MAG_EXACT >= (uint64_t)number_modulus(r)) goto bad;
+        int32_t set_states = 0; /* the set option's states: its automaton state in n, else n is 0 */
+        for (int i = 0; i < number_options(r); i++)
+            if (number_option(r, i)[1] == NUM_SET) set_states = number_option(r, i)[4];
+        if (set_states ? s.n < -1 || s.n >= set_states : s.n != 0) goto bad;
+        int64_t p = (int64_t)((uint64_t)(uint32_t)s.p_hi << 32 | (uint32_t)s.p_lo); /* (p_hi is unchecked here) */
         if (p < 0 || p >= pow10i(DEC_KEPT) || s.digits < 0 || s.digits > DEC_CAP || s.fraction < 0 ||
-            s.fraction > DEC_CAP || s.tails < 0 || s.tails > 3 || s.exp_sign < 0 || s.exp_sign > 2 ||
-            s.exp_value < 0 || s.exp_value > DEC_CAP)
+            s.fraction > DEC_CAP || s.tails < 0 || s.tails > (3 | NONZERO_FRACTION) || s.exp_sign < 0 ||
+            s.exp_sign > 2 || s.exp_value < 0 || s.exp_value > DEC_CAP)
             goto bad;
         break;
     }
@@ -2205,8 +2459,8 @@ static int digits_below(const MWalk *k, const WHead *w, int32_t node) {
     const MState *s = &w->h;
     if (s->lex != L_NUMBER || (s->phase != N_INT && s->phase != N_FRAC && s->phase != N_EXP)) return 0;
     const int32_t *r = rec(&k->x, s->node);
-    for (int i = 0; i < number_options(r); i++)
-        if (number_option(r, i)[2] != 0) return 0;
+    for (int i = 0; i < number_options(r); i++) /* (no bounds, steps or sets of values: a number's bare syntax) */
+        if (option_bounded(number_option(r, i))) return 0;
     const TrieObject *t = k->trie;
     return (t->below_flags[node] & (NODE_BOUNDARY | BELOW_INVALID | BELOW_NON_ASCII)) == NODE_BOUNDARY &&
            !(t->below_ascii[2 * node] & ~0x03ff000000000000ULL) && !t->below_ascii[2 * node + 1];

@@ -5,16 +5,17 @@ The machine holds a document's syntax (objects, arrays, whitespace, strings with
 literals) and reads from the program the schema's answers for each value node: an object's names with
 their value nodes, which are required, whether other keys may come and what their values are; an array's
 item nodes and count limits; a string's content (any text, a length range, an automaton over decoded
-characters: an enum, a pattern, a format, under a maximum length or not); a number's integer bounds; and
+characters: an enum, a pattern, a format, under a maximum length or not); a number's bounds and step; and
 each node's fewest levels, which decide near ``max_depth`` what may still open. Covered: any value, objects
 (of one rule set or several, as ``allOf`` leaves them) without ``patternProperties``, ``propertyNames``,
 property counts or dependencies (at most 63 names), arrays without ``contains`` (with ``uniqueItems`` only
-over strings of any text or an enum's words), numbers and integers without ``multipleOf`` whose bounds are
-integers, booleans, null, unions of numbers, unions of several objects, arrays or strings (read all their
-options' ways at once until the text tells them apart, at most ``MAX_WAYS`` ways in any state; not in a
-schema with ``uniqueItems``), unions whose other options start with different characters, and references
-that loop through an array, an object or a union of them. Layout and escapes follow ``JsonConfig``
-(``property_order="schema"`` and ``whitespace_pattern`` are not covered).
+over strings of any text or an enum's words), numbers without excluded values whose bounds are decimals
+M·10^e (|M| < 2^30) or, for integers and under ``multipleOf``, 64-bit integers in units of its last place,
+sets of number values, booleans, null, unions of numbers, unions of several objects, arrays or strings (read
+all their options' ways at once until the text tells them apart, at most ``MAX_WAYS`` ways in any state; not
+in a schema with ``uniqueItems``), unions whose other options start with different characters, and
+references that loop through an array, an object or a union of them. Layout and escapes follow
+``JsonConfig`` (``property_order="schema"`` and ``whitespace_pattern`` are not covered).
 
 The program is exact by construction for what it covers: each answer is the one the Python parsers give
 (tests/test_machine.py compares masks and steps with them).
@@ -38,6 +39,7 @@ from ..core.cache_release import register_memo
 from .formats.content import Content, LengthContent, RegexContent, TrieContent
 from .object_names import object_names
 from .schema.ir import AnyValue, Array, Boolean, Never, Node, Null, Number, Object, String, Union, deref
+from .schema.number_bounds import NumberContext
 from .strings import StringParser
 
 if TYPE_CHECKING:
@@ -109,7 +111,7 @@ class _Builder:
         """Whether a container was met again while being built (a recursive schema)."""
         self.any = self._new([K_ANY], 0)
         self.any_string = self._new([K_STRING, C_ANY, 0, -1], 0)
-        self.any_number = self._new([K_NUMBER, 0, 0, 0, 0], 0)
+        self.any_number = self._new([K_NUMBER, 0, 0, 0, 0, 0, 0, 1, 0], 0)
         self.any_object = self._new([K_OBJECT, self.any, 0, 0, -1, 0], 1)  # (its trie: the empty key trie)
         self.any_array = self._new([K_ARRAY, self.any, 0, -1, 0, U_NONE, 0], 1)
         self.words: dict[int, list[int]] = {}
@@ -298,7 +300,7 @@ class _Builder:
                 raise NotCovered("no boolean")
             return self._leaf([K_BOOL, (1 if True in node.values else 0) | (2 if False in node.values else 0)])
         if isinstance(node, Number):
-            return self._leaf([K_NUMBER, 1 if node.integer else 0, *_integer_bounds(node)])
+            return self._leaf(_number_record(node))
         if isinstance(node, String):
             return self._string(node)
         if isinstance(node, Array):
@@ -414,7 +416,18 @@ class _Builder:
         options = [self.node(o) for o in node.options]
         numbers = [o for o in options if self._kind(o) == K_NUMBER]
         if len(numbers) > 1:  # several numbers (a number enum, integer or number): one text, any of them
-            merged = self._leaf([K_NUMSET, len(numbers), *(v for o in numbers for v in self.records[o])])  # type: ignore[union-attr]
+            records = _same_places([self.records[o] for o in numbers])  # type: ignore[misc]
+            if sum(r[1] == 3 for r in records) > 1:
+                raise NotCovered("several sets of number values in one union")
+            head = [K_NUMSET, len(numbers)]
+            tables: list[int] = []
+            for index, record in enumerate(records):  # (a set's table moves past the options)
+                option = record[:NUM_WORDS]
+                if record[1] == 3:
+                    option[3] = 2 + NUM_WORDS * len(records) + len(tables) - (2 + NUM_WORDS * index)
+                    tables.extend(record[NUM_WORDS:])
+                head.extend(option)
+            merged = self._leaf(head + tables)
             options = [o for o in options if o not in numbers] + [merged]
         if len(options) == 1 and ident is None:
             return options[0]
@@ -488,35 +501,185 @@ class _Builder:
 _BOUND = 1 << 30
 
 
-def _integer_bounds(node: Number) -> list[int]:
-    """[flags, minimum, maximum] of a number node the machine reads: flags 1 for a minimum, 2 for a maximum,
-    each an inclusive integer bound (only integers have bounds there); NotCovered otherwise."""
-    if node.multiple_of not in (None, Fraction(1)) or node.excluded or node.not_multiples or node.values is not None:
-        raise NotCovered("a number with multipleOf, excluded values or values")
-    if node.low is None and node.high is None:
-        return [0, 0, 0]
-    if not node.integer:  # bounds that are integers, each inclusive or not; fractions and exponents allowed
-        flags, low, high = 0, 0, 0
-        for bound, bit, open_bit, is_open in ((node.low, 1, 4, node.low_open), (node.high, 2, 8, node.high_open)):
-            if bound is None:
-                continue
-            if bound.denominator != 1 or not -_BOUND < bound < _BOUND:
-                raise NotCovered("a number bound that is not an integer below 2^30")
-            flags |= bit | (open_bit if is_open else 0)
-            if bit == 1:
-                low = int(bound)
-            else:
-                high = int(bound)
-        return [flags, low, high]
+SCALE_CAP = 1000
+"""A number bound is the decimal M·10^scale with |M| < 2^30 and |scale| at most this (core/_machine.c)."""
+
+
+PLACES_CAP = 18
+"""A number's ``multipleOf`` is read as step / 10^places with places at most this (core/_machine.c)."""
+
+
+def _number_record(node: Number) -> list[int]:
+    """The K_NUMBER record of a number node: [K_NUMBER, kind, flags, minimum, maximum, minimum's scale,
+    maximum's scale, step, places], flags 1 for a minimum, 2 for a maximum, 4 and 8 when each is exclusive.
+
+    An integer (kind 1): its bounds become the nearest integers inside them (inclusive, as number_bounds.py's
+    ``_integer_set``), each in two words (low and high 32 bits), and its values the multiples of ``step``. A
+    number under ``multipleOf`` step / 10^places (kind 2, plain notation): the same in units of 10^-places.
+    Another number (kind 0): its bounds as written, each a decimal M·10^scale. NotCovered for what the machine
+    does not decide (see the reasons)."""
+    if node.values is not None:
+        return _set_record(node)
+    if node.excluded or node.not_multiples:
+        raise NotCovered("a number with excluded values")
+    if node.integer or node.multiple_of is not None:
+        places, step = 0, 1
+        if node.integer:
+            step = 1 if node.multiple_of is None else node.multiple_of.numerator  # (number_bounds.py's _lcm_int)
+        else:
+            places, step = _places(node.multiple_of)  # type: ignore[arg-type]
+        if step >= _BOUND:
+            raise NotCovered("a multipleOf of 2^30 or more (in units of its last decimal place)")
+        scale = Fraction(10**places)
+        flags, low, high = _integer_bounds(node, scale)  # (each in two words: the low 32 bits, then the high ones)
+        kind = 1 if node.integer else 2
+        return [K_NUMBER, kind, flags, _int32(low), _int32(high), _int32(low >> 32), _int32(high >> 32), step, places]
+    flags, low, high, low_scale, high_scale = 0, 0, 0, 0, 0
+    for bound, bit, open_bit, is_open in ((node.low, 1, 4, node.low_open), (node.high, 2, 8, node.high_open)):
+        if bound is None:
+            continue
+        mantissa, scale = _decimal(bound)
+        flags |= bit | (open_bit if is_open else 0)
+        if bit == 1:
+            low, low_scale = mantissa, scale
+        else:
+            high, high_scale = mantissa, scale
+    return [K_NUMBER, 0, flags, low, high, low_scale, high_scale, 1, 0]
+
+
+NUM_WORDS = 9
+"""A K_NUMBER record's words (a set of values adds its automaton's table after them)."""
+_SET_CHARACTERS = "-.0123456789"
+"""A set's automaton's characters, in the order of its table's columns (core/_machine.c's ``set_class``)."""
+
+
+def _set_record(node: Number) -> list[int]:
+    """The record of a number with a set of ``values`` (a large number enum): the automaton of the texts the
+    Python parser writes for them (number_bounds.py's ``_set_feasible``), plain notation, a ``-`` for those
+    <= 0 (``-0`` for 0), a fraction padded with zeros at will (an integer: no fraction). A prefix can go on
+    exactly when it starts some value's shortest text (or that text padded with zeros), so the automaton is
+    the trie of the shortest texts (with ``W.`` for each integral W) plus one state that takes more zeros."""
+    ctx = NumberContext(node)
+    texts: set[str] = set()
+    for sign, values in (("", ctx.values_positive), ("-", ctx.values_negative)):
+        for value in values or ():
+            text = _plain(value)
+            texts.add(sign + text)
+            if not node.integer and "." not in text:
+                texts.add(sign + text + ".")
+    trie: dict[str, int] = {"": 0}
+    for text in sorted(texts):
+        for end in range(1, len(text) + 1):
+            trie.setdefault(text[:end], len(trie))
+    if len(trie) >= MAX_CONTENT_STATES:
+        raise NotCovered("a set of number values with too many texts")
+    pad = len(trie)  # (more zeros after a value's text)
+    states = pad + 1
+    words = set(texts)
+
+    def value_of(text: str) -> bool:  # whether a text with a fraction digit denotes a value (zeros stripped)
+        return "." in text and not text.endswith(".") and text.rstrip("0").rstrip(".") in words
+
+    table = [-1] * (states * len(_SET_CHARACTERS))
+    accepting = [0] * states
+    for text, state in trie.items():
+        for k, ch in enumerate(_SET_CHARACTERS):
+            target = trie.get(text + ch)
+            if target is None and ch == "0" and value_of(text + "0"):
+                target = pad
+            if target is not None:
+                table[state * len(_SET_CHARACTERS) + k] = target
+        accepting[state] = 1 if (text in words and not text.endswith(".")) or value_of(text) else 0
+    table[pad * len(_SET_CHARACTERS) + _SET_CHARACTERS.index("0")] = pad
+    accepting[pad] = 1
+    return [K_NUMBER, 3, 0, NUM_WORDS, states, 0, 0, 1, 0, *table, *accepting]
+
+
+def _plain(value: Fraction) -> str:
+    """The shortest plain decimal text of ``value`` >= 0 (a finite decimal)."""
+    whole, rest = divmod(value, 1)
+    digits = ""
+    while rest:
+        rest *= 10
+        digit, rest = divmod(rest, 1)
+        digits += str(digit)
+    return str(whole) + ("." + digits if digits else "")
+
+
+def _same_places(records: list[list[int]]) -> list[list[int]]:
+    """The number records of a set with their multipleOf options (kind 2) in the same units, the finest of
+    them (the machine reads the digits of one text once for all): 0.5 with 0.25 is 50 with 25 hundredths."""
+    places = max((r[8] for r in records if r[1] == 2), default=0)
+    out = []
+    for record in records:
+        if record[1] == 2 and record[8] < places:
+            factor = 10 ** (places - record[8])
+            low = ((record[5] << 32) | (record[3] & 0xFFFFFFFF)) * factor
+            high = ((record[6] << 32) | (record[4] & 0xFFFFFFFF)) * factor
+            step = record[7] * factor
+            if step >= _BOUND or not (-(1 << 63) <= low < 1 << 63 and -(1 << 63) <= high < 1 << 63):
+                raise NotCovered("a multipleOf of 2^30 or more (in units of its last decimal place)")
+            record = [K_NUMBER, 2, record[2], _int32(low), _int32(high), _int32(low >> 32), _int32(high >> 32),
+                      step, places]  # fmt: skip
+        out.append(record)
+    return out
+
+
+def _places(multiple: Fraction) -> tuple[int, int]:
+    """``multiple`` as (places, step) with multiple = step / 10^places, places as few as can be; NotCovered
+    when it has no finite decimal form within PLACES_CAP places."""
+    for places in range(PLACES_CAP + 1):
+        units = multiple * 10**places
+        if units.denominator == 1:
+            return places, units.numerator
+    raise NotCovered("a multipleOf with no short decimal form")
+
+
+def _decimal(value: Fraction) -> tuple[int, int]:
+    """``value`` as (M, scale) with value = M·10^scale, M not a multiple of ten (0 for 0); NotCovered where M
+    would reach 2^30 or the scale SCALE_CAP (a bound of many digits)."""
+    if value == 0:
+        return 0, 0
+    denominator = value.denominator
+    twos = fives = 0
+    while denominator % 2 == 0:
+        denominator //= 2
+        twos += 1
+    while denominator % 5 == 0:
+        denominator //= 5
+        fives += 1
+    places = max(twos, fives)
+    if denominator != 1 or places > SCALE_CAP:  # (bounds come from JSON numbers: finite decimals)
+        raise NotCovered("a number bound with no short decimal form")
+    mantissa, scale = value.numerator * 10**places // value.denominator, -places
+    while mantissa % 10 == 0 and scale <= SCALE_CAP:
+        mantissa //= 10
+        scale += 1
+    if not -_BOUND < mantissa < _BOUND or scale > SCALE_CAP:
+        raise NotCovered("a number bound whose significant digits reach 2^30")
+    return mantissa, scale
+
+
+def _int32(value: int) -> int:
+    """The low 32 bits of ``value`` as a signed int32 word."""
+    value &= 0xFFFFFFFF
+    return value - (1 << 32) if value >= 1 << 31 else value
+
+
+def _integer_bounds(node: Number, scale: Fraction = Fraction(1)) -> list[int]:
+    """[flags, minimum, maximum] of an integer node, or of a number's bounds times ``scale``: flags 1 for a
+    minimum, 2 for a maximum, each the nearest integer inside the bound as written, a 64-bit integer."""
     flags, low, high = 0, 0, 0
     if node.low is not None:
-        low = math.floor(node.low) + 1 if node.low_open or node.low != math.floor(node.low) else int(node.low)
+        bound = node.low * scale
+        low = math.floor(bound) + 1 if node.low_open or bound != math.floor(bound) else int(bound)
         flags |= 1
     if node.high is not None:
-        high = math.ceil(node.high) - 1 if node.high_open or node.high != math.ceil(node.high) else int(node.high)
+        bound = node.high * scale
+        high = math.ceil(bound) - 1 if node.high_open or bound != math.ceil(bound) else int(bound)
         flags |= 2
-    if not (-_BOUND < low < _BOUND and -_BOUND < high < _BOUND):
-        raise NotCovered("an integer bound of 2^30 or more")
+    if not (-(1 << 63) <= low < 1 << 63 and -(1 << 63) <= high < 1 << 63):
+        raise NotCovered("an integer bound beyond 64 bits")
     return [flags, low, high]
 
 

@@ -261,6 +261,33 @@ def test_token_texts_decoded_in_c_equal_the_python_reading(vocabularies, name):
     assert all(got.text(r) == expected.text(r) and got.tail(r) == expected.tail(r) for r in range(len(got.ids)))
 
 
+@pytest.mark.parametrize("name", TOKENIZER_NAMES)
+def test_whole_vocabulary_tables_read_the_trie_only_for_their_exits(vocabularies, name):
+    """A whole-vocabulary table given its root as a function (``root_of``: the vocabulary's dict trie, made
+    at its first use) does not call it to build its rows, and then gives the same exits and exit lengths as
+    the table given the root itself, for wide and narrow classes."""
+    from formatenforcer.core.charset import ANY, CharSet
+    from formatenforcer.core.run_tables import FreeRunTable, TokenTexts
+
+    vocabulary = vocabularies[name]
+    texts = TokenTexts(enumerate(vocabulary.token_bytes))
+    asked = []
+
+    def root_of():
+        asked.append(1)
+        return vocabulary.trie
+
+    for chars in [ANY - CharSet.of('"\\'), CharSet.of(" \n\t"), CharSet.of("0123456789"), CharSet.ranges(("a", "z"))]:
+        asked.clear()
+        late = FreeRunTable(texts, chars, vocabulary.size, root_of=root_of)
+        eager = FreeRunTable(texts, chars, vocabulary.size, root=vocabulary.trie)
+        assert np.array_equal(late.runs_upto(None), eager.runs_upto(None))
+        assert np.array_equal(late.runs_upto(3), eager.runs_upto(3))
+        assert not asked
+        assert late.exit_lengths == eager.exit_lengths and asked == [1]
+        assert _exit_set(late) == _exit_set(eager) and asked == [1]
+
+
 def test_dict_trie_is_made_at_its_first_use_and_equals_the_reference(llama3_vocabulary):
     """``Vocabulary.trie`` is made when first read, with the compiled core from the flat trie, and equals the
     dicts inserted in id order (trie.build); the one object is kept."""

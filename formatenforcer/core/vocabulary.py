@@ -242,7 +242,10 @@ class Vocabulary:
             with self._lock:
                 table = self._tables.get(chars)
                 if table is None:
-                    table = FreeRunTable(self._token_texts(), chars, self.size, root=self.trie)
+                    # the dict trie only when a Python walk asks the table for its exits: the JSON machine
+                    # reads only its rows (weakly held: the table is this vocabulary's cache entry)
+                    owner = weakref.ref(self)
+                    table = FreeRunTable(self._token_texts(), chars, self.size, root_of=lambda: owner().trie)  # type: ignore[union-attr]
                     self._tables[chars] = table
         return table
 

@@ -325,3 +325,15 @@ def test_dict_trie_made_in_c_is_out_of_the_cycle_collectors_sight(llama3_vocabul
     assert seen > 150_000
     trie[0x20]["extra"] = []
     assert gc.is_tracked(trie[0x20])
+
+
+def test_a_built_vocabulary_holds_the_tries_its_first_mask_reads(llama3_vocabulary):
+    """``from_tokens`` and ``from_transformers`` leave the first mask nothing to build but what the Python
+    walk alone reads: the flat trie with the compiled core, and the dict trie too when every walk is a
+    Python walk (no compiled walk), but not when the compiled walk is on."""
+    from formatenforcer.core import backend, flat_trie
+
+    like = llama3_vocabulary
+    made = Vocabulary.from_tokens(like.token_bytes, like.eos_token_ids, size=like.size)
+    assert (flat_trie._TRIES.get(made) is not None) == (backend.native is not None)
+    assert (made._trie is not None) == (not backend.active())

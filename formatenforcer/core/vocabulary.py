@@ -171,6 +171,16 @@ class Vocabulary:
                     trie = self._trie = self._build_trie()
         return trie
 
+    def _ready(self) -> Vocabulary:
+        """Builds now what the first mask would build otherwise: with the compiled core, the flat trie (a
+        no-op when read from the disk cache), and the dict trie too when every walk is a Python walk (the
+        compiled walk switched off). Returns the vocabulary."""
+        if backend.native is not None:
+            flat_trie.flat_trie(self)
+            if not backend.active():
+                self.trie  # noqa: B018 (made now)
+        return self
+
     def _build_trie(self) -> Trie:
         # Hundreds of thousands of small dicts, none cyclic: pausing the cycle collector halves the build time.
         with paused():
@@ -201,7 +211,8 @@ class Vocabulary:
                 data.append(token.encode("utf-8"))
             else:
                 raise VocabularyError(f"token #{i} is {type(token).__name__}; expected str, bytes or None")
-        return cls(data, eos_token_ids, size=size, strip_leading_space=strip_leading_space, cache_bytes=cache_bytes)
+        made = cls(data, eos_token_ids, size=size, strip_leading_space=strip_leading_space, cache_bytes=cache_bytes)
+        return made._ready()
 
     @classmethod
     def from_transformers(
@@ -392,4 +403,4 @@ def _index(tokenizer: Any, eos: tuple[int, ...], size: int | None, cache_dir: An
         disk_cache.save(folder, fingerprint, entry)
     vocabulary.encode = encoder_of(tokenizer)
     vocabulary.pre_tokens = pretokens.of(tokenizer)
-    return vocabulary
+    return vocabulary._ready()

@@ -9,6 +9,7 @@ there (thousands of them are built on the first walks of a process).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -257,6 +258,9 @@ class _Suffixes(TokenTexts):
 
 _FEW_IDS = 1024
 
+_SHARE_LOCK = threading.Lock()
+"""Held while a table reads the root it was given as a function (``FreeRunTable._share_root``)."""
+
 _EXITS_KEPT = 64
 """Exit tries kept per table, by (run length, allowed set): a value start after whitespace asks the same few
 sets in every schema (``{``, ``[``, a quote), and choosing the groups a set allows is a Python pass over
@@ -346,17 +350,19 @@ class FreeRunTable:
         return tuple(sorted({*self._groups, *((0,) if self._first_exits else ())}))
 
     def _share_root(self) -> None:
-        """Reads the root given as ``root_of``: the exits of run 0 below it (``_share_first_exits``)."""
-        unshared = self._unshared
-        if unshared is None:
-            return
-        root_of, rows = unshared
-        root = root_of()
-        texts = self._texts
-        first = _share_first_exits(self._chars, root, lambda mixed: texts.entries_led_by(rows, mixed))  # type: ignore[union-attr]
-        self._first_exits, self._root = first, root
-        self._exit_lengths = self._lengths_out()
-        self._unshared = None
+        """Reads the root given as ``root_of``: the exits of run 0 below it (``_share_first_exits``), once
+        (under a lock, so that every walk gets the same exit trie)."""
+        with _SHARE_LOCK:
+            unshared = self._unshared
+            if unshared is None:
+                return
+            root_of, rows = unshared
+            root = root_of()
+            texts = self._texts
+            first = _share_first_exits(self._chars, root, lambda mixed: texts.entries_led_by(rows, mixed))  # type: ignore[union-attr]
+            self._first_exits, self._root = first, root
+            self._exit_lengths = self._lengths_out()
+            self._unshared = None
 
     def runs_upto(self, max_length: int | None) -> np.ndarray | None:
         """Packed mask of the tokens made of at most ``max_length`` class characters (None: any length);

@@ -2,9 +2,10 @@
 cache, and the resident memory it adds, each in fresh processes (medians of ``--runs``).
 
 MaskBench reports the same three figures from its worker; this script isolates them, so a change to the index
-can be compared run against run. The cold build includes everything a first mask needs from the index (the
-token bytes, the dict trie of the Python walk and the flat trie of the compiled walk). Wall times drift on
-shared cores: compare two checkouts alternately (``PYTHONPATH=<checkout>``).
+can be compared run against run (the CPU time of the call too: steadier than wall time on shared cores). The
+cold build includes what the compiled walk needs from the index (the token bytes and the flat trie); the dict
+trie of the Python walk is made at its first use (``Vocabulary.trie``; see index_memory.py for when). Wall
+times drift on shared cores: compare two checkouts alternately (``PYTHONPATH=<checkout>``).
 
     python benchmarks/index_build.py
     PYTHONPATH=/path/to/other/checkout python benchmarks/index_build.py --runs 7
@@ -34,11 +35,12 @@ def resident():
 tokenizer = maskbench.llama3_tokenizer()
 cache = sys.argv[2]
 before = resident()
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 vocabulary = Vocabulary.from_transformers(tokenizer, cache_dir=False if cache == "-" else cache)
 if backend.active():
     flat_trie.flat_trie(vocabulary)  # (built with the index, or read from the cache: a no-op then)
-print(json.dumps({"seconds": time.perf_counter() - start, "megabytes": resident() - before}))
+print(json.dumps({"seconds": time.perf_counter() - start, "cpu": time.process_time() - cpu,
+                  "megabytes": resident() - before}))
 """
 
 
@@ -61,7 +63,8 @@ def main() -> None:
     for name, runs in (("cold", cold), ("cached", cached)):
         times = [1000 * r["seconds"] for r in runs]
         shown = ", ".join(f"{t:.0f}" for t in times)
-        print(f"{name:6s} {statistics.median(times):.0f} ms  (runs: {shown})")
+        cpu = statistics.median(1000 * r["cpu"] for r in runs)
+        print(f"{name:6s} {statistics.median(times):.0f} ms, CPU {cpu:.0f} ms  (runs: {shown})")
     print(f"memory {statistics.median(r['megabytes'] for r in cold):.1f} MB resident added by the cold build")
 
 

@@ -137,7 +137,7 @@ def test_entry_that_disagrees_with_the_tokenizer_is_rebuilt(tmp_path):
 def test_the_flat_trie_comes_back_from_the_cache(tmp_path):
     """The compiled walk's flat trie is stored with the index and read back, not rebuilt at the first walk: the
     same arrays as a build from the token bytes; a damaged copy is refused by the extension's checks and the
-    trie is built as before."""
+    trie is built from the token bytes."""
     import numpy as np
     import pytest
 
@@ -162,5 +162,43 @@ def test_the_flat_trie_comes_back_from_the_cache(tmp_path):
     damaged = (*flat[:2], edge_child.tobytes(), *flat[3:])
     disk_cache.save(cache, key, (data, strip, scheme, trie, damaged))
     again = Vocabulary.from_transformers(_forget(first), tf.LLAMA3_EOS, cache_dir=cache)
-    assert flat_trie._TRIES.get(again) is None
-    assert flat_trie.parts_of(flat_trie.flat_trie(again)) == flat_trie.parts_of(built)
+    rebuilt = flat_trie._TRIES[again]  # (built with the vocabulary once the damaged copy is refused)
+    assert rebuilt.edge_child != damaged[2] and flat_trie.parts_of(rebuilt) == flat_trie.parts_of(built)
+
+
+def test_masks_of_a_machine_schema_from_a_cached_index_never_make_the_dict_trie(tmp_path):
+    """An index read back from the disk cache holds the token bytes and the flat trie; a schema the JSON
+    machine covers (a string body included, whose free-run rows it reads) is generated token by token
+    without the dict trie of the Python walk ever being made, with the same masks as the Python walk's."""
+    import json
+
+    import numpy as np
+    import pytest
+
+    from formatenforcer import JsonSchemaParser, allocate_bitmask
+    from formatenforcer.core import backend
+
+    if not backend.machine_active():
+        pytest.skip("the compiled JSON machine is not built or is switched off")
+    tokenizer = tf.llama3_tokenizer()
+    Vocabulary.from_transformers(tokenizer, tf.LLAMA3_EOS, cache_dir=tmp_path)
+    loaded = Vocabulary.from_transformers(_forget(tokenizer), tf.LLAMA3_EOS, cache_dir=tmp_path)
+    schema = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 40}, "age": {"type": "integer"}},
+              "required": ["name", "age"]}  # fmt: skip
+    text = json.dumps({"name": "Ann Lee-Smith, née Ørsted", "age": 42}, ensure_ascii=False)
+    ids = tokenizer.encode(text, add_special_tokens=False)
+    machine = TokenEnforcer(loaded, JsonSchemaParser(schema)).matcher()
+    python_walk = Vocabulary(loaded.token_bytes, loaded.eos_token_ids, size=loaded.size)
+    backend.use_machine(False)
+    try:
+        walked = TokenEnforcer(python_walk, JsonSchemaParser(schema)).matcher()  # (keeps its start: no machine)
+    finally:
+        backend.use_machine(True)
+    rows = allocate_bitmask(2, loaded.size)
+    for token in [*ids, None]:
+        machine.fill_bitmask(rows, 0)
+        walked.fill_bitmask(rows, 1)
+        assert np.array_equal(rows[0], rows[1])
+        if token is not None:
+            assert machine.accept_token(token) and walked.accept_token(token)
+    assert loaded._trie is None and python_walk._trie is not None

@@ -259,3 +259,81 @@ def test_token_texts_decoded_in_c_equal_the_python_reading(vocabularies, name):
     assert got.lengths.tolist() == expected.lengths.tolist()
     assert np.array_equal(got.code_points, expected.code_points)
     assert all(got.text(r) == expected.text(r) and got.tail(r) == expected.tail(r) for r in range(len(got.ids)))
+
+
+@pytest.mark.parametrize("name", TOKENIZER_NAMES)
+def test_whole_vocabulary_tables_read_the_trie_only_for_their_exits(vocabularies, name):
+    """A whole-vocabulary table given its root as a function (``root_of``: the vocabulary's dict trie, made
+    at its first use) does not call it to build its rows, and then gives the same exits and exit lengths as
+    the table given the root itself, for wide and narrow classes."""
+    from formatenforcer.core.charset import ANY, CharSet
+    from formatenforcer.core.run_tables import FreeRunTable, TokenTexts
+
+    vocabulary = vocabularies[name]
+    texts = TokenTexts(enumerate(vocabulary.token_bytes))
+    asked = []
+
+    def root_of():
+        asked.append(1)
+        return vocabulary.trie
+
+    for chars in [ANY - CharSet.of('"\\'), CharSet.of(" \n\t"), CharSet.of("0123456789"), CharSet.ranges(("a", "z"))]:
+        asked.clear()
+        late = FreeRunTable(texts, chars, vocabulary.size, root_of=root_of)
+        eager = FreeRunTable(texts, chars, vocabulary.size, root=vocabulary.trie)
+        assert np.array_equal(late.runs_upto(None), eager.runs_upto(None))
+        assert np.array_equal(late.runs_upto(3), eager.runs_upto(3))
+        assert not asked
+        assert late.exit_lengths == eager.exit_lengths and asked == [1]
+        assert _exit_set(late) == _exit_set(eager) and asked == [1]
+
+
+def test_dict_trie_is_made_at_its_first_use_and_equals_the_reference(llama3_vocabulary):
+    """``Vocabulary.trie`` is made when first read, with the compiled core from the flat trie, and equals the
+    dicts inserted in id order (trie.build); the one object is kept."""
+    from formatenforcer.core import backend
+    from formatenforcer.core.trie import build
+
+    like = llama3_vocabulary
+    vocabulary = Vocabulary(like.token_bytes, like.eos_token_ids, size=like.size)
+    assert (vocabulary._trie is None) == (backend.native is not None)
+    trie = vocabulary.trie
+    assert trie is vocabulary.trie and trie == build(vocabulary.token_bytes)
+
+
+def test_dict_trie_made_in_c_is_out_of_the_cycle_collectors_sight(llama3_vocabulary):
+    """The dicts ``Trie.as_dicts`` makes (and its id tuples) are not tracked by the cycle collector, so the
+    ~190,000 dicts of the Llama 3 trie cost a collection nothing without a ``gc.freeze``; a dict into which
+    a container is put later is tracked again, as CPython does for any dict."""
+    import gc
+
+    from formatenforcer.core import backend, flat_trie
+
+    if backend.native is None:
+        pytest.skip("the compiled core is not built")
+    trie = flat_trie.flat_trie(llama3_vocabulary).as_dicts()
+    stack, seen = [trie], 0
+    while stack:
+        node = stack.pop()
+        seen += 1
+        assert not gc.is_tracked(node)
+        for child in node.values():
+            if child.__class__ is dict:
+                stack.append(child)
+            elif child.__class__ is tuple:
+                assert not gc.is_tracked(child)
+    assert seen > 150_000
+    trie[0x20]["extra"] = []
+    assert gc.is_tracked(trie[0x20])
+
+
+def test_a_built_vocabulary_holds_the_tries_its_first_mask_reads(llama3_vocabulary):
+    """``from_tokens`` and ``from_transformers`` leave the first mask nothing to build but what the Python
+    walk alone reads: the flat trie with the compiled core, and the dict trie too when every walk is a
+    Python walk (no compiled walk), but not when the compiled walk is on."""
+    from formatenforcer.core import backend, flat_trie
+
+    like = llama3_vocabulary
+    made = Vocabulary.from_tokens(like.token_bytes, like.eos_token_ids, size=like.size)
+    assert (flat_trie._TRIES.get(made) is not None) == (backend.native is not None)
+    assert (made._trie is not None) == (not backend.active())

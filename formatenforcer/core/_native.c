@@ -76,8 +76,13 @@ static int32_t decode(const uint8_t *bytes, int count) {
     return cp;
 }
 
-/* A bytes object holding a copy of any contiguous buffer, its length a multiple of ``item``. */
+/* A bytes object holding a copy of any contiguous buffer, its length a multiple of ``item``: a bytes object
+   itself (immutable) is shared, not copied (the flat trie read from the disk cache: 5 MB for 128k tokens). */
 static PyObject *as_bytes(PyObject *source, Py_ssize_t item, const char *name) {
+    if (PyBytes_CheckExact(source) && PyBytes_GET_SIZE(source) % item == 0) {
+        Py_INCREF(source);
+        return source;
+    }
     Py_buffer view;
     if (PyObject_GetBuffer(source, &view, PyBUF_C_CONTIGUOUS) < 0) {
         PyErr_Clear();
@@ -522,7 +527,8 @@ typedef struct {
 /* Trie.as_dicts(): the same trie as dicts, exactly as inserting every token in id order builds it (trie.py):
    a node is ``{byte: child, -1: ids}``, its keys in the order they were first used; a node with one token
    and no children is that token's bare id; several ids of the same bytes are a tuple in id order. Built
-   from the leaves up, so each node's children exist when the node is made. */
+   from the leaves up, so each node's children exist when the node is made; the dicts and tuples are not
+   tracked by the cycle collector. */
 static PyObject *Trie_as_dicts(TrieObject *self, PyObject *Py_UNUSED(ignored)) {
     const int32_t *es = i32(self->edge_start), *ec = i32(self->edge_child), *ts = i32(self->tok_start),
                   *ti = i32(self->tok_ids);
@@ -581,6 +587,7 @@ static PyObject *Trie_as_dicts(TrieObject *self, PyObject *Py_UNUSED(ignored)) {
                         if (!id) Py_CLEAR(value);
                         else PyTuple_SET_ITEM(value, k - lo, id);
                     }
+                    if (value) PyObject_GC_UnTrack(value); /* ints only: no cycle through it */
                 }
                 if (!value) goto done;
                 failed = PyDict_SetItem(node, ids_key, value);
@@ -590,6 +597,10 @@ static PyObject *Trie_as_dicts(TrieObject *self, PyObject *Py_UNUSED(ignored)) {
         }
         for (int32_t i = 0; i < count; i++) /* the node holds its children now */
             if (keys[i].key >= 0) Py_CLEAR(made[keys[i].child]);
+        /* Its values are ints, int tuples and nodes like it, so no cycle runs through it: out of the cycle
+           collector's sight (as CPython leaves a dict of atomic values), so that the ~190,000 dicts of a
+           128k vocabulary cost no collection anything. A later insert of a container tracks it again. */
+        PyObject_GC_UnTrack(node);
     }
     result = made[0];
     made[0] = NULL;

@@ -59,9 +59,10 @@ def parts_of(trie: Any) -> tuple[bytes, ...]:
 
 def from_parts(parts: Any, size: int) -> Any | None:
     """The ``_native.Trie`` of six cached arrays (``parts_of``), validated by the extension as any other;
-    None when the compiled core is off or the arrays are not a valid trie (a damaged cache entry)."""
+    None when the compiled core is not built or the arrays are not a valid trie (a damaged cache entry).
+    (With the compiled walk switched off, the dict trie of the Python walk is still made from it.)"""
     native = backend.native
-    if native is None or not backend.active() or not isinstance(parts, tuple) or len(parts) != len(_PARTS):
+    if native is None or not isinstance(parts, tuple) or len(parts) != len(_PARTS):
         return None
     try:
         return native.Trie(**dict(zip(_PARTS, parts)), vocab_size=size)

@@ -9,6 +9,7 @@ there (thousands of them are built on the first walks of a process).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -257,6 +258,9 @@ class _Suffixes(TokenTexts):
 
 _FEW_IDS = 1024
 
+_SHARE_LOCK = threading.Lock()
+"""Held while a table reads the root it was given as a function (``FreeRunTable._share_root``)."""
+
 _EXITS_KEPT = 64
 """Exit tries kept per table, by (run length, allowed set): a value start after whitespace asks the same few
 sets in every schema (``{``, ``[``, a quote), and choosing the groups a set allows is a Python pass over
@@ -269,7 +273,9 @@ class FreeRunTable:
     ``texts``: the tokens (bytes still to read) as TokenTexts or (token id, bytes) pairs; ``bucketed`` keeps one
     mask per run length (so a ``maxLength`` can be honoured exactly) instead of a single mask for runs of any
     length; ``root``: the trie node those bytes hang from, whose subtrees are shared as the exits of run 0 (and,
-    for a class of a few ASCII characters, as the exits by an ASCII byte after any run: ``_shared_exit``).
+    for a class of a few ASCII characters, as the exits by an ASCII byte after any run: ``_shared_exit``);
+    ``root_of`` instead: a function giving that node, called at the first ask for an exit (the vocabulary's
+    dict trie, which the compiled walk never reads: its masks ask only ``runs_upto``).
 
     Built with numpy in one vectorized pass (tens of milliseconds for a 128k vocabulary). The tokens that leave
     the class after a run are grouped by run length and first byte past the run; a group becomes a small trie
@@ -284,6 +290,7 @@ class FreeRunTable:
         size: int,
         bucketed: bool = True,
         root: Trie | None = None,
+        root_of: Callable[[], Trie] | None = None,
     ) -> None:
         if not isinstance(texts, TokenTexts):
             texts = TokenTexts(texts)
@@ -291,9 +298,14 @@ class FreeRunTable:
         run, whole = texts.class_runs(chars)
         leaving = np.flatnonzero(~whole)
         self._first_exits: Trie | None = None
-        if root is not None:
+        self._unshared: tuple[Callable[[], Trie], np.ndarray] | None = None
+        """(``root_of``, the rows of the run-0 exits) until ``_share_root`` reads the root."""
+        if root is not None or root_of is not None:
             rows = leaving[run[leaving] == 0]
-            self._first_exits = _share_first_exits(chars, root, lambda mixed: texts.entries_led_by(rows, mixed))
+            if root is not None:
+                self._first_exits = _share_first_exits(chars, root, lambda mixed: texts.entries_led_by(rows, mixed))
+            else:
+                self._unshared = (root_of, rows)  # type: ignore[assignment]
             leaving = leaving[run[leaving] > 0]
         self._texts = texts
         self._root = root
@@ -301,11 +313,7 @@ class FreeRunTable:
         self._groups = _exit_groups(texts, leaving, run[leaving])
         self._built: dict[tuple[int, int], Trie] = {}
         self._exits: dict[tuple[int, CharSet], Trie] = {}
-        lengths_out = set(self._groups)
-        if self._first_exits:
-            lengths_out.add(0)
-        self.exit_lengths: tuple[int, ...] = tuple(sorted(lengths_out))
-        """The run lengths after which some token leaves the class (ascending)."""
+        self._exit_lengths = self._lengths_out()
         ids = texts.ids[whole]
         lengths = (run + texts.has_tail)[whole]
         self.longest_run = int(lengths.max()) if len(lengths) else 0
@@ -329,6 +337,32 @@ class FreeRunTable:
         flags[ids] = True
         self._full = np.packbits(flags, bitorder="little").view(np.int32)
         self._full.flags.writeable = False
+
+    @property
+    def exit_lengths(self) -> tuple[int, ...]:
+        """The run lengths after which some token leaves the class (ascending)."""
+        if self._unshared is not None:
+            self._share_root()
+        return self._exit_lengths
+
+    def _lengths_out(self) -> tuple[int, ...]:
+        """The run lengths of the exit groups, and 0 where some token leaves the class at once."""
+        return tuple(sorted({*self._groups, *((0,) if self._first_exits else ())}))
+
+    def _share_root(self) -> None:
+        """Reads the root given as ``root_of``: the exits of run 0 below it (``_share_first_exits``), once
+        (under a lock, so that every walk gets the same exit trie)."""
+        with _SHARE_LOCK:
+            unshared = self._unshared
+            if unshared is None:
+                return
+            root_of, rows = unshared
+            root = root_of()
+            texts = self._texts
+            first = _share_first_exits(self._chars, root, lambda mixed: texts.entries_led_by(rows, mixed))  # type: ignore[union-attr]
+            self._first_exits, self._root = first, root
+            self._exit_lengths = self._lengths_out()
+            self._unshared = None
 
     def runs_upto(self, max_length: int | None) -> np.ndarray | None:
         """Packed mask of the tokens made of at most ``max_length`` class characters (None: any length);
@@ -376,6 +410,8 @@ class FreeRunTable:
         """The tokens that leave the class after ``length`` run characters, as a trie holding only the first
         bytes ``allowed`` can start (a superset the walk then checks character by character); kept per
         (length, allowed set), read-only."""
+        if self._unshared is not None:
+            self._share_root()
         if length == 0 and self._first_exits is not None:
             return self._first_exits
         key = (length, allowed)
@@ -500,7 +536,8 @@ class FreeRunTable:
         table._groups = groups  # type: ignore[assignment]
         table._built = {}
         table._exits = {}
-        table.exit_lengths = tuple(sorted({*groups, *((0,) if table._first_exits else ())}))
+        table._unshared = None
+        table._exit_lengths = table._lengths_out()
         table.longest_run = max(run_lengths, default=0)
         table._tails = tails
         table._size = size

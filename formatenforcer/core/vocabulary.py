@@ -8,11 +8,13 @@ carries the incomplete character's bytes along and checks them against the allow
 Layout: each trie node is a dict ``{byte: child}``; the key ``-1`` holds the ids of the tokens that end at
 that node, as a bare int (a tuple when several tokens have the same bytes). A leaf (the end of a token that
 no longer token extends: a third of the nodes of a 128k vocabulary) is stored as its bare token id instead
-of ``{-1: id}``. So the trie holds dicts and ints only: a third fewer objects to build, keep in memory and
-reload from the disk cache, and dicts holding no list are never tracked by the cycle collector, so loading
-the index leaves it no garbage-collection debt to pay during generation. Special tokens and tokens that add
-no text are left out of the trie, so they are never allowed; the end-of-sequence ids are handled by the
-enforcer (allowed exactly when the format may end).
+of ``{-1: id}``. So the trie holds dicts and ints only: a third fewer objects to build and keep in memory.
+Special tokens and tokens that add no text are left out of the trie, so they are never allowed; the
+end-of-sequence ids are handled by the enforcer (allowed exactly when the format may end).
+
+With the compiled core, the walks in C and the JSON machine read the same trie as flat arrays
+(flat_trie.py, ~5 MB for 128k tokens), which the disk cache stores; the dicts (~45 MB) are made from them
+only when a Python walk first needs them (``Vocabulary.trie``), out of the cycle collector's sight.
 
 Free-run tables (run_tables.py) are built lazily, once per vocabulary and class (and per trie node for the
 tables of subtrees), and kept here, with the other caches every parser enforced over this vocabulary shares.
@@ -75,10 +77,10 @@ class Vocabulary:
                 self.token_bytes[eos] = None  # EOS adds no text; the enforcer allows it on its own terms
         self.strip_leading_space = strip_leading_space
         self.name = name
-        if trie is not None:  # restored from the on-disk cache, built from these very token bytes
-            self.trie = trie
-        else:
-            self.trie = self._build_trie()
+        self._trie_lock = threading.Lock()
+        self._trie: Trie | None = trie
+        if trie is None and backend.native is None:  # without the compiled core every walk reads it: now
+            self._trie = self._build_trie()
         freeze_existing()
         self.eos_mask = pack_ids(self.eos_token_ids, self.size)
         self.eos_mask.flags.writeable = False
@@ -152,6 +154,33 @@ class Vocabulary:
             self._longest = max(map(len, filter(None, self.token_bytes)), default=0)
         return self._longest
 
+    @property
+    def trie(self) -> Trie:
+        """The byte trie of the Python walk (trie.py), built at its first use and kept.
+
+        Why at first use: it is ~190,000 dicts (~45 MB for 128k tokens), while the compiled walk and the JSON
+        machine read the flat trie (flat_trie.py), so a process whose masks all run in C never builds it.
+        Built in C (``as_dicts``) where the compiled core exists, its dicts are left out of the cycle
+        collector's sight, so a build in the middle of generation needs no ``gc.freeze``; without the
+        compiled core it is built with the vocabulary, before the freeze."""
+        trie = self._trie
+        if trie is None:
+            with self._trie_lock:
+                trie = self._trie
+                if trie is None:
+                    trie = self._trie = self._build_trie()
+        return trie
+
+    def _ready(self) -> Vocabulary:
+        """Builds now what the first mask would build otherwise: with the compiled core, the flat trie (a
+        no-op when read from the disk cache), and the dict trie too when every walk is a Python walk (the
+        compiled walk switched off). Returns the vocabulary."""
+        if backend.native is not None:
+            flat_trie.flat_trie(self)
+            if not backend.active():
+                self.trie  # noqa: B018 (made now)
+        return self
+
     def _build_trie(self) -> Trie:
         # Hundreds of thousands of small dicts, none cyclic: pausing the cycle collector halves the build time.
         with paused():
@@ -182,7 +211,8 @@ class Vocabulary:
                 data.append(token.encode("utf-8"))
             else:
                 raise VocabularyError(f"token #{i} is {type(token).__name__}; expected str, bytes or None")
-        return cls(data, eos_token_ids, size=size, strip_leading_space=strip_leading_space, cache_bytes=cache_bytes)
+        made = cls(data, eos_token_ids, size=size, strip_leading_space=strip_leading_space, cache_bytes=cache_bytes)
+        return made._ready()
 
     @classmethod
     def from_transformers(
@@ -223,7 +253,10 @@ class Vocabulary:
             with self._lock:
                 table = self._tables.get(chars)
                 if table is None:
-                    table = FreeRunTable(self._token_texts(), chars, self.size, root=self.trie)
+                    # the dict trie only when a Python walk asks the table for its exits: the JSON machine
+                    # reads only its rows (weakly held: the table is this vocabulary's cache entry)
+                    owner = weakref.ref(self)
+                    table = FreeRunTable(self._token_texts(), chars, self.size, root_of=lambda: owner().trie)  # type: ignore[union-attr]
                     self._tables[chars] = table
         return table
 
@@ -360,9 +393,14 @@ def _index(tokenizer: Any, eos: tuple[int, ...], size: int | None, cache_dir: An
         if flat is not None:
             flat_trie.adopt(vocabulary, flat)
     if folder is not None and payload is None:
-        # the flat trie is built now (the first compiled walk would build it anyway) so the entry holds it
-        flat = flat_trie.parts_of(flat_trie.flat_trie(vocabulary)) if backend.active() else None
-        disk_cache.save(folder, fingerprint, (vocabulary.token_bytes, strip, scheme, vocabulary.trie, flat))
+        # With the compiled core the entry holds the flat trie (built now: the first walk would build it
+        # anyway) and not the dict trie, which is made from it in C when first used (Vocabulary.trie);
+        # without it, the dict trie, whose Python build is what the entry spares.
+        if backend.native is not None:
+            entry = (vocabulary.token_bytes, strip, scheme, None, flat_trie.parts_of(flat_trie.flat_trie(vocabulary)))
+        else:
+            entry = (vocabulary.token_bytes, strip, scheme, vocabulary.trie, None)
+        disk_cache.save(folder, fingerprint, entry)
     vocabulary.encode = encoder_of(tokenizer)
     vocabulary.pre_tokens = pretokens.of(tokenizer)
-    return vocabulary
+    return vocabulary._ready()

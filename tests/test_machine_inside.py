@@ -38,10 +38,11 @@ SCHEMAS = [
 def _both(program, trie, data):
     words = (trie.vocab_size + 31) // 32
     walked, taken = np.zeros(words, dtype=np.int32), np.zeros(words, dtype=np.int32)
-    program.mask(trie, data, b"", walked)
+    some = program.mask(trie, data, b"", walked)
     row, exits = program.inside(trie, data)
     assert len(exits) % 12 == 0
-    program.mask(trie, data, b"", taken, np.frombuffer(row, dtype=np.int32), exits)
+    assert program.mask(trie, data, b"", taken, np.frombuffer(row, dtype=np.int32), exits) is some
+    assert some is bool(walked.any())  # (mask returns whether any token is in it)
     return walked, taken
 
 
@@ -104,6 +105,10 @@ def test_wrong_exits_and_states_are_value_errors(llama3_vocabulary):
         program.mask(trie, data, b"", out, row[:-1], exits)
     start = program.start()
     assert program.inside_key(trie, start) is None
+    assert program.plan(trie, start) is None and program.plan(trie, data)[1:] == program.inside_key(trie, data)[1:]
+    for bad in (b"", b"\0" * 10, data[:-4], data + b"\1" * 4):
+        with pytest.raises(ValueError, match="not a state"):
+            program.plan(trie, bad)
     with pytest.raises(ValueError, match="not the body of a string over an automaton"):
         program.inside(trie, start)
     with pytest.raises(ValueError, match="row is taken only"):

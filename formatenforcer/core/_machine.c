@@ -2990,7 +2990,7 @@ static void mask_inside(MWalk *k, const WHead *start, const uint32_t *row, Py_ss
 
 /* mask(trie, state, pending, out, row=None, exits=None): writes into ``out`` (int32 words) the packed mask of
    the tokens the machine accepts from ``state`` after the ``pending`` bytes of an incomplete character
-   (end-of-sequence is the caller's). ``row``: in a plain string's body (body_room), the vocabulary's run
+   (end-of-sequence is the caller's), and returns whether it holds any token. ``row``: in a plain string's body (body_room), the vocabulary's run
    row; with ``exits``, in an automaton's (inside_key), the row and exits ``inside`` gave for its state. The
    GIL is released while walking. */
 static PyObject *Machine_mask(MachineObject *self, PyObject *args) {
@@ -3075,8 +3075,9 @@ static PyObject *Machine_mask(MachineObject *self, PyObject *args) {
         PyErr_NoMemory();
         goto done;
     }
-    Py_INCREF(Py_None);
-    result = Py_None;
+    int any = 0; /* (the first word with a token in it is usually near the start: common tokens have low ids) */
+    for (Py_ssize_t i = 0; i < words && !any; i++) any = k.out[i] != 0;
+    result = PyBool_FromLong(any);
 done:
     free(k.levels);
     free(k.locals);
@@ -3184,6 +3185,45 @@ static PyObject *Machine_body_room(MachineObject *self, PyObject *arg) {
     return result;
 }
 
+/* plan(trie, state): how ``mask`` is best asked for the state, in one call: the tuple of its ways' bytes for
+   a state of several ways (as ``ways``), the room of a string's body the run row answers (as ``body_room``),
+   (automaton index, content state, ascii escapes) in an automaton string's body (as ``inside_key``), or
+   None: the whole walk. */
+static PyObject *Machine_plan(MachineObject *self, PyObject *args) {
+    TrieObject *trie;
+    Py_buffer state;
+    if (!PyArg_ParseTuple(args, "O!y*", &TrieType, &trie, &state)) return NULL;
+    Py_ssize_t at[MAX_WAYS], lens[MAX_WAYS];
+    PyObject *result = NULL;
+    Ctx x;
+    WHead w;
+    Py_ssize_t ways = state_ways(self, state.buf, state.len, at, lens);
+    if (ways > 1 && (result = PyTuple_New(ways)) != NULL) {
+        for (Py_ssize_t i = 0; i < ways; i++) {
+            PyObject *way = PyBytes_FromStringAndSize((const char *)state.buf + at[i], lens[i]);
+            if (way == NULL) {
+                Py_CLEAR(result);
+                break;
+            }
+            PyTuple_SET_ITEM(result, i, way);
+        }
+    } else if (ways == 1) {
+        x.u = NULL;
+        load_way(self, state.buf, 0, &x, &w);
+        int32_t room = body_room(&x, &w);
+        if (room >= -1) {
+            result = PyLong_FromLong(room);
+        } else if (inside_ready(&x, &w, trie->max_depth)) {
+            result = Py_BuildValue("(iii)", rec(&x, w.h.node)[2], w.h.cstate, x.ascii_escapes);
+        } else {
+            Py_INCREF(Py_None);
+            result = Py_None;
+        }
+    }
+    PyBuffer_Release(&state);
+    return result;
+}
+
 /* ways(state): a state of several ways (state_ways) as a tuple of its ways' bytes, each a state of one way;
    None for a state of one way. */
 static PyObject *Machine_ways(MachineObject *self, PyObject *arg) {
@@ -3224,13 +3264,16 @@ static PyMethodDef Machine_methods[] = {
      "allowed(state): the characters that may come next, as sorted (lo, hi) code-point intervals"},
     {"mask", (PyCFunction)Machine_mask, METH_VARARGS,
      "mask(trie, state, pending, out, row=None, exits=None): the packed mask of the tokens allowed from ``state`` "
-     "into ``out``; ``row``: in a string's body (see body_room), the tokens of at most that many body characters; "
+     "into ``out`` (returns whether it holds any); ``row``: in a string's body (see body_room), the tokens of at most that many body characters; "
      "with ``exits``, in an automaton's body (see inside_key), what ``inside`` gave"},
     {"inside", (PyCFunction)Machine_inside, METH_VARARGS,
      "inside(trie, state): (row, exits) of an automaton string's body: the tokens that stay in it, where others leave"},
     {"inside_key", (PyCFunction)Machine_inside_key, METH_VARARGS,
      "inside_key(trie, state): (automaton index, content state, ascii escapes) in an automaton string's body; "
      "else None"},
+    {"plan", (PyCFunction)Machine_plan, METH_VARARGS,
+     "plan(trie, state): the state's ways (a tuple of bytes), a string body's room (an int), an automaton body's "
+     "inside_key (a tuple of ints), or None (the whole walk): what ``mask`` is best asked with"},
     {"ways", (PyCFunction)Machine_ways, METH_O,
      "ways(state): a state of several ways (a union being read) as a tuple of one-way states; else None"},
     {"body_room", (PyCFunction)Machine_body_room, METH_O,

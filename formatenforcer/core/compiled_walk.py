@@ -77,7 +77,7 @@ def compiled_mask(vocabulary: Any, state: Any, pending: bytes, at_start: bool) -
         return None
     machine = state.machine_state()
     if machine is not None:
-        return None if at_start else _machine_tokens(vocabulary, machine[0], machine[1], pending)
+        return None if at_start else _machine_tokens(vocabulary, machine[0], machine[1], pending)[0]
     found = state.automaton_state()
     if found is None:
         return None
@@ -90,29 +90,27 @@ def compiled_mask(vocabulary: Any, state: Any, pending: bytes, at_start: bool) -
     return mask
 
 
-def _machine_tokens(vocabulary: Any, program: Any, state: bytes, pending: bytes) -> np.ndarray:
-    """The tokens a JSON machine state accepts (end-of-sequence aside), from one call into C; for a state of
-    several ways (a union of objects being read), the tokens some way accepts, each way's mask computed on its
-    own so that each takes its string body's row."""
-    ways = program.ways(state)
-    if ways is not None:
-        mask = _machine_tokens(vocabulary, program, ways[0], pending)
-        for way in ways[1:]:
-            mask |= _machine_tokens(vocabulary, program, way, pending)
-        return mask
+def _machine_tokens(vocabulary: Any, program: Any, state: bytes, pending: bytes) -> tuple[np.ndarray, bool]:
+    """The tokens a JSON machine state accepts (end-of-sequence aside), from one call into C, and whether there
+    is any; for a state of several ways (a union of objects being read), the tokens some way accepts, each
+    way's mask computed on its own so that each takes its string body's row."""
     trie = flat_trie(vocabulary)
+    plan = program.plan(trie, state)
     row = exits = None
-    if not pending:
-        room = program.body_room(state)
-        if room is not None:  # a string's body: the row of the tokens that stay in it, then its exits
-            row = vocabulary.free_run_table(STRING_BODY_CHARS).runs_upto(None if room < 0 else room)
-        else:
-            key = program.inside_key(trie, state)
-            if key is not None:  # an automaton string's body: its state's inside row, then its exits
-                row, exits = _inside(trie, program, state, key)
+    if type(plan) is tuple and type(plan[0]) is bytes:  # several ways: each way's mask, or-ed
+        mask, some = _machine_tokens(vocabulary, program, plan[0], pending)
+        for way in plan[1:]:
+            more, any_more = _machine_tokens(vocabulary, program, way, pending)
+            mask |= more
+            some = some or any_more
+        return mask, some
+    if plan is not None and not pending:
+        if type(plan) is int:  # a string's body: the row of the tokens that stay in it, then its exits
+            row = vocabulary.free_run_table(STRING_BODY_CHARS).runs_upto(None if plan < 0 else plan)
+        else:  # an automaton string's body: its state's inside row, then its exits
+            row, exits = _inside(trie, program, state, plan)
     mask = np.empty((vocabulary.size + 31) // 32, dtype=np.int32)
-    program.mask(trie, state, pending, mask, row, exits)
-    return mask
+    return mask, program.mask(trie, state, pending, mask, row, exits)
 
 
 def _inside(trie: Any, program: Any, state: bytes, key: tuple[int, int, int]) -> tuple[np.ndarray, bytes]:
@@ -129,14 +127,16 @@ def _inside(trie: Any, program: Any, state: bytes, key: tuple[int, int, int]) ->
     return hit[2], hit[3]
 
 
-def machine_mask(vocabulary: Any, state: Any, pending: bytes, at_start: bool) -> np.ndarray | None:
-    """The whole mask of a JSON machine state (``machine_state``), end-of-sequence included, without the
-    Python walk's hooks; None at a SentencePiece output's first token (the Python walk answers there) or
-    when the compiled backend is off. The walk in C is bounded by the vocabulary's size: no budget is kept."""
+def machine_mask(vocabulary: Any, state: Any, pending: bytes, at_start: bool) -> tuple[np.ndarray, bool] | None:
+    """The whole mask of a JSON machine state (``machine_state``), end-of-sequence included, and whether it
+    allows any token, without the Python walk's hooks; None at a SentencePiece output's first token (the
+    Python walk answers there) or when the compiled backend is off. The walk in C is bounded by the
+    vocabulary's size: no budget is kept."""
     if not backend.active() or (at_start and vocabulary.strip_leading_space):
         return None
     program, data = state.machine_state()
-    mask = _machine_tokens(vocabulary, program, data, pending)
+    mask, some = _machine_tokens(vocabulary, program, data, pending)
     if not pending and state.can_end():
         mask |= vocabulary.eos_mask
-    return mask
+        some = True
+    return mask, some

@@ -117,13 +117,16 @@ class TokenEnforcer:
                 self._cache.move_to_end(key)
                 return hit
         state = position.state
-        mask = None
+        found = None
         if type(state) is MachineState:  # a format on the compiled JSON machine: one call into C
-            mask = machine_mask(self.vocabulary, state, position.pending, position.at_start)
-        if mask is None:
+            found = machine_mask(self.vocabulary, state, position.pending, position.at_start)
+        if found is not None:
+            mask, some = found
+        else:
             mask = budgeted_mask(self.vocabulary, state, position.pending, position.at_start, self._lexemes,
                                  self.config.mask_seconds, self.config.mask_megabytes)  # fmt: skip
-        if not np.count_nonzero(mask):  # (a fixed C loop; ndarray.any() goes through a ufunc reduction)
+            some = bool(np.count_nonzero(mask))  # (a fixed C loop; ndarray.any() goes through a ufunc reduction)
+        if not some:
             logger.warning(
                 "formatenforcer: no token can continue the format from parser state %r (pending bytes %r); "
                 "allowing end-of-sequence so generation stops instead of failing",

@@ -3185,6 +3185,18 @@ static PyObject *Machine_body_room(MachineObject *self, PyObject *arg) {
     return result;
 }
 
+/* The ways of a checked state (state_ways) as a tuple of their bytes, each a state of one way; NULL with an
+   error set when out of memory. */
+static PyObject *ways_tuple(const void *data, const Py_ssize_t *at, const Py_ssize_t *lens, Py_ssize_t ways) {
+    PyObject *result = PyTuple_New(ways);
+    for (Py_ssize_t i = 0; result != NULL && i < ways; i++) {
+        PyObject *way = PyBytes_FromStringAndSize((const char *)data + at[i], lens[i]);
+        if (way == NULL) Py_CLEAR(result);
+        else PyTuple_SET_ITEM(result, i, way);
+    }
+    return result;
+}
+
 /* plan(trie, state): how ``mask`` is best asked for the state, in one call: the tuple of its ways' bytes for
    a state of several ways (as ``ways``), the room of a string's body the run row answers (as ``body_room``),
    (automaton index, content state, ascii escapes) in an automaton string's body (as ``inside_key``), or
@@ -3198,15 +3210,8 @@ static PyObject *Machine_plan(MachineObject *self, PyObject *args) {
     Ctx x;
     WHead w;
     Py_ssize_t ways = state_ways(self, state.buf, state.len, at, lens);
-    if (ways > 1 && (result = PyTuple_New(ways)) != NULL) {
-        for (Py_ssize_t i = 0; i < ways; i++) {
-            PyObject *way = PyBytes_FromStringAndSize((const char *)state.buf + at[i], lens[i]);
-            if (way == NULL) {
-                Py_CLEAR(result);
-                break;
-            }
-            PyTuple_SET_ITEM(result, i, way);
-        }
+    if (ways > 1) {
+        result = ways_tuple(state.buf, at, lens, ways);
     } else if (ways == 1) {
         x.u = NULL;
         load_way(self, state.buf, 0, &x, &w);
@@ -3235,15 +3240,8 @@ static PyObject *Machine_ways(MachineObject *self, PyObject *arg) {
     if (ways == 1) {
         Py_INCREF(Py_None);
         result = Py_None;
-    } else if (ways > 1 && (result = PyTuple_New(ways)) != NULL) {
-        for (Py_ssize_t i = 0; i < ways; i++) {
-            PyObject *way = PyBytes_FromStringAndSize((const char *)state.buf + at[i], lens[i]);
-            if (way == NULL) {
-                Py_CLEAR(result);
-                break;
-            }
-            PyTuple_SET_ITEM(result, i, way);
-        }
+    } else if (ways > 1) {
+        result = ways_tuple(state.buf, at, lens, ways);
     }
     PyBuffer_Release(&state);
     return result;

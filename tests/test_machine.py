@@ -63,6 +63,23 @@ def _same_masks(vocabulary, reference, machine, pending=b""):
         diff = np.flatnonzero(np.unpackbits((want ^ got).view(np.uint8), bitorder="little"))
         shown = [vocabulary.token_bytes[int(t)] for t in diff[:8]]
         raise AssertionError(f"masks differ on {len(diff)} tokens, e.g. {shown}")
+    return want
+
+
+def random_token_walk(vocabulary, parser, rng, steps):
+    """Up to ``steps`` tokens, each chosen at random among those allowed: the same mask and the same step on
+    the Python parsers and on the machine at every token."""
+    reference, machine, pending = parser, _twin(parser), b""
+    for _ in range(steps):
+        mask = _same_masks(vocabulary, reference, machine, pending)
+        ids = np.flatnonzero(np.unpackbits(mask.view(np.uint8), bitorder="little"))
+        ids = [int(t) for t in ids if vocabulary.token_bytes[int(t)]]
+        if not ids:
+            break
+        data = vocabulary.token_bytes[rng.choice(ids)]
+        stepped, moved = advance(reference, pending, data), advance(machine, pending, data)
+        assert stepped is not None and moved is not None
+        reference, pending, machine = stepped[0], stepped[1], moved[0]
 
 
 def _force(vocabulary, tokenizer, parser, text):
@@ -148,6 +165,12 @@ def _walk_characters(reference, machine, rng, steps):
 @given(schema=schemas(depth=2), seed=st.integers(0, 2**16), flexible=st.booleans())
 def test_random_schemas_character_by_character(schema, seed, flexible):
     config = JsonConfig(whitespace="flexible" if flexible else "compact", max_whitespace=3)
+    walk_if_covered(schema, config, seed, 2, 50)
+
+
+def walk_if_covered(schema, config, seed, walks, steps):
+    """``walks`` random character walks of ``steps`` (``_walk_characters``) where the schema builds and the
+    machine covers it."""
     try:
         parser = JsonSchemaParser(schema, config=config)
     except Exception:  # noqa: BLE001 - refused schemas are not the machine's
@@ -156,8 +179,8 @@ def test_random_schemas_character_by_character(schema, seed, flexible):
     if machine is None:
         return
     rng = random.Random(seed)
-    for _ in range(2):
-        _walk_characters(parser, machine, rng, 50)
+    for _ in range(walks):
+        _walk_characters(parser, machine, rng, steps)
 
 
 @pytest.mark.parametrize(
@@ -267,18 +290,7 @@ def test_random_token_walks_on_three_tokenizers(vocabularies, name, walks):
     for schema in SCHEMAS:
         parser = JsonSchemaParser(schema)
         for _ in range(walks):
-            reference, machine, pending = parser, _twin(parser), b""
-            for _ in range(25):
-                mask = allowed_mask(vocabulary, reference, pending, False, {})
-                _same_masks(vocabulary, reference, machine, pending)
-                ids = np.flatnonzero(np.unpackbits(mask.view(np.uint8), bitorder="little"))
-                ids = [int(t) for t in ids if vocabulary.token_bytes[int(t)]]
-                if not ids:
-                    break
-                data = vocabulary.token_bytes[rng.choice(ids)]
-                stepped, moved = advance(reference, pending, data), advance(machine, pending, data)
-                assert stepped is not None and moved is not None
-                reference, pending, machine = stepped[0], stepped[1], moved[0]
+            random_token_walk(vocabulary, parser, rng, 25)
 
 
 def test_the_enforcer_runs_a_covered_schema_on_the_machine(llama3_vocabulary, llama3_tokenizer):

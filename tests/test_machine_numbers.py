@@ -15,7 +15,6 @@ import re
 import struct
 from fractions import Fraction
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -23,9 +22,11 @@ from hypothesis import strategies as st
 from formatenforcer import JsonSchemaParser
 from formatenforcer.core import backend
 from formatenforcer.core.machine import MachineState
-from formatenforcer.core.walk import advance, allowed_mask
+from formatenforcer.core.walk import advance
 from formatenforcer.jsonschema import machine_program
 from formatenforcer.jsonschema.config import JsonConfig
+
+from .test_machine import _same_masks, random_token_walk
 
 pytestmark = pytest.mark.skipif(backend.native is None, reason="the compiled core is not built or is switched off")
 
@@ -458,16 +459,6 @@ SCHEMA_ON_TOKENS = {
 }
 
 
-def _same_masks(vocabulary, reference, machine, pending):
-    want = allowed_mask(vocabulary, reference, pending, False, {})
-    got = allowed_mask(vocabulary, machine, pending, False, {})
-    if not np.array_equal(want, got):
-        diff = np.flatnonzero(np.unpackbits((want ^ got).view(np.uint8), bitorder="little"))
-        shown = [vocabulary.token_bytes[int(t)] for t in diff[:8]]
-        raise AssertionError(f"masks differ on {len(diff)} tokens, e.g. {shown}")
-    return want
-
-
 @pytest.mark.parametrize(
     "text",
     [
@@ -501,17 +492,7 @@ def test_random_token_walks_on_llama3(llama3_vocabulary):
     for schema in numbers + ENUMS + MULTIPLES + INTEGRAL + DECIMAL_MULTIPLES + VALUE_SETS + integers:
         parser = JsonSchemaParser(schema)
         for _ in range(2):
-            reference, machine, pending = parser, _twin(parser), b""
-            for _ in range(12):
-                mask = _same_masks(vocabulary, reference, machine, pending)
-                ids = np.flatnonzero(np.unpackbits(mask.view(np.uint8), bitorder="little"))
-                ids = [int(t) for t in ids if vocabulary.token_bytes[int(t)]]
-                if not ids:
-                    break
-                data = vocabulary.token_bytes[rng.choice(ids)]
-                stepped, moved = advance(reference, pending, data), advance(machine, pending, data)
-                assert stepped is not None and moved is not None
-                reference, pending, machine = stepped[0], stepped[1], moved[0]
+            random_token_walk(vocabulary, parser, rng, 12)
 
 
 def _number_record_words(code: bytes) -> list[int]:

@@ -31,7 +31,7 @@ from formatenforcer.core.walk import advance, allowed_mask
 from formatenforcer.jsonschema import machine_program
 from formatenforcer.jsonschema.config import JsonConfig
 
-from .test_machine import _cases, _force, _same_masks, _twin, _walk_characters
+from .test_machine import _cases, _force, _same_masks, _twin, _walk_characters, walk_if_covered
 
 pytestmark = pytest.mark.skipif(backend.native is None, reason="the compiled core is not built or is switched off")
 
@@ -299,16 +299,7 @@ def test_random_unions_of_objects_character_by_character(schema, seed, flexible)
     as items and as a property): the same allowed characters, ends and refusals at every character of
     random walks, which read keys in whatever order they happen to take."""
     config = JsonConfig(whitespace="flexible" if flexible else "compact", max_whitespace=2)
-    try:
-        parser = JsonSchemaParser(schema, config=config)
-    except Exception:  # noqa: BLE001 - refused schemas are not the machine's
-        return
-    machine = parser.compiled_twin()
-    if machine is None:
-        return
-    rng = random.Random(seed)
-    for _ in range(3):
-        _walk_characters(parser, machine, rng, 60)
+    walk_if_covered(schema, config, seed, 3, 60)
 
 
 STRING_OPTIONS = [
